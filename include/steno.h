@@ -1,0 +1,130 @@
+/*
+ * steno.h — the public C API of steno, a local speech-to-text engine (Whisper).
+ *
+ * Shape of the API (after whisper.cpp's whisper.h and SQLite's sqlite3.h):
+ *   - opaque handles (steno_whisper), created by a *_load() and released by a *_free();
+ *   - a params struct obtained from steno_transcribe_default_params(), so that new fields never
+ *     break callers;
+ *   - integer status codes; on failure the thread-local message steno_errmsg() names the input and
+ *     the reason ("talk.mp3: no audio stream"). The library never exits or aborts on bad input.
+ *
+ * Units: audio is 16 kHz mono float32 in [-1, 1]; times are seconds (double).
+ * Ownership: every pointer returned inside a steno_result is owned by the result and released by
+ * steno_result_free().
+ */
+#ifndef STENO_H
+#define STENO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STENO_VERSION "0.1.0"
+#define STENO_SAMPLE_RATE 16000
+
+/** Status codes returned by every fallible library function. */
+typedef enum steno_status {
+    STENO_OK = 0,
+    STENO_E_INVALID_ARG = 1, /* a caller-supplied argument is out of range or NULL */
+    STENO_E_IO = 2,          /* a file cannot be opened/read/written */
+    STENO_E_FORMAT = 3,      /* a file exists but its content is malformed or unsupported */
+    STENO_E_NOMEM = 4,       /* an allocation failed */
+    STENO_E_UNSUPPORTED = 5, /* a valid request this build cannot serve */
+    STENO_E_ABORTED = 6      /* the caller's abort callback asked to stop */
+} steno_status;
+
+/** The last error message of the calling thread ("" when none). Owned by the library; valid until
+ *  the next failing call on the same thread. */
+const char *steno_errmsg(void);
+
+/** Loads 16 kHz mono float32 samples from any file FFmpeg's libraries decode ("-" = stdin),
+ *  down-mixing channels and resampling with libswresample.
+ *  On success *samples is malloc'd (caller frees with free()) and *n_samples its length (may be 0).
+ *  Errors: STENO_E_IO (missing/unreadable, directory), STENO_E_FORMAT (no audio stream, corrupt). */
+steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples);
+
+/* ---------------------------------------------------------------------------------------------
+ * Whisper
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct steno_whisper steno_whisper;
+struct steno_segment;
+
+/** Loads a CTranslate2 Whisper model directory (model.bin, config.json, vocabulary.txt,
+ *  tokenizer.json). Weights are converted to float32 for compute. n_threads <= 0 means all cores.
+ *  Errors name the file and the reason: STENO_E_IO, STENO_E_FORMAT, STENO_E_NOMEM. */
+steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whisper **out);
+void steno_whisper_free(steno_whisper *w);
+
+/** True (1) for multilingual checkpoints, 0 for English-only (.en) ones. */
+int steno_whisper_is_multilingual(const steno_whisper *w);
+
+/** Decoding parameters, openai-whisper transcribe() defaults (whisper/transcribe.py). */
+typedef struct steno_transcribe_params {
+    const float *temperatures;  /* fallback ladder; NULL → 0.0, 0.2, ..., 1.0 */
+    int n_temperatures;
+    double compression_ratio_threshold; /* 2.4; <= 0 disables */
+    double logprob_threshold;           /* -1.0; use -INFINITY (or <= -1e30) to disable */
+    double no_speech_threshold;         /* 0.6; < 0 disables */
+    int condition_on_previous_text;     /* 1 */
+    const char *initial_prompt;         /* NULL */
+    int suppress_blank;                 /* 1 */
+    const int *suppress_tokens;         /* NULL → the "-1" set (config.json suppress_ids) */
+    int n_suppress_tokens;
+    int without_timestamps;             /* 0 */
+    double max_initial_timestamp;       /* 1.0 s */
+    uint64_t seed;                      /* RNG seed for sampling at temperature > 0 */
+    int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
+    /* Called after each new segment (may be NULL). Return non-zero to abort. */
+    int (*on_segment)(void *user, const struct steno_segment *seg);
+    /* Progress in [0, 1] over the input (may be NULL). */
+    void (*on_progress)(void *user, double fraction);
+    void *user;
+} steno_transcribe_params;
+
+steno_transcribe_params steno_transcribe_default_params(void);
+
+/** One decoded segment, as in openai-whisper's result["segments"]. */
+typedef struct steno_segment {
+    int id;
+    int seek;                 /* mel frame (10 ms) where the window started */
+    double start, end;        /* seconds */
+    char *text;               /* UTF-8, owned by the result */
+    int *tokens;              /* text and timestamp tokens of the segment, owned by the result */
+    int n_tokens;
+    double temperature;
+    double avg_logprob;
+    double compression_ratio;
+    double no_speech_prob;
+} steno_segment;
+
+/** A transcription, as in openai-whisper's transcribe() result. */
+typedef struct steno_result {
+    char *text;               /* all segment texts joined, UTF-8 */
+    char language[16];        /* "en" */
+    steno_segment *segments;
+    int n_segments;
+    double duration;          /* seconds of input audio */
+} steno_result;
+
+/** Transcribes samples (16 kHz mono float32, n may be 0) with openai-whisper's transcribe()
+ *  semantics (whisper/transcribe.py: transcribe, decode_with_fallback).
+ *  On success *out is a new result (free with steno_result_free). */
+steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
+                              const steno_transcribe_params *params, steno_result **out);
+void steno_result_free(steno_result *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * Writers (openai-whisper's whisper/utils.py: WriteTXT, WriteSRT, WriteVTT, WriteTSV, WriteJSON)
+ * ------------------------------------------------------------------------------------------- */
+
+/** Formats: "txt", "srt", "vtt", "tsv", "json". Writes to an open stdio stream. */
+steno_status steno_write_result(const steno_result *r, const char *format, void *FILE_stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STENO_H */

@@ -1,0 +1,40 @@
+/* tokenizer.h — Whisper's byte-level BPE tokenizer (GPT-2 style; tiktoken ranks), as in
+ * openai-whisper's whisper/tokenizer.py and the HF tokenizer.json shipped with CTranslate2 models.
+ *
+ * Decoding maps each token string of vocabulary.txt back to bytes through GPT-2's byte↔unicode
+ * table. Encoding splits text with GPT-2's pre-tokenizer regex (PCRE2, Unicode properties) and
+ * applies BPE merges by rank (tokenizer.json "model.merges").
+ */
+#ifndef STENO_TEXT_TOKENIZER_H
+#define STENO_TEXT_TOKENIZER_H
+
+#include <stddef.h>
+#include "steno.h"
+
+typedef struct steno_tokenizer steno_tokenizer;
+
+/** Loads <model_dir>/vocabulary.txt (one token per line, id = line index; or vocabulary.json) and
+ *  <model_dir>/tokenizer.json (merges). Errors name the file: STENO_E_IO, STENO_E_FORMAT. */
+steno_status steno_tokenizer_load(const char *model_dir, steno_tokenizer **out);
+void steno_tokenizer_free(steno_tokenizer *t);
+
+/** Number of tokens (vocabulary size). */
+int steno_tokenizer_n_vocab(const steno_tokenizer *t);
+
+/** Id of an exact token string such as "<|endoftext|>" or "<|en|>", or -1. */
+int steno_tokenizer_token_id(const steno_tokenizer *t, const char *token);
+
+/** The raw bytes of one token (byte-level decoded; special tokens give their literal text).
+ *  *len receives the byte count. Returned pointer is owned by the tokenizer. NULL for a bad id. */
+const char *steno_tokenizer_token_bytes(const steno_tokenizer *t, int id, size_t *len);
+
+/** Concatenated bytes of ids (skipping ids >= eot, i.e. special and timestamp tokens, when
+ *  skip_special is 1), malloc'd, NUL-terminated. Invalid UTF-8 sequences are kept as-is
+ *  (callers replace them where they print). Returns NULL on allocation failure. */
+char *steno_tokenizer_decode(const steno_tokenizer *t, const int *ids, int n, int skip_special);
+
+/** Encodes UTF-8 text (no special tokens) into BPE ids. *ids malloc'd (caller frees), *n its
+ *  length. Errors: STENO_E_NOMEM, STENO_E_INVALID_ARG (invalid UTF-8). */
+steno_status steno_tokenizer_encode(const steno_tokenizer *t, const char *text, int **ids, int *n);
+
+#endif

@@ -1,0 +1,229 @@
+#include "whisper/decoding.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "core/error.h"
+#include "text/utf8.h"
+
+static const float k_default_temperatures[] = {0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 1.0f};
+
+/* xoshiro256** (Blackman & Vigna), seeded through splitmix64: reproducible sampling. */
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rng_next(uint64_t s[4]) {
+    const uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return r;
+}
+static void rng_seed(uint64_t s[4], uint64_t seed) {
+    for (int i = 0; i < 4; i++) {
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        s[i] = z ^ (z >> 31);
+    }
+}
+
+static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m,
+                                     const steno_transcribe_params *p) {
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    steno_status st = whisper_decoder_init(&c->dec, m);
+    if (st != STENO_OK) return st;
+    const whisper_special *sp = &m->special;
+    const int *base = p->suppress_tokens ? p->suppress_tokens : m->config.suppress_ids;
+    const int n_base = p->suppress_tokens ? p->n_suppress_tokens : m->config.n_suppress_ids;
+    c->suppress_ids = malloc(sizeof(int) * (size_t)(n_base + 6));
+    int *blank = NULL, n_blank = 0;
+    st = steno_tokenizer_encode(m->tokenizer, " ", &blank, &n_blank);
+    c->blank_ids = malloc(sizeof(int) * (size_t)(n_blank + 1));
+    c->logits = malloc(sizeof(float) * (size_t)m->n_vocab);
+    c->logprobs = malloc(sizeof(float) * (size_t)m->n_vocab);
+    c->row = malloc(sizeof(float) * (size_t)m->n_vocab);
+    c->seq = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
+    if (st != STENO_OK || !c->suppress_ids || !c->blank_ids || !c->logits || !c->logprobs || !c->row ||
+        !c->seq) {
+        free(blank);
+        whisper_decode_ctx_free(c);
+        return st != STENO_OK ? st : steno_fail(STENO_E_NOMEM, "decoder: out of memory");
+    }
+    for (int i = 0; i < n_base; i++) {
+        if (base[i] < 0 || base[i] >= m->n_vocab) {
+            free(blank);
+            whisper_decode_ctx_free(c);
+            return steno_fail(STENO_E_INVALID_ARG, "suppress_tokens: token id %d out of range", base[i]);
+        }
+        c->suppress_ids[c->n_suppress++] = base[i];
+    }
+    const int always[] = {sp->transcribe, sp->translate, sp->sot, sp->sot_prev, sp->sot_lm, sp->no_speech};
+    for (int i = 0; i < 6; i++) c->suppress_ids[c->n_suppress++] = always[i];
+    qsort(c->suppress_ids, (size_t)c->n_suppress, sizeof(int), cmp_int);
+    int u = 0;
+    for (int i = 0; i < c->n_suppress; i++)
+        if (u == 0 || c->suppress_ids[u - 1] != c->suppress_ids[i]) c->suppress_ids[u++] = c->suppress_ids[i];
+    c->n_suppress = u;
+    memcpy(c->blank_ids, blank, sizeof(int) * (size_t)n_blank);
+    free(blank);
+    c->blank_ids[n_blank] = sp->eot;
+    c->n_blank = n_blank + 1;
+
+    whisper_filters *f = &c->filters;
+    f->n_vocab = m->n_vocab;
+    f->eot = sp->eot;
+    f->no_timestamps = sp->no_timestamps;
+    f->timestamp_begin = sp->timestamp_begin;
+    f->suppress_blank = p->suppress_blank;
+    f->blank_ids = c->blank_ids;
+    f->n_blank_ids = c->n_blank;
+    f->suppress_ids = c->suppress_ids;
+    f->n_suppress_ids = c->n_suppress;
+    f->timestamps = !p->without_timestamps;
+    /* time precision = 30 s / n_audio_ctx = 0.02 s per timestamp step */
+    const double precision = 30.0 / m->n_audio_ctx;
+    f->max_initial_timestamp_index =
+        p->max_initial_timestamp >= 0 ? (int)lround(p->max_initial_timestamp / precision) : -1;
+    rng_seed(c->rng, p->seed);
+    return STENO_OK;
+}
+
+void whisper_decode_ctx_free(whisper_decode_ctx *c) {
+    whisper_decoder_free(&c->dec);
+    free(c->suppress_ids);
+    free(c->blank_ids);
+    free(c->logits);
+    free(c->logprobs);
+    free(c->row);
+    free(c->seq);
+    memset(c, 0, sizeof *c);
+}
+
+double whisper_compression_ratio(const char *text) {
+    const size_t n = strlen(text);
+    uLongf cap = compressBound((uLong)n);
+    unsigned char *buf = malloc(cap ? cap : 1);
+    if (!buf) return 0.0;
+    double r = 0.0;
+    if (compress2(buf, &cap, (const Bytef *)text, (uLong)n, Z_DEFAULT_COMPRESSION) == Z_OK && cap)
+        r = (double)n / (double)cap;
+    free(buf);
+    return r;
+}
+
+static int sample_token(const float *logits, int n, float temperature, uint64_t rng[4], float *probs) {
+    if (temperature <= 0.0f) {
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (logits[i] > logits[best]) best = i; /* first maximum, like torch.argmax */
+        return best;
+    }
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) mx = logits[i] > mx ? logits[i] : mx;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        probs[i] = logits[i] == -INFINITY ? 0.0f : (float)exp(((double)logits[i] - mx) / temperature);
+        sum += probs[i];
+    }
+    const double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53 * sum;
+    double acc = 0.0;
+    int last = 0;
+    for (int i = 0; i < n; i++) {
+        if (probs[i] <= 0.0f) continue;
+        acc += probs[i];
+        last = i;
+        if (u < acc) return i;
+    }
+    return last;
+}
+
+/* One DecodingTask.run at one temperature. */
+static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
+                                float temperature, whisper_window_result *res) {
+    const whisper_model *m = c->m;
+    const whisper_special *sp = &m->special;
+    const int N = m->n_text_ctx, V = m->n_vocab, eot = sp->eot;
+    int n = 0;
+    if (n_prompt > 0) {
+        const int keep = n_prompt < N / 2 - 1 ? n_prompt : N / 2 - 1;
+        c->seq[n++] = sp->sot_prev;
+        memcpy(c->seq + n, prompt + (n_prompt - keep), sizeof(int) * (size_t)keep);
+        n += keep;
+    }
+    const int sot_index = n;
+    c->seq[n++] = sp->sot;
+    if (m->multilingual) {
+        c->seq[n++] = sp->lang_first; /* English until language detection lands */
+        c->seq[n++] = sp->transcribe;
+    }
+    if (!c->filters.timestamps) c->seq[n++] = sp->no_timestamps;
+    const int sample_begin = n, sample_len = N / 2;
+
+    whisper_decoder_reset(&c->dec);
+    (void)xa;
+    double sum_logprob = 0.0;
+    res->no_speech_prob = 0.0;
+    int fed = 0; /* tokens of seq already in the KV cache */
+    for (int i = 0; i < sample_len; i++) {
+        steno_status st = whisper_decoder_forward(&c->dec, c->seq + fed, n - fed, c->logits, 0);
+        if (st != STENO_OK) return st;
+        if (i == 0) {
+            whisper_decoder_logits_at(&c->dec, sot_index - fed, c->row);
+            whisper_log_softmax(c->row, V, c->logprobs);
+            res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
+        }
+        fed = n;
+        whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin, c->logits);
+        int next = sample_token(c->logits, V, temperature, c->rng, c->row);
+        whisper_log_softmax(c->logits, V, c->logprobs);
+        sum_logprob += c->logprobs[next];
+        c->seq[n++] = next;
+        if (next == eot || n > N) break;
+    }
+    int n_text = 0;
+    while (sample_begin + n_text < n && c->seq[sample_begin + n_text] != eot) n_text++;
+    memcpy(res->tokens, c->seq + sample_begin, sizeof(int) * (size_t)n_text);
+    res->n_tokens = n_text;
+    res->temperature = temperature;
+    res->avg_logprob = sum_logprob / (n_text + 1);
+    char *raw = steno_tokenizer_decode(m->tokenizer, res->tokens, n_text, 1);
+    char *text = raw ? steno_utf8_sanitize(raw, strlen(raw)) : NULL;
+    free(raw);
+    if (!text) return steno_fail(STENO_E_NOMEM, "decoder: out of memory");
+    size_t len;
+    const char *s = steno_strip(text, &len);
+    memmove(text, s, len);
+    text[len] = '\0';
+    res->compression_ratio = whisper_compression_ratio(text);
+    free(text);
+    return STENO_OK;
+}
+
+steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
+                                          int n_prompt, const steno_transcribe_params *p,
+                                          whisper_window_result *res) {
+    const float *temps = p->temperatures ? p->temperatures : k_default_temperatures;
+    const int n_temps = p->temperatures ? p->n_temperatures : 6;
+    whisper_decoder_set_audio(&c->dec, xa);
+    for (int ti = 0; ti < n_temps; ti++) {
+        steno_status st = decode_once(c, xa, prompt, n_prompt, temps[ti], res);
+        if (st != STENO_OK) return st;
+        int needs_fallback = 0;
+        if (p->compression_ratio_threshold > 0 && res->compression_ratio > p->compression_ratio_threshold)
+            needs_fallback = 1; /* too repetitive */
+        const int use_logprob = p->logprob_threshold > -1e30;
+        if (use_logprob && res->avg_logprob < p->logprob_threshold) needs_fallback = 1;
+        if (p->no_speech_threshold >= 0 && res->no_speech_prob > p->no_speech_threshold && use_logprob &&
+            res->avg_logprob < p->logprob_threshold)
+            needs_fallback = 0; /* silence: the caller skips the window */
+        if (!needs_fallback) break;
+    }
+    return STENO_OK;
+}

@@ -1,0 +1,53 @@
+/* decoding.h — decoding one 30-s window (openai-whisper whisper/decoding.py: DecodingTask with
+ * GreedyDecoder; whisper/transcribe.py: decode_with_fallback).
+ *
+ * The SOT sequence is [<|startofprev|>, prompt[-(n_text_ctx/2 − 1):]...]? + [<|startoftranscript|>]
+ * (+ language and task tokens for multilingual models) (+ <|notimestamps|>). At most
+ * n_text_ctx/2 tokens are sampled. Temperature 0 takes the argmax; above 0 it samples from
+ * softmax(logits / T). The no-speech probability is softmax(raw logits at the SOT position)
+ * [<|nocaptions|>]. avg_logprob = sum of sampled log-probabilities (eot included) / (n + 1). */
+#ifndef STENO_WHISPER_DECODING_H
+#define STENO_WHISPER_DECODING_H
+
+#include <stdint.h>
+
+#include "whisper/forward.h"
+#include "whisper/logit_filters.h"
+
+typedef struct whisper_window_result {
+    int *tokens; /* sampled tokens before the first eot (text + timestamps); capacity n_text_ctx */
+    int n_tokens;
+    double temperature, avg_logprob, no_speech_prob, compression_ratio;
+} whisper_window_result;
+
+typedef struct whisper_decode_ctx {
+    const whisper_model *m;
+    whisper_decoder dec;
+    whisper_filters filters;
+    int *blank_ids, n_blank;
+    int *suppress_ids, n_suppress;
+    float *logits;   /* [n_text_ctx][n_vocab] scratch (first step needs every initial position? no:
+                        only the last and the SOT position; sized [2][n_vocab]) */
+    float *logprobs; /* [n_vocab] */
+    float *row;      /* [n_vocab] */
+    int *seq;        /* [n_text_ctx] the full token sequence of the window */
+    uint64_t rng[4];
+} whisper_decode_ctx;
+
+/** Prepares a decoding context. suppress (NULL → the "-1" set from config.json suppress_ids; the
+ *  special tokens transcribe, translate, sot, sot_prev, sot_lm, no_speech are always added). */
+steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m,
+                                     const steno_transcribe_params *p);
+void whisper_decode_ctx_free(whisper_decode_ctx *c);
+
+/** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens),
+ *  with the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. */
+steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
+                                          int n_prompt, const steno_transcribe_params *p,
+                                          whisper_window_result *res);
+
+/** zlib compression ratio of text (len(bytes) / len(zlib.compress(bytes))), as
+ *  openai-whisper's get_compression_ratio. Empty text gives 0. */
+double whisper_compression_ratio(const char *text);
+
+#endif

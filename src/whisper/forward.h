@@ -1,0 +1,49 @@
+/* forward.h — the faithful Whisper forward passes in float32 (openai-whisper whisper/model.py:
+ * AudioEncoder.forward, TextDecoder.forward with its kv_cache hooks).
+ *
+ * Encoder: mel [n_mels][2·n_audio_ctx] → conv1(k3,p1)+GELU → conv2(k3,s2,p1)+GELU → + sinusoids
+ *          → n_audio_layer × pre-LN block(self-attention, MLP) → ln_post → xa [n_audio_ctx][D].
+ * Decoder: tokens → token embedding + positional embedding[offset:] → n_text_layer × pre-LN
+ *          block(causal self-attention with KV cache, cross-attention on xa, MLP) → LN → logits
+ *          against the tied token embedding.
+ * Cross-attention K/V are computed once per 30-s window (whisper_decoder_set_audio), not per step. */
+#ifndef STENO_WHISPER_FORWARD_H
+#define STENO_WHISPER_FORWARD_H
+
+#include "whisper/model.h"
+
+/** Runs the encoder. mel: [n_mels][2·n_audio_ctx] float32 row-major; xa: [n_audio_ctx][D] out. */
+steno_status whisper_encode(const whisper_model *m, const float *mel, float *xa);
+
+/** Decoder state for one sequence: self-attention KV cache preallocated to n_text_ctx and the
+ *  cross-attention K/V of the current window. */
+typedef struct whisper_decoder {
+    const whisper_model *m;
+    int n_past;      /* tokens already in the self-attention cache */
+    float *self_k;   /* [n_text_layer][n_text_ctx][D] */
+    float *self_v;
+    float *cross_k;  /* [n_text_layer][n_audio_ctx][D] */
+    float *cross_v;
+    float *x, *h, *qkv, *attn, *mlp, *scores; /* scratch sized for n_text_ctx tokens */
+} whisper_decoder;
+
+steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m);
+void whisper_decoder_free(whisper_decoder *d);
+
+/** Computes every layer's cross-attention K/V from xa [n_audio_ctx][D] and clears the cache. */
+void whisper_decoder_set_audio(whisper_decoder *d, const float *xa);
+
+/** Clears the self-attention cache (n_past = 0) keeping the window's cross K/V. */
+void whisper_decoder_reset(whisper_decoder *d);
+
+/** Feeds T tokens at positions n_past..n_past+T-1 and appends them to the cache.
+ *  logits: [T][n_vocab] when all_positions, else [n_vocab] for the last position only.
+ *  Errors: STENO_E_INVALID_ARG when n_past + T exceeds n_text_ctx or a token is out of range. */
+steno_status whisper_decoder_forward(whisper_decoder *d, const int *tokens, int T, float *logits,
+                                     int all_positions);
+
+/** Logits [n_vocab] at position t (0-based within the last whisper_decoder_forward call),
+ *  recomputed from the residual stream that call left in d->x. */
+void whisper_decoder_logits_at(whisper_decoder *d, int t, float *logits);
+
+#endif

@@ -1,0 +1,64 @@
+/* model.h — Whisper weights and dimensions (openai-whisper whisper/model.py: ModelDimensions,
+ * AudioEncoder, TextDecoder), loaded from a CTranslate2 model directory and held in float32.
+ *
+ * CTranslate2 stores the decoder self-attention Q/K/V as one fused Linear [3D][D]
+ * (self_attention/linear_0) and the cross-attention K/V as one fused Linear [2D][D]
+ * (attention/linear_1); the key projection, which has no bias in openai-whisper, carries a zero
+ * bias there. Dimensions are read from the tensors' shapes, never assumed. */
+#ifndef STENO_WHISPER_MODEL_H
+#define STENO_WHISPER_MODEL_H
+
+#include "formats/whisper_config.h"
+#include "steno.h"
+#include "text/tokenizer.h"
+#include "whisper/nn.h"
+
+typedef struct whisper_layer {
+    nn_layernorm attn_ln;
+    nn_linear attn_qkv;  /* [3D][D]: Q rows, then K, then V */
+    nn_linear attn_out;  /* [D][D] */
+    nn_layernorm cross_ln; /* decoder only */
+    nn_linear cross_q;     /* [D][D] */
+    nn_linear cross_kv;    /* [2D][D]: K rows, then V */
+    nn_linear cross_out;   /* [D][D] */
+    nn_layernorm mlp_ln;
+    nn_linear fc1;         /* [4D][D] */
+    nn_linear fc2;         /* [D][4D] */
+} whisper_layer;
+
+/** Special token ids (openai-whisper whisper/tokenizer.py: Tokenizer). */
+typedef struct whisper_special {
+    int eot, sot, sot_prev, sot_lm, no_speech, no_timestamps, timestamp_begin, translate,
+        transcribe, lang_first; /* lang_first: <|en|>, the first language token */
+} whisper_special;
+
+typedef struct whisper_model {
+    int n_mels, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
+    int n_vocab, n_text_ctx, n_text_state, n_text_head, n_text_layer;
+    int multilingual;
+
+    const float *conv1_w; /* [D][n_mels][3] */
+    const float *conv1_b; /* [D] */
+    const float *conv2_w; /* [D][D][3] */
+    const float *conv2_b;
+    const float *enc_pos; /* [n_audio_ctx][D] sinusoids */
+    whisper_layer *enc;   /* [n_audio_layer] */
+    nn_layernorm enc_ln_post;
+
+    const float *tok_emb; /* [n_vocab][D]; also the output projection (tied) */
+    const float *dec_pos; /* [n_text_ctx][D] */
+    whisper_layer *dec;   /* [n_text_layer] */
+    nn_layernorm dec_ln;
+
+    whisper_config config;
+    steno_tokenizer *tokenizer;
+    whisper_special special;
+
+    float *arena; /* all float32 weights, owned */
+} whisper_model;
+
+/** Loads <dir>/model.bin, config.json and the tokenizer files. Errors name the file and reason. */
+steno_status whisper_model_load(const char *dir, whisper_model **out);
+void whisper_model_free(whisper_model *m);
+
+#endif

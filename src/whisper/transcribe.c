@@ -1,0 +1,322 @@
+/* transcribe.c — long-form transcription over 30-s windows, a port of openai-whisper's
+ * whisper/transcribe.py: transcribe() (without clip_timestamps, word timestamps and the
+ * hallucination guard, which the decoding-completeness work adds).
+ *
+ * The log-mel spectrogram of the whole input is computed once with 30 s of zero padding; each
+ * window takes up to 3000 content frames at `seek`, padded with zeros (in log-mel space) to 3000.
+ * After decoding a window, consecutive timestamp tokens split it into segments; seek advances to
+ * the last complete timestamp, or by the whole window when the output ends with a single
+ * timestamp or has no timestamp pair. The previous text tokens condition the next window unless
+ * the window needed a temperature above 0.5. */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audio/mel.h"
+#include "core/error.h"
+#include "text/utf8.h"
+#include "whisper/decoding.h"
+
+struct steno_whisper {
+    whisper_model *model;
+    int n_threads;
+};
+
+void openblas_set_num_threads(int);
+
+steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whisper **out) {
+    *out = NULL;
+    steno_clear_error();
+    if (!model_dir) return steno_fail(STENO_E_INVALID_ARG, "model directory: none given");
+    steno_whisper *w = calloc(1, sizeof *w);
+    if (!w) return steno_fail(STENO_E_NOMEM, "out of memory");
+    steno_status st = whisper_model_load(model_dir, &w->model);
+    if (st != STENO_OK) {
+        free(w);
+        return st;
+    }
+    if (n_threads <= 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        n_threads = nc > 0 ? (int)nc : 1;
+    }
+    w->n_threads = n_threads;
+    *out = w;
+    return STENO_OK;
+}
+
+void steno_whisper_free(steno_whisper *w) {
+    if (!w) return;
+    whisper_model_free(w->model);
+    free(w);
+}
+
+int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
+
+steno_transcribe_params steno_transcribe_default_params(void) {
+    steno_transcribe_params p;
+    memset(&p, 0, sizeof p);
+    p.compression_ratio_threshold = 2.4;
+    p.logprob_threshold = -1.0;
+    p.no_speech_threshold = 0.6;
+    p.condition_on_previous_text = 1;
+    p.suppress_blank = 1;
+    p.max_initial_timestamp = 1.0;
+    return p;
+}
+
+void steno_result_free(steno_result *r) {
+    if (!r) return;
+    for (int i = 0; i < r->n_segments; i++) {
+        free(r->segments[i].text);
+        free(r->segments[i].tokens);
+    }
+    free(r->segments);
+    free(r->text);
+    free(r);
+}
+
+/* A growable int array. */
+typedef struct ivec {
+    int *v;
+    int n, cap;
+} ivec;
+
+static int ivec_push(ivec *a, const int *x, int n) {
+    if (a->n + n > a->cap) {
+        int cap = a->cap ? a->cap : 256;
+        while (cap < a->n + n) cap *= 2;
+        int *v = realloc(a->v, sizeof(int) * (size_t)cap);
+        if (!v) return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    if (n) memcpy(a->v + a->n, x, sizeof(int) * (size_t)n);
+    a->n += n;
+    return 0;
+}
+
+static char *decode_text(const whisper_model *m, const int *tokens, int n) {
+    /* openai-whisper's Tokenizer.decode drops timestamp tokens; other specials cannot appear
+     * before the first eot because the suppress set forbids them. */
+    int *text_ids = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!text_ids) return NULL;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < m->special.eot) text_ids[k++] = tokens[i];
+    char *raw = steno_tokenizer_decode(m->tokenizer, text_ids, k, 1);
+    free(text_ids);
+    if (!raw) return NULL;
+    char *s = steno_utf8_sanitize(raw, strlen(raw));
+    free(raw);
+    return s;
+}
+
+static void format_ts(double t, char *buf, size_t n) {
+    long ms = lround(t * 1000.0);
+    long h = ms / 3600000;
+    ms -= h * 3600000;
+    long mi = ms / 60000;
+    ms -= mi * 60000;
+    long s = ms / 1000;
+    ms -= s * 1000;
+    if (h > 0) snprintf(buf, n, "%02ld:%02ld:%02ld.%03ld", h, mi, s, ms);
+    else snprintf(buf, n, "%02ld:%02ld.%03ld", mi, s, ms);
+}
+
+static steno_status add_segment(steno_result *r, int *cap, const whisper_model *m, int seek, double start,
+                                double end, const int *tokens, int n_tokens,
+                                const whisper_window_result *wr) {
+    if (r->n_segments == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        steno_segment *s = realloc(r->segments, sizeof *s * (size_t)nc);
+        if (!s) return steno_fail(STENO_E_NOMEM, "out of memory");
+        r->segments = s;
+        *cap = nc;
+    }
+    steno_segment *s = &r->segments[r->n_segments];
+    memset(s, 0, sizeof *s);
+    s->id = r->n_segments;
+    s->seek = seek;
+    s->start = start;
+    s->end = end;
+    s->temperature = wr->temperature;
+    s->avg_logprob = wr->avg_logprob;
+    s->compression_ratio = wr->compression_ratio;
+    s->no_speech_prob = wr->no_speech_prob;
+    s->text = decode_text(m, tokens, n_tokens);
+    if (!s->text) return steno_fail(STENO_E_NOMEM, "out of memory");
+    size_t len;
+    steno_strip(s->text, &len);
+    if (start == end || len == 0) { /* instantaneous or textless: keep the slot, clear it */
+        s->text[0] = '\0';
+        n_tokens = 0;
+    }
+    s->tokens = malloc(sizeof(int) * (size_t)(n_tokens ? n_tokens : 1));
+    if (!s->tokens) {
+        free(s->text);
+        return steno_fail(STENO_E_NOMEM, "out of memory");
+    }
+    memcpy(s->tokens, tokens, sizeof(int) * (size_t)n_tokens);
+    s->n_tokens = n_tokens;
+    r->n_segments++;
+    return STENO_OK;
+}
+
+steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
+                              const steno_transcribe_params *params, steno_result **out) {
+    *out = NULL;
+    steno_clear_error();
+    if (!w || (!samples && n) || !params) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
+    const whisper_model *m = w->model;
+    const steno_transcribe_params *p = params;
+    openblas_set_num_threads(w->n_threads);
+
+    const int n_frames_window = 2 * m->n_audio_ctx; /* 3000 */
+    const int input_stride = 2;                      /* mel frames per encoder position */
+    const double time_precision = (double)input_stride * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
+
+    steno_result *r = calloc(1, sizeof *r);
+    if (!r) return steno_fail(STENO_E_NOMEM, "out of memory");
+    snprintf(r->language, sizeof r->language, "en");
+    r->duration = (double)n / STENO_SAMPLE_RATE;
+
+    steno_mel mel = {0};
+    whisper_decode_ctx dc;
+    int dc_ready = 0, seg_cap = 0;
+    ivec all_tokens = {0};
+    float *window = NULL, *xa = NULL;
+    int *initial = NULL, n_initial = 0;
+    whisper_window_result wr = {0};
+    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
+    if (st != STENO_OK) goto done;
+    if ((st = whisper_decode_ctx_init(&dc, m, p)) != STENO_OK) goto done;
+    dc_ready = 1;
+    window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
+    xa = malloc(sizeof(float) * (size_t)m->n_audio_ctx * m->n_audio_state);
+    wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
+    if (!window || !xa || !wr.tokens) {
+        st = steno_fail(STENO_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if (p->initial_prompt && *p->initial_prompt) {
+        size_t len;
+        const char *s = steno_strip(p->initial_prompt, &len);
+        char *spaced = malloc(len + 2);
+        if (!spaced) {
+            st = steno_fail(STENO_E_NOMEM, "out of memory");
+            goto done;
+        }
+        spaced[0] = ' ';
+        memcpy(spaced + 1, s, len);
+        spaced[len + 1] = '\0';
+        st = steno_tokenizer_encode(m->tokenizer, spaced, &initial, &n_initial);
+        free(spaced);
+        if (st != STENO_OK) goto done;
+        if (ivec_push(&all_tokens, initial, n_initial)) {
+            st = steno_fail(STENO_E_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+
+    const int content_frames = mel.n_frames - n_frames_window;
+    int seek = 0, prompt_reset_since = 0;
+    while (seek < content_frames) {
+        const double time_offset = (double)seek * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
+        int segment_size = content_frames - seek < n_frames_window ? content_frames - seek : n_frames_window;
+        const double segment_duration = (double)segment_size * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
+        for (int c = 0; c < m->n_mels; c++) {
+            float *dst = window + (size_t)c * n_frames_window;
+            memcpy(dst, mel.data + (size_t)c * mel.n_frames + seek, sizeof(float) * (size_t)segment_size);
+            memset(dst + segment_size, 0, sizeof(float) * (size_t)(n_frames_window - segment_size));
+        }
+        if ((st = whisper_encode(m, window, xa)) != STENO_OK) goto done;
+        const int *prompt = all_tokens.v + prompt_reset_since;
+        const int n_prompt = p->condition_on_previous_text ? all_tokens.n - prompt_reset_since : 0;
+        if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, &wr)) != STENO_OK)
+            goto done;
+
+        if (p->no_speech_threshold >= 0) {
+            int skip = wr.no_speech_prob > p->no_speech_threshold;
+            if (p->logprob_threshold > -1e30 && wr.avg_logprob > p->logprob_threshold) skip = 0;
+            if (skip) {
+                seek += segment_size;
+                continue;
+            }
+        }
+
+        const int previous_seek = seek, first_new = r->n_segments;
+        const int *tok = wr.tokens, nt = wr.n_tokens, tb = m->special.timestamp_begin;
+        const int single_timestamp_ending = nt >= 2 && tok[nt - 2] < tb && tok[nt - 1] >= tb;
+        int n_consecutive = 0;
+        for (int i = 1; i < nt; i++) n_consecutive += tok[i] >= tb && tok[i - 1] >= tb;
+        if (n_consecutive > 0) {
+            int last_slice = 0;
+            for (int i = 1; i <= nt; i++) {
+                const int is_cut = i < nt ? (tok[i] >= tb && tok[i - 1] >= tb) : single_timestamp_ending;
+                if (!is_cut) continue;
+                const int *sl = tok + last_slice;
+                const int sn = i - last_slice;
+                const double start = time_offset + (sl[0] - tb) * time_precision;
+                const double end = time_offset + (sl[sn - 1] - tb) * time_precision;
+                if ((st = add_segment(r, &seg_cap, m, previous_seek, start, end, sl, sn, &wr)) != STENO_OK)
+                    goto done;
+                last_slice = i;
+            }
+            if (single_timestamp_ending) seek += segment_size;
+            else seek += (tok[last_slice - 1] - tb) * input_stride;
+        } else {
+            double duration = segment_duration;
+            int last_ts = -1;
+            for (int i = 0; i < nt; i++)
+                if (tok[i] >= tb) last_ts = tok[i];
+            if (last_ts >= 0 && last_ts != tb) duration = (last_ts - tb) * time_precision;
+            if ((st = add_segment(r, &seg_cap, m, previous_seek, time_offset, time_offset + duration, tok, nt,
+                                  &wr)) != STENO_OK)
+                goto done;
+            seek += segment_size;
+        }
+
+        for (int i = first_new; i < r->n_segments; i++) {
+            const steno_segment *s = &r->segments[i];
+            if (ivec_push(&all_tokens, s->tokens, s->n_tokens)) {
+                st = steno_fail(STENO_E_NOMEM, "out of memory");
+                goto done;
+            }
+            if (s->n_tokens == 0) continue;
+            if (p->verbose) {
+                char a[64], b[64];
+                format_ts(s->start, a, sizeof a);
+                format_ts(s->end, b, sizeof b);
+                printf("[%s --> %s] %s\n", a, b, s->text);
+                fflush(stdout);
+            }
+            if (p->on_segment && p->on_segment(p->user, s)) {
+                st = steno_fail(STENO_E_ABORTED, "transcribe: aborted by the caller");
+                goto done;
+            }
+        }
+        if (!p->condition_on_previous_text || wr.temperature > 0.5) prompt_reset_since = all_tokens.n;
+        if (p->on_progress && content_frames > 0)
+            p->on_progress(p->user, (double)(seek < content_frames ? seek : content_frames) / content_frames);
+    }
+
+    r->text = decode_text(m, all_tokens.v + n_initial, all_tokens.n - n_initial);
+    if (!r->text) st = steno_fail(STENO_E_NOMEM, "out of memory");
+done:
+    steno_mel_free(&mel);
+    if (dc_ready) whisper_decode_ctx_free(&dc);
+    free(all_tokens.v);
+    free(window);
+    free(xa);
+    free(wr.tokens);
+    free(initial);
+    if (st != STENO_OK) {
+        steno_result_free(r);
+        return st;
+    }
+    *out = r;
+    return STENO_OK;
+}
