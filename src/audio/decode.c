@@ -1,0 +1,276 @@
+/* decode.c — steno_audio_load(): any container/codec FFmpeg reads → 16 kHz mono float32.
+ *
+ * Follows openai-whisper's load_audio() (whisper/audio.py), which runs
+ *   ffmpeg -i FILE -f s16le -ac 1 -acodec pcm_s16le -ar 16000 -
+ * and divides the int16 samples by 32768. We do the same in-process: libswresample with default
+ * options converts to s16 mono 16 kHz (so the down-mix matrix, the resampling filter and its integer
+ * arithmetic for s16 inputs are the ones the ffmpeg CLI uses), then each sample is divided by
+ * 32768.0f. For 16-bit 16 kHz mono inputs the result is bit-identical to openai-whisper's.
+ */
+#include "core/error.h"
+#include "steno.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+#include <libavutil/opt.h>
+#include <libswresample/swresample.h>
+
+static pthread_once_t g_log_once = PTHREAD_ONCE_INIT;
+
+/* FFmpeg logs warnings (e.g. about truncated files) to stderr, but the library reports problems
+ * only through steno_errmsg(). Keep a caller's explicit choice of log level, though. */
+static void quiet_ffmpeg_log(void) {
+    if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_QUIET);
+}
+
+/* Growable buffer of s16 samples. */
+typedef struct pcm_buf {
+    int16_t *data;
+    size_t n, cap;
+} pcm_buf;
+
+static int pcm_reserve(pcm_buf *b, size_t extra) {
+    if (extra <= b->cap - b->n) return 0;
+    if (extra > SIZE_MAX / sizeof(int16_t) - b->n) return -1;
+    size_t cap = b->cap ? b->cap : 16000 * 4;
+    while (cap - b->n < extra) {
+        if (cap > SIZE_MAX / 2 / sizeof(int16_t)) { cap = b->n + extra; break; }
+        cap *= 2;
+    }
+    int16_t *p = realloc(b->data, cap * sizeof(int16_t));
+    if (!p) return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+typedef struct decoder {
+    const char *name; /* the input as shown in error messages */
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    int stream;
+    SwrContext *swr;
+    /* the input format swr was configured for; a change mid-stream re-creates it */
+    enum AVSampleFormat swr_fmt;
+    int swr_rate;
+    AVChannelLayout swr_layout;
+    AVPacket *pkt;
+    AVFrame *frame;
+    pcm_buf out;
+} decoder;
+
+static steno_status fail_av(const decoder *d, steno_status st, const char *what, int err) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+    av_strerror(err, buf, sizeof buf);
+    return steno_fail(st, "%s: %s (%s)", d->name, what, buf);
+}
+
+/* Runs swr on in_n samples of in (NULL, 0 = drain) and appends the s16 output. */
+static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
+    for (;;) {
+        int cap = swr_get_out_samples(d->swr, in_n);
+        if (cap < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", cap);
+        if (cap == 0 && in_n == 0) return STENO_OK;
+        cap += 32;
+        if (pcm_reserve(&d->out, (size_t)cap) != 0)
+            return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
+        uint8_t *dst = (uint8_t *)(d->out.data + d->out.n);
+        int got = swr_convert(d->swr, &dst, cap, in, in_n);
+        if (got < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", got);
+        d->out.n += (size_t)got;
+        /* with input, one call consumes all of it; when draining, repeat until nothing is left */
+        if (in_n > 0 || got == 0) return STENO_OK;
+    }
+}
+
+static steno_status setup_swr(decoder *d, const AVFrame *f) {
+    AVChannelLayout in_layout;
+    int ret;
+    if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || f->ch_layout.nb_channels <= 0) {
+        int nch = f->ch_layout.nb_channels > 0 ? f->ch_layout.nb_channels : d->dec->ch_layout.nb_channels;
+        if (nch <= 0) return steno_fail(STENO_E_FORMAT, "%s: audio stream has no channels", d->name);
+        av_channel_layout_default(&in_layout, nch);
+    } else if ((ret = av_channel_layout_copy(&in_layout, &f->ch_layout)) < 0) {
+        return fail_av(d, STENO_E_NOMEM, "cannot read channel layout", ret);
+    }
+    if (f->sample_rate <= 0) {
+        av_channel_layout_uninit(&in_layout);
+        return steno_fail(STENO_E_FORMAT, "%s: audio stream has no sample rate", d->name);
+    }
+    AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
+    SwrContext *swr = NULL;
+    ret = swr_alloc_set_opts2(&swr, &mono, AV_SAMPLE_FMT_S16, STENO_SAMPLE_RATE, &in_layout,
+                              (enum AVSampleFormat)f->format, f->sample_rate, 0, NULL);
+    if (ret >= 0) ret = swr_init(swr);
+    if (ret < 0) {
+        swr_free(&swr);
+        av_channel_layout_uninit(&in_layout);
+        return fail_av(d, STENO_E_FORMAT, "cannot convert audio", ret);
+    }
+    av_channel_layout_uninit(&in_layout);
+    av_channel_layout_uninit(&d->swr_layout);
+    if ((ret = av_channel_layout_copy(&d->swr_layout, &f->ch_layout)) < 0) {
+        swr_free(&swr);
+        return fail_av(d, STENO_E_NOMEM, "cannot read channel layout", ret);
+    }
+    d->swr = swr;
+    d->swr_fmt = (enum AVSampleFormat)f->format;
+    d->swr_rate = f->sample_rate;
+    return STENO_OK;
+}
+
+static int same_input_format(const decoder *d, const AVFrame *f) {
+    return f->format == d->swr_fmt && f->sample_rate == d->swr_rate &&
+           av_channel_layout_compare(&f->ch_layout, &d->swr_layout) == 0;
+}
+
+static steno_status consume_frame(decoder *d, const AVFrame *f) {
+    steno_status st;
+    if (f->nb_samples <= 0) return STENO_OK;
+    if (d->swr && !same_input_format(d, f)) {
+        /* the stream changed rate/layout mid-way: finish the old conversion first */
+        if ((st = resample_append(d, NULL, 0)) != STENO_OK) return st;
+        swr_free(&d->swr);
+    }
+    if (!d->swr && (st = setup_swr(d, f)) != STENO_OK) return st;
+    return resample_append(d, (const uint8_t **)f->extended_data, f->nb_samples);
+}
+
+/* Receives every frame the decoder has ready. Decode errors in single frames are skipped, as the
+ * ffmpeg CLI does, so a damaged file still yields the audio around the damage. */
+static steno_status drain_decoder(decoder *d) {
+    for (;;) {
+        int ret = avcodec_receive_frame(d->dec, d->frame);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return STENO_OK;
+        if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
+        if (ret < 0) continue;
+        steno_status st = consume_frame(d, d->frame);
+        av_frame_unref(d->frame);
+        if (st != STENO_OK) return st;
+    }
+}
+
+static steno_status open_input(decoder *d, const char *path) {
+    const char *url;
+    char *file_url = NULL;
+    if (strcmp(path, "-") == 0) {
+        url = "pipe:0";
+    } else {
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            if (errno == ENOENT || errno == ENOTDIR) return steno_fail(STENO_E_IO, "%s: no such file", path);
+            return steno_fail(STENO_E_IO, "%s: %s", path, strerror(errno));
+        }
+        if (S_ISDIR(sb.st_mode)) return steno_fail(STENO_E_IO, "%s: is a directory", path);
+        /* "file:" stops avformat from reading a local name such as "a:b.wav" as a protocol */
+        size_t len = strlen(path);
+        file_url = malloc(len + 6);
+        if (!file_url) return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
+        memcpy(file_url, "file:", 5);
+        memcpy(file_url + 5, path, len + 1);
+        url = file_url;
+    }
+    int ret = avformat_open_input(&d->fmt, url, NULL, NULL);
+    free(file_url);
+    if (ret < 0) {
+        if (ret == AVERROR(ENOENT)) return steno_fail(STENO_E_IO, "%s: no such file", d->name);
+        if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
+            return fail_av(d, STENO_E_IO, "cannot open", ret);
+        if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+        return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+    }
+    ret = avformat_find_stream_info(d->fmt, NULL);
+    if (ret < 0) return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+
+    const AVCodec *codec = NULL;
+    ret = av_find_best_stream(d->fmt, AVMEDIA_TYPE_AUDIO, -1, -1, &codec, 0);
+    if (ret == AVERROR_STREAM_NOT_FOUND) return steno_fail(STENO_E_FORMAT, "%s: no audio stream", d->name);
+    if (ret == AVERROR_DECODER_NOT_FOUND || (ret >= 0 && !codec)) {
+        const char *cname = ret >= 0 ? avcodec_get_name(d->fmt->streams[ret]->codecpar->codec_id) : "unknown";
+        return steno_fail(STENO_E_UNSUPPORTED, "%s: no decoder for audio codec %s", d->name, cname);
+    }
+    if (ret < 0) return fail_av(d, STENO_E_FORMAT, "no usable audio stream", ret);
+    d->stream = ret;
+    AVStream *s = d->fmt->streams[ret];
+
+    d->dec = avcodec_alloc_context3(codec);
+    if (!d->dec) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    ret = avcodec_parameters_to_context(d->dec, s->codecpar);
+    if (ret < 0) return fail_av(d, STENO_E_FORMAT, "bad audio stream parameters", ret);
+    d->dec->pkt_timebase = s->time_base;
+    ret = avcodec_open2(d->dec, codec, NULL);
+    if (ret < 0) return fail_av(d, STENO_E_FORMAT, "cannot open audio decoder", ret);
+    return STENO_OK;
+}
+
+static steno_status decode_all(decoder *d) {
+    steno_status st;
+    for (;;) {
+        int ret = av_read_frame(d->fmt, d->pkt);
+        /* a read error after the header (e.g. a truncated file) ends the stream, as in the ffmpeg CLI */
+        if (ret < 0) break;
+        if (d->pkt->stream_index == d->stream) {
+            ret = avcodec_send_packet(d->dec, d->pkt);
+            /* EAGAIN cannot happen here: each send is followed by a full receive loop */
+            if (ret == AVERROR(ENOMEM)) {
+                av_packet_unref(d->pkt);
+                return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
+            }
+        }
+        av_packet_unref(d->pkt);
+        if ((st = drain_decoder(d)) != STENO_OK) return st;
+    }
+    avcodec_send_packet(d->dec, NULL);
+    if ((st = drain_decoder(d)) != STENO_OK) return st;
+    if (d->swr) return resample_append(d, NULL, 0);
+    return STENO_OK;
+}
+
+steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples) {
+    if (!path || !samples || !n_samples)
+        return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load: NULL argument");
+    *samples = NULL;
+    *n_samples = 0;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+
+    decoder d = {.name = strcmp(path, "-") == 0 ? "stdin" : path, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    steno_status st = open_input(&d, path);
+    if (st == STENO_OK) {
+        d.pkt = av_packet_alloc();
+        d.frame = av_frame_alloc();
+        st = (d.pkt && d.frame) ? decode_all(&d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
+    }
+    float *out = NULL;
+    if (st == STENO_OK) {
+        /* malloc(0) may return NULL; always hand back a freeable non-NULL pointer */
+        out = malloc((d.out.n ? d.out.n : 1) * sizeof(float));
+        if (!out) {
+            st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
+        } else {
+            /* as openai-whisper: int16 / 32768 */
+            for (size_t i = 0; i < d.out.n; i++) out[i] = (float)d.out.data[i] / 32768.0f;
+        }
+    }
+    swr_free(&d.swr);
+    av_channel_layout_uninit(&d.swr_layout);
+    av_frame_free(&d.frame);
+    av_packet_free(&d.pkt);
+    avcodec_free_context(&d.dec);
+    avformat_close_input(&d.fmt);
+    free(d.out.data);
+    if (st != STENO_OK) return st;
+    *samples = out;
+    *n_samples = d.out.n;
+    return STENO_OK;
+}
