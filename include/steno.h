@@ -53,10 +53,36 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
 typedef struct steno_whisper steno_whisper;
 struct steno_segment;
 
+/** Which implementation of the model math runs. Both share the decoding loop, the logit filters
+ *  and the writers; the fast path is gated token-exact against the faithful one (L2). */
+typedef enum steno_path {
+    STENO_PATH_FAST = 0,     /* fused attention, planned decoder step, f16 weights (whisper/fast.h) */
+    STENO_PATH_FAITHFUL = 1  /* op-for-op port of openai-whisper's model.py in float32 */
+} steno_path;
+
+/** Storage of the decoder weights on the fast path (compute is float32 either way). */
+typedef enum steno_weights { STENO_WEIGHTS_F16 = 0, STENO_WEIGHTS_F32 = 1 } steno_weights;
+
+/** Load-time options; get defaults from steno_whisper_default_options(). */
+typedef struct steno_whisper_options {
+    int n_threads;         /* <= 0: all online CPUs */
+    steno_path path;       /* STENO_PATH_FAST */
+    steno_weights weights; /* STENO_WEIGHTS_F16 */
+    int audio_ctx;         /* encoder positions; 0 = the model's n_audio_ctx (1500). Fewer is a
+                              Lab-level approximation (fast path only): see docs/PERFORMANCE.md */
+} steno_whisper_options;
+
+steno_whisper_options steno_whisper_default_options(void);
+
 /** Loads a CTranslate2 Whisper model directory (model.bin, config.json, vocabulary.txt,
- *  tokenizer.json). Weights are converted to float32 for compute. n_threads <= 0 means all cores.
+ *  tokenizer.json) with default options and n_threads threads (<= 0: all cores).
  *  Errors name the file and the reason: STENO_E_IO, STENO_E_FORMAT, STENO_E_NOMEM. */
 steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whisper **out);
+
+/** As steno_whisper_load with explicit options (NULL = defaults). STENO_E_INVALID_ARG for an
+ *  audio_ctx outside 1..n_audio_ctx or a reduced audio_ctx on the faithful path. */
+steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_options *opts,
+                                   steno_whisper **out);
 void steno_whisper_free(steno_whisper *w);
 
 /** True (1) for multilingual checkpoints, 0 for English-only (.en) ones. */

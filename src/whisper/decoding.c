@@ -33,11 +33,12 @@ static void rng_seed(uint64_t s[4], uint64_t seed) {
 
 static int cmp_int(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
 
-steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m,
+steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m, whisper_fast *fast,
                                      const steno_transcribe_params *p) {
     memset(c, 0, sizeof *c);
     c->m = m;
-    steno_status st = whisper_decoder_init(&c->dec, m);
+    c->fast = fast;
+    steno_status st = fast ? whisper_fast_decoder_create(fast, &c->fdec) : whisper_decoder_init(&c->dec, m);
     if (st != STENO_OK) return st;
     const whisper_special *sp = &m->special;
     const int *base = p->suppress_tokens ? p->suppress_tokens : m->config.suppress_ids;
@@ -96,7 +97,8 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
 }
 
 void whisper_decode_ctx_free(whisper_decode_ctx *c) {
-    whisper_decoder_free(&c->dec);
+    if (c->fast) whisper_fast_decoder_free(c->fdec);
+    else whisper_decoder_free(&c->dec);
     free(c->suppress_ids);
     free(c->blank_ids);
     free(c->logits);
@@ -144,6 +146,16 @@ static int sample_token(const float *logits, int n, float temperature, uint64_t 
     return last;
 }
 
+/* The two paths behind one decoding loop. */
+static steno_status step(whisper_decode_ctx *c, const int *tokens, int T, float *logits) {
+    return c->fast ? whisper_fast_decoder_forward(c->fdec, tokens, T, logits)
+                   : whisper_decoder_forward(&c->dec, tokens, T, logits, 0);
+}
+static void logits_at(whisper_decode_ctx *c, int t, float *logits) {
+    if (c->fast) whisper_fast_decoder_logits_at(c->fdec, t, logits);
+    else whisper_decoder_logits_at(&c->dec, t, logits);
+}
+
 /* One DecodingTask.run at one temperature. */
 static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
                                 float temperature, whisper_window_result *res) {
@@ -166,16 +178,17 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     if (!c->filters.timestamps) c->seq[n++] = sp->no_timestamps;
     const int sample_begin = n, sample_len = N / 2;
 
-    whisper_decoder_reset(&c->dec);
+    if (c->fast) whisper_fast_decoder_reset(c->fdec);
+    else whisper_decoder_reset(&c->dec);
     (void)xa;
     double sum_logprob = 0.0;
     res->no_speech_prob = 0.0;
     int fed = 0; /* tokens of seq already in the KV cache */
     for (int i = 0; i < sample_len; i++) {
-        steno_status st = whisper_decoder_forward(&c->dec, c->seq + fed, n - fed, c->logits, 0);
+        steno_status st = step(c, c->seq + fed, n - fed, c->logits);
         if (st != STENO_OK) return st;
         if (i == 0) {
-            whisper_decoder_logits_at(&c->dec, sot_index - fed, c->row);
+            logits_at(c, sot_index - fed, c->row);
             whisper_log_softmax(c->row, V, c->logprobs);
             res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
         }
@@ -211,7 +224,8 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
                                           whisper_window_result *res) {
     const float *temps = p->temperatures ? p->temperatures : k_default_temperatures;
     const int n_temps = p->temperatures ? p->n_temperatures : 6;
-    whisper_decoder_set_audio(&c->dec, xa);
+    if (c->fast) whisper_fast_decoder_set_audio(c->fdec, xa);
+    else whisper_decoder_set_audio(&c->dec, xa);
     for (int ti = 0; ti < n_temps; ti++) {
         steno_status st = decode_once(c, xa, prompt, n_prompt, temps[ti], res);
         if (st != STENO_OK) return st;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "whisper/fast.h"
 #include "whisper/forward.h"
 #include "whisper/logit_filters.h"
 
@@ -22,21 +23,22 @@ typedef struct whisper_window_result {
 
 typedef struct whisper_decode_ctx {
     const whisper_model *m;
-    whisper_decoder dec;
+    whisper_fast *fast;           /* NULL: the faithful path */
+    whisper_decoder dec;          /* faithful path state */
+    whisper_fast_decoder *fdec;   /* fast path state */
     whisper_filters filters;
     int *blank_ids, n_blank;
     int *suppress_ids, n_suppress;
-    float *logits;   /* [n_text_ctx][n_vocab] scratch (first step needs every initial position? no:
-                        only the last and the SOT position; sized [2][n_vocab]) */
+    float *logits;   /* [n_vocab] logits of the last position */
     float *logprobs; /* [n_vocab] */
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
     uint64_t rng[4];
 } whisper_decode_ctx;
 
-/** Prepares a decoding context. suppress (NULL → the "-1" set from config.json suppress_ids; the
+/** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the
  *  special tokens transcribe, translate, sot, sot_prev, sot_lm, no_speech are always added). */
-steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m,
+steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m, whisper_fast *fast,
                                      const steno_transcribe_params *p);
 void whisper_decode_ctx_free(whisper_decode_ctx *c);
 

@@ -23,14 +23,29 @@
 struct steno_whisper {
     whisper_model *model;
     int n_threads;
+    steno_pool *pool;   /* fast path */
+    whisper_fast *fast; /* NULL on the faithful path */
 };
 
 void openblas_set_num_threads(int);
 
-steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whisper **out) {
+steno_whisper_options steno_whisper_default_options(void) {
+    steno_whisper_options o;
+    memset(&o, 0, sizeof o);
+    o.path = STENO_PATH_FAST;
+    o.weights = STENO_WEIGHTS_F16;
+    return o;
+}
+
+steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_options *opts, steno_whisper **out) {
     *out = NULL;
     steno_clear_error();
+    const steno_whisper_options o = opts ? *opts : steno_whisper_default_options();
     if (!model_dir) return steno_fail(STENO_E_INVALID_ARG, "model directory: none given");
+    if (o.path != STENO_PATH_FAST && o.path != STENO_PATH_FAITHFUL)
+        return steno_fail(STENO_E_INVALID_ARG, "path: unknown value %d", (int)o.path);
+    if (o.path == STENO_PATH_FAITHFUL && o.audio_ctx != 0)
+        return steno_fail(STENO_E_INVALID_ARG, "audio_ctx: only the fast path can reduce it");
     steno_whisper *w = calloc(1, sizeof *w);
     if (!w) return steno_fail(STENO_E_NOMEM, "out of memory");
     steno_status st = whisper_model_load(model_dir, &w->model);
@@ -38,17 +53,34 @@ steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whis
         free(w);
         return st;
     }
+    int n_threads = o.n_threads;
     if (n_threads <= 0) {
         long nc = sysconf(_SC_NPROCESSORS_ONLN);
         n_threads = nc > 0 ? (int)nc : 1;
     }
     w->n_threads = n_threads;
+    if (o.path == STENO_PATH_FAST) {
+        if ((st = steno_pool_create(n_threads, &w->pool)) != STENO_OK ||
+            (st = whisper_fast_create(w->model, o.weights == STENO_WEIGHTS_F32 ? VEC_F32 : VEC_F16, o.audio_ctx,
+                                      w->pool, &w->fast)) != STENO_OK) {
+            steno_whisper_free(w);
+            return st;
+        }
+    }
     *out = w;
     return STENO_OK;
 }
 
+steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whisper **out) {
+    steno_whisper_options o = steno_whisper_default_options();
+    o.n_threads = n_threads;
+    return steno_whisper_load_ex(model_dir, &o, out);
+}
+
 void steno_whisper_free(steno_whisper *w) {
     if (!w) return;
+    whisper_fast_free(w->fast);
+    steno_pool_free(w->pool);
     whisper_model_free(w->model);
     free(w);
 }
@@ -172,7 +204,10 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     if (!w || (!samples && n) || !params) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
     const whisper_model *m = w->model;
     const steno_transcribe_params *p = params;
-    openblas_set_num_threads(w->n_threads);
+    /* The faithful path lets OpenBLAS thread each GEMM; the fast path splits GEMMs over its own
+     * pool on a fixed column grid and runs single-threaded OpenBLAS inside each task. */
+    openblas_set_num_threads(w->fast ? 1 : w->n_threads);
+    const int audio_ctx = w->fast ? whisper_fast_audio_ctx(w->fast) : m->n_audio_ctx;
 
     const int n_frames_window = 2 * m->n_audio_ctx; /* 3000 */
     const int input_stride = 2;                      /* mel frames per encoder position */
@@ -192,10 +227,10 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     whisper_window_result wr = {0};
     steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
     if (st != STENO_OK) goto done;
-    if ((st = whisper_decode_ctx_init(&dc, m, p)) != STENO_OK) goto done;
+    if ((st = whisper_decode_ctx_init(&dc, m, w->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
-    xa = malloc(sizeof(float) * (size_t)m->n_audio_ctx * m->n_audio_state);
+    xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
     if (!window || !xa || !wr.tokens) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
@@ -232,7 +267,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
             memcpy(dst, mel.data + (size_t)c * mel.n_frames + seek, sizeof(float) * (size_t)segment_size);
             memset(dst + segment_size, 0, sizeof(float) * (size_t)(n_frames_window - segment_size));
         }
-        if ((st = whisper_encode(m, window, xa)) != STENO_OK) goto done;
+        st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
+        if (st != STENO_OK) goto done;
         const int *prompt = all_tokens.v + prompt_reset_since;
         const int n_prompt = p->condition_on_previous_text ? all_tokens.n - prompt_reset_since : 0;
         if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, &wr)) != STENO_OK)

@@ -1,0 +1,117 @@
+#include "core/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+#define SPIN_ITERS 20000
+
+struct steno_pool {
+    int n_threads;
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    atomic_uint generation; /* bumped once per job */
+    atomic_int next_task;
+    atomic_int pending;     /* tasks not yet finished */
+    atomic_int stop;
+    steno_task_fn fn;
+    void *ctx;
+    int n_tasks;
+};
+
+static void drain(steno_pool *p) {
+    for (;;) {
+        int t = atomic_fetch_add(&p->next_task, 1);
+        if (t >= p->n_tasks) return;
+        p->fn(p->ctx, t, p->n_tasks);
+        atomic_fetch_sub(&p->pending, 1);
+    }
+}
+
+static void *worker(void *arg) {
+    steno_pool *p = arg;
+    unsigned seen = 0;
+    for (;;) {
+        int spins = 0;
+        while (atomic_load_explicit(&p->generation, memory_order_acquire) == seen && !atomic_load(&p->stop)) {
+            if (++spins < SPIN_ITERS) continue;
+            pthread_mutex_lock(&p->mu);
+            while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop)) pthread_cond_wait(&p->cv, &p->mu);
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (atomic_load(&p->stop)) return NULL;
+        seen = atomic_load(&p->generation);
+        drain(p);
+    }
+}
+
+steno_status steno_pool_create(int n_threads, steno_pool **out) {
+    *out = NULL;
+    if (n_threads <= 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        n_threads = nc > 0 ? (int)nc : 1;
+    }
+    steno_pool *p = calloc(1, sizeof *p);
+    if (!p) return steno_fail(STENO_E_NOMEM, "thread pool: out of memory");
+    p->n_threads = n_threads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    if (n_threads > 1) {
+        p->threads = calloc((size_t)n_threads - 1, sizeof *p->threads);
+        if (!p->threads) {
+            steno_pool_free(p);
+            return steno_fail(STENO_E_NOMEM, "thread pool: out of memory");
+        }
+        for (int i = 0; i < n_threads - 1; i++) {
+            if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+                p->n_threads = i + 1; /* the threads started so far, plus the caller */
+                steno_pool_free(p);
+                return steno_fail(STENO_E_NOMEM, "thread pool: cannot start thread %d", i + 1);
+            }
+        }
+    }
+    *out = p;
+    return STENO_OK;
+}
+
+void steno_pool_free(steno_pool *p) {
+    if (!p) return;
+    atomic_store(&p->stop, 1);
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; p->threads && i < p->n_threads - 1; i++) pthread_join(p->threads[i], NULL);
+    free(p->threads);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+int steno_pool_threads(const steno_pool *p) { return p ? p->n_threads : 1; }
+
+void steno_pool_run(steno_pool *p, steno_task_fn fn, void *ctx, int n_tasks) {
+    if (n_tasks <= 0) return;
+    if (!p || p->n_threads == 1 || n_tasks == 1) {
+        for (int t = 0; t < n_tasks; t++) fn(ctx, t, n_tasks);
+        return;
+    }
+    p->fn = fn;
+    p->ctx = ctx;
+    p->n_tasks = n_tasks;
+    atomic_store(&p->next_task, 0);
+    atomic_store(&p->pending, n_tasks);
+    pthread_mutex_lock(&p->mu);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    drain(p);
+    int spins = 0;
+    while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0) {
+        if (++spins > SPIN_ITERS) sched_yield();
+    }
+}

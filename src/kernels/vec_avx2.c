@@ -1,0 +1,233 @@
+/* vec_avx2.c — AVX2 + FMA + F16C versions of the vec.h kernels, compiled with target attributes
+ * so the rest of the build stays baseline x86-64; vec_init() selects them at run time. The
+ * reduction order of each kernel is fixed (4 or 8 lane accumulators, then a fixed tree). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels/vec_impl.h"
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+AVX2 static inline float hsum8(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    __m128 sh = _mm_movehdup_ps(lo);
+    lo = _mm_add_ps(lo, sh);
+    sh = _mm_movehl_ps(sh, lo);
+    return _mm_cvtss_f32(_mm_add_ss(lo, sh));
+}
+
+AVX2 static inline float hmax8(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* expf over 8 lanes: x = n·ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial (Cephes). */
+AVX2 static inline __m256 exp8(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.3762626647949f), lo = _mm256_set1_ps(-87.3365478515625f);
+    const __m256 is_neg_inf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+    __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+    __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+    y = _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+    return _mm256_andnot_ps(is_neg_inf, y); /* exp(-inf) = 0 exactly */
+}
+
+AVX2 static void gemv_f32_avx2(const float *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
+    for (int r = r0; r < r1; r++) {
+        const float *w = W + (size_t)r * n;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
+               a3 = _mm256_setzero_ps();
+        int k = 0;
+        for (; k + 32 <= n; k += 32) {
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k), _mm256_loadu_ps(x + k), a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 8), _mm256_loadu_ps(x + k + 8), a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 24), _mm256_loadu_ps(x + k + 24), a3);
+        }
+        for (; k + 8 <= n; k += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k), _mm256_loadu_ps(x + k), a0);
+        float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        for (; k < n; k++) s += w[k] * x[k];
+        y[r] = (b ? b[r] : 0.0f) + s;
+    }
+}
+
+AVX2 static inline __m256 ld_h8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+/* Same accumulation order as gemv_f32_avx2: f16→f32 is exact, so f16 and f32 copies of the same
+ * weights give bit-identical results. */
+AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
+    for (int r = r0; r < r1; r++) {
+        const uint16_t *w = W + (size_t)r * n;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
+               a3 = _mm256_setzero_ps();
+        int k = 0;
+        for (; k + 32 <= n; k += 32) {
+            a0 = _mm256_fmadd_ps(ld_h8(w + k), _mm256_loadu_ps(x + k), a0);
+            a1 = _mm256_fmadd_ps(ld_h8(w + k + 8), _mm256_loadu_ps(x + k + 8), a1);
+            a2 = _mm256_fmadd_ps(ld_h8(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);
+            a3 = _mm256_fmadd_ps(ld_h8(w + k + 24), _mm256_loadu_ps(x + k + 24), a3);
+        }
+        for (; k + 8 <= n; k += 8) a0 = _mm256_fmadd_ps(ld_h8(w + k), _mm256_loadu_ps(x + k), a0);
+        float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        for (; k < n; k++) {
+            __m128 h = _mm_cvtph_ps(_mm_cvtsi32_si128(w[k]));
+            s += _mm_cvtss_f32(h) * x[k];
+        }
+        y[r] = (b ? b[r] : 0.0f) + s;
+    }
+}
+
+AVX2 static void layernorm_avx2(const float *x, const float *gamma, const float *beta, int n, float *y) {
+    if (n % 8) {
+        vec_scalar.layernorm(x, gamma, beta, n, y);
+        return;
+    }
+    __m256 s = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 8) s = _mm256_add_ps(s, _mm256_loadu_ps(x + i));
+    const float mean = hsum8(s) / n;
+    const __m256 vm = _mm256_set1_ps(mean);
+    __m256 v = _mm256_setzero_ps();
+    for (int i = 0; i < n; i += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+        v = _mm256_fmadd_ps(d, d, v);
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / sqrtf(hsum8(v) / n + 1e-5f));
+    for (int i = 0; i < n; i += 8) {
+        __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), inv);
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(d, _mm256_loadu_ps(gamma + i), _mm256_loadu_ps(beta + i)));
+    }
+}
+
+/* GELU(x) = x·Φ(x) with erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7). */
+AVX2 static void gelu_avx2(float *x, size_t n) {
+    const __m256 p = _mm256_set1_ps(0.3275911f), a1 = _mm256_set1_ps(0.254829592f),
+                 a2 = _mm256_set1_ps(-0.284496736f), a3 = _mm256_set1_ps(1.421413741f),
+                 a4 = _mm256_set1_ps(-1.453152027f), a5 = _mm256_set1_ps(1.061405429f),
+                 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f),
+                 rs2 = _mm256_set1_ps(0.70710678118654752f), sign = _mm256_set1_ps(-0.0f);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m256 z = _mm256_mul_ps(v, rs2);
+        __m256 az = _mm256_andnot_ps(sign, z);
+        __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(p, az, one));
+        __m256 poly = _mm256_fmadd_ps(a5, t, a4);
+        poly = _mm256_fmadd_ps(poly, t, a3);
+        poly = _mm256_fmadd_ps(poly, t, a2);
+        poly = _mm256_fmadd_ps(poly, t, a1);
+        poly = _mm256_mul_ps(poly, t);
+        __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(az, az)));
+        __m256 erf_abs = _mm256_fnmadd_ps(poly, e, one);
+        __m256 erf = _mm256_or_ps(erf_abs, _mm256_and_ps(sign, z));
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, erf)));
+    }
+    if (i < n) vec_scalar.gelu(x + i, n - i);
+}
+
+#define ATT_BLOCK 64
+#define ATT_QB 4
+
+/* Streaming-softmax attention for dh a multiple of 8 (≤ 128). Four queries share each key block:
+ * their scores come from one pass over the block's keys, and each running (max, sum, acc) is
+ * rescaled at most once per block. */
+AVX2 static void attention_avx2(const float *q, int q_stride, const float *K, const float *V, int nk, int dh,
+                                int nq, int causal, int q_pos0, float *out, int out_stride) {
+    if (dh % 8 || dh > 128) {
+        vec_scalar.attention(q, q_stride, K, V, nk, dh, nq, causal, q_pos0, out, out_stride);
+        return;
+    }
+    const int nv = dh / 8;
+    float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(32)));
+    for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
+        const int qn = nq - i0 < ATT_QB ? nq - i0 : ATT_QB;
+        int lim[ATT_QB], lim_max = 0;
+        float m[ATT_QB], l[ATT_QB];
+        __m256 acc[ATT_QB][16];
+        __m256 qv[ATT_QB][16];
+        for (int a = 0; a < qn; a++) {
+            const int i = i0 + a;
+            lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
+            lim_max = lim[a] > lim_max ? lim[a] : lim_max;
+            m[a] = -INFINITY;
+            l[a] = 0.0f;
+            for (int c = 0; c < nv; c++) {
+                acc[a][c] = _mm256_setzero_ps();
+                qv[a][c] = _mm256_loadu_ps(q + (size_t)i * q_stride + 8 * c);
+            }
+        }
+        for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
+            const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
+            for (int j = 0; j < jn; j++) {
+                const float *k = K + (size_t)(j0 + j) * dh;
+                __m256 d[ATT_QB];
+                for (int a = 0; a < qn; a++) d[a] = _mm256_setzero_ps();
+                for (int c = 0; c < nv; c++) {
+                    const __m256 kc = _mm256_loadu_ps(k + 8 * c);
+                    for (int a = 0; a < qn; a++) d[a] = _mm256_fmadd_ps(qv[a][c], kc, d[a]);
+                }
+                for (int a = 0; a < qn; a++) s[a][j] = (j0 + j < lim[a]) ? hsum8(d[a]) : -INFINITY;
+            }
+            for (int a = 0; a < qn; a++) {
+                if (j0 >= lim[a]) continue;
+                float bm = -INFINITY;
+                int j = 0;
+                __m256 vmx = _mm256_set1_ps(-INFINITY);
+                for (; j + 8 <= jn; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
+                bm = hmax8(vmx);
+                for (; j < jn; j++) bm = s[a][j] > bm ? s[a][j] : bm;
+                if (bm > m[a]) {
+                    const float scale = expf(m[a] - bm);
+                    const __m256 vs = _mm256_set1_ps(scale);
+                    for (int c = 0; c < nv; c++) acc[a][c] = _mm256_mul_ps(acc[a][c], vs);
+                    l[a] *= scale;
+                    m[a] = bm;
+                }
+                const __m256 vm = _mm256_set1_ps(m[a]);
+                __m256 vl = _mm256_setzero_ps();
+                for (j = 0; j + 8 <= jn; j += 8) {
+                    __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                    _mm256_store_ps(&s[a][j], pj);
+                    vl = _mm256_add_ps(vl, pj);
+                }
+                float ls = hsum8(vl);
+                for (; j < jn; j++) {
+                    s[a][j] = expf(s[a][j] - m[a]);
+                    ls += s[a][j];
+                }
+                l[a] += ls;
+            }
+            for (int j = 0; j < jn; j++) {
+                const float *v = V + (size_t)(j0 + j) * dh;
+                for (int c = 0; c < nv; c++) {
+                    const __m256 vc = _mm256_loadu_ps(v + 8 * c);
+                    for (int a = 0; a < qn; a++) {
+                        if (j0 + j < lim[a]) acc[a][c] = _mm256_fmadd_ps(_mm256_set1_ps(s[a][j]), vc, acc[a][c]);
+                    }
+                }
+            }
+        }
+        for (int a = 0; a < qn; a++) {
+            const __m256 inv = _mm256_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
+            float *o = out + (size_t)(i0 + a) * out_stride;
+            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(acc[a][c], inv));
+        }
+    }
+}
+
+const vec_kernels vec_avx2 = {gemv_f32_avx2, gemv_f16_avx2, layernorm_avx2, gelu_avx2, attention_avx2};
+
+#endif

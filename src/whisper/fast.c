@@ -1,0 +1,469 @@
+#include "whisper/fast.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+#define COL_CHUNK 64 /* fixed GEMM column grid: results do not depend on the thread count */
+
+typedef struct fast_layer {
+    const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
+} fast_layer;
+
+struct whisper_fast {
+    const whisper_model *m;
+    vec_dtype dt;
+    int A; /* audio_ctx */
+    steno_pool *pool;
+    int n_threads;
+    fast_layer *dec;
+    const void *emb;      /* [n_vocab][D] in dt */
+    float *cross_k_w;     /* [L·D][D]: every layer's cross-attention key weights */
+    float *cross_v_w;     /* [L·D][D] */
+    float *cross_k_b, *cross_v_b; /* [L·D] */
+    uint16_t *f16;        /* storage of the f16 copies */
+    float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
+    /* encoder activations, sized for audio_ctx */
+    float *col, *y1, *h, *qkv, *q, *k, *v, *att, *mlp;
+};
+
+/* ---------------------------------------------------------------- parallel GEMM / GEMV */
+
+typedef struct gemm_job {
+    whisper_fast *f;
+    vec_dtype dt;
+    const void *W; /* [N][K] */
+    const float *b;
+    const float *x; /* [T][K] */
+    float *y;       /* [T][ldy] */
+    int T, N, K, ldy;
+} gemm_job;
+
+/* Task t of n takes the column chunks t, t+n, t+2n, … of the fixed grid. */
+static void gemm_task(void *ctx, int t, int n) {
+    gemm_job *j = ctx;
+    const int n_chunks = (j->N + COL_CHUNK - 1) / COL_CHUNK;
+    float *scratch = j->f->conv_scratch + (size_t)t * COL_CHUNK * 4 * j->f->m->n_text_state;
+    for (int c = t; c < n_chunks; c += n) {
+        const int c0 = c * COL_CHUNK, cn = j->N - c0 < COL_CHUNK ? j->N - c0 : COL_CHUNK;
+        const float *w;
+        if (j->dt == VEC_F16) {
+            vec_f16_to_f32((const uint16_t *)j->W + (size_t)c0 * j->K, scratch, (size_t)cn * j->K);
+            w = scratch;
+        } else {
+            w = (const float *)j->W + (size_t)c0 * j->K;
+        }
+        for (int r = 0; r < j->T; r++) {
+            float *yr = j->y + (size_t)r * j->ldy + c0;
+            if (j->b) memcpy(yr, j->b + c0, sizeof(float) * cn);
+            else memset(yr, 0, sizeof(float) * cn);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, j->K, 1.0f, j->x, j->K, w, j->K, 1.0f,
+                    j->y + c0, j->ldy);
+    }
+}
+
+typedef struct gemv_job {
+    vec_dtype dt;
+    const void *W;
+    const float *b, *x;
+    float *y;
+    int N, K;
+} gemv_job;
+
+static void gemv_task(void *ctx, int t, int n) {
+    gemv_job *j = ctx;
+    const int per = ((j->N + n - 1) / n + 7) & ~7;
+    const int r0 = t * per, r1 = r0 + per < j->N ? r0 + per : j->N;
+    if (r0 < r1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
+}
+
+/* y[T][N] = x[T][K] Wᵀ + b with W [N][K] of dtype dt. */
+static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N,
+                   int K, float *y) {
+    if (T == 1) {
+        gemv_job j = {dt, W, b, x, y, N, K};
+        steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
+        return;
+    }
+    gemm_job j = {f, dt, W, b, x, y, T, N, K, N};
+    const int n_chunks = (N + COL_CHUNK - 1) / COL_CHUNK;
+    steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
+}
+
+/* ---------------------------------------------------------------- row-parallel helpers */
+
+typedef struct rows_job {
+    const float *x, *gamma, *beta;
+    float *y;
+    int T, n;
+    size_t total;
+} rows_job;
+
+static void ln_task(void *ctx, int t, int n) {
+    rows_job *j = ctx;
+    const int per = (j->T + n - 1) / n, r0 = t * per, r1 = r0 + per < j->T ? r0 + per : j->T;
+    for (int r = r0; r < r1; r++) vec_layernorm(j->x + (size_t)r * j->n, j->gamma, j->beta, j->n, j->y + (size_t)r * j->n);
+}
+
+static void layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y) {
+    rows_job j = {x, ln->gamma, ln->beta, y, T, ln->n, 0};
+    steno_pool_run(f->pool, ln_task, &j, T >= 16 ? f->n_threads : 1);
+}
+
+static void gelu_task(void *ctx, int t, int n) {
+    rows_job *j = ctx;
+    const size_t per = ((j->total + n - 1) / n + 7) & ~(size_t)7, a = (size_t)t * per;
+    if (a < j->total) vec_gelu(j->y + a, (a + per < j->total ? per : j->total - a));
+}
+
+static void gelu(whisper_fast *f, float *x, size_t total) {
+    rows_job j = {0};
+    j.y = x;
+    j.total = total;
+    steno_pool_run(f->pool, gelu_task, &j, total >= 4096 ? f->n_threads : 1);
+}
+
+/* ---------------------------------------------------------------- attention */
+
+typedef struct attn_job {
+    const float *q; /* [T][q_stride], scaled */
+    int q_stride;
+    const float *K, *V; /* [H][ld][dh] */
+    size_t head_stride; /* floats between heads in K/V */
+    int nk, nq, dh, H, causal, q_pos0, q_blocks;
+    float *out; /* [T][D] */
+} attn_job;
+
+static void attn_task(void *ctx, int t, int n) {
+    attn_job *j = ctx;
+    (void)n;
+    const int h = t % j->H, qb = t / j->H;
+    const int per = (j->nq + j->q_blocks - 1) / j->q_blocks, i0 = qb * per;
+    const int i1 = i0 + per < j->nq ? i0 + per : j->nq;
+    if (i0 >= i1) return;
+    vec_attention(j->q + (size_t)i0 * j->q_stride + h * j->dh, j->q_stride, j->K + h * j->head_stride,
+                  j->V + h * j->head_stride, j->nk, j->dh, i1 - i0, j->causal, j->q_pos0 + i0,
+                  j->out + (size_t)i0 * j->H * j->dh + h * j->dh, j->H * j->dh);
+}
+
+static void attention(whisper_fast *f, attn_job *j) {
+    j->q_blocks = j->nq >= 64 ? 4 * f->n_threads : 1;
+    steno_pool_run(f->pool, attn_task, j, j->H * j->q_blocks);
+}
+
+/* ---------------------------------------------------------------- creation */
+
+steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio_ctx, steno_pool *pool,
+                                 whisper_fast **out) {
+    *out = NULL;
+    vec_init();
+    if (audio_ctx <= 0) audio_ctx = m->n_audio_ctx;
+    if (audio_ctx > m->n_audio_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "audio_ctx %d: must be 1..%d", audio_ctx, m->n_audio_ctx);
+    whisper_fast *f = calloc(1, sizeof *f);
+    if (!f) return steno_fail(STENO_E_NOMEM, "out of memory");
+    f->m = m;
+    f->dt = dt;
+    f->A = audio_ctx;
+    f->pool = pool;
+    f->n_threads = steno_pool_threads(pool);
+    const int D = m->n_text_state, L = m->n_text_layer, V = m->n_vocab, A = audio_ctx;
+    const size_t Da = (size_t)m->n_audio_state;
+    f->dec = calloc((size_t)L, sizeof *f->dec);
+    f->cross_k_w = malloc(sizeof(float) * (size_t)L * D * D);
+    f->cross_v_w = malloc(sizeof(float) * (size_t)L * D * D);
+    f->cross_k_b = malloc(sizeof(float) * (size_t)L * D);
+    f->cross_v_b = malloc(sizeof(float) * (size_t)L * D);
+    f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
+    const size_t T1 = 2 * (size_t)A;
+    const size_t col = T1 * m->n_mels * 3 > (size_t)A * Da * 3 ? T1 * m->n_mels * 3 : (size_t)A * Da * 3;
+    f->col = malloc(sizeof(float) * col);
+    f->y1 = malloc(sizeof(float) * T1 * Da);
+    f->h = malloc(sizeof(float) * A * Da);
+    f->qkv = malloc(sizeof(float) * A * 3 * Da);
+    f->q = malloc(sizeof(float) * A * Da);
+    f->k = malloc(sizeof(float) * A * Da);
+    f->v = malloc(sizeof(float) * A * Da);
+    f->att = malloc(sizeof(float) * A * Da);
+    f->mlp = malloc(sizeof(float) * A * 4 * Da);
+    if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || !f->conv_scratch || !f->col ||
+        !f->y1 || !f->h || !f->qkv || !f->q || !f->k || !f->v || !f->att || !f->mlp)
+        goto nomem;
+    for (int l = 0; l < L; l++) {
+        const nn_linear *kv = &m->dec[l].cross_kv;
+        memcpy(f->cross_k_w + (size_t)l * D * D, kv->w, sizeof(float) * (size_t)D * D);
+        memcpy(f->cross_v_w + (size_t)l * D * D, kv->w + (size_t)D * D, sizeof(float) * (size_t)D * D);
+        for (int i = 0; i < D; i++) {
+            f->cross_k_b[(size_t)l * D + i] = kv->b ? kv->b[i] : 0.0f;
+            f->cross_v_b[(size_t)l * D + i] = kv->b ? kv->b[D + i] : 0.0f;
+        }
+    }
+    if (dt == VEC_F32) {
+        for (int l = 0; l < L; l++) {
+            const whisper_layer *y = &m->dec[l];
+            f->dec[l] = (fast_layer){y->attn_qkv.w, y->attn_out.w, y->cross_q.w, y->cross_out.w, y->fc1.w, y->fc2.w};
+        }
+        f->emb = m->tok_emb;
+    } else {
+        const size_t per_layer = (size_t)D * D * (3 + 1 + 1 + 1 + 4 + 4);
+        f->f16 = malloc(sizeof(uint16_t) * (per_layer * L + (size_t)V * D));
+        if (!f->f16) goto nomem;
+        uint16_t *p = f->f16;
+#define TO_F16(dst, src, count)                      \
+    do {                                             \
+        vec_f32_to_f16((src), p, (size_t)(count));   \
+        (dst) = p;                                   \
+        p += (size_t)(count);                        \
+    } while (0)
+        for (int l = 0; l < L; l++) {
+            const whisper_layer *y = &m->dec[l];
+            TO_F16(f->dec[l].qkv, y->attn_qkv.w, 3 * D * D);
+            TO_F16(f->dec[l].out, y->attn_out.w, D * D);
+            TO_F16(f->dec[l].cross_q, y->cross_q.w, D * D);
+            TO_F16(f->dec[l].cross_out, y->cross_out.w, D * D);
+            TO_F16(f->dec[l].fc1, y->fc1.w, 4 * D * D);
+            TO_F16(f->dec[l].fc2, y->fc2.w, 4 * D * D);
+        }
+        TO_F16(f->emb, m->tok_emb, (size_t)V * D);
+#undef TO_F16
+    }
+    *out = f;
+    return STENO_OK;
+nomem:
+    whisper_fast_free(f);
+    return steno_fail(STENO_E_NOMEM, "fast path: out of memory");
+}
+
+void whisper_fast_free(whisper_fast *f) {
+    if (!f) return;
+    free(f->dec);
+    free(f->cross_k_w);
+    free(f->cross_v_w);
+    free(f->cross_k_b);
+    free(f->cross_v_b);
+    free(f->f16);
+    free(f->conv_scratch);
+    free(f->col);
+    free(f->y1);
+    free(f->h);
+    free(f->qkv);
+    free(f->q);
+    free(f->k);
+    free(f->v);
+    free(f->att);
+    free(f->mlp);
+    free(f);
+}
+
+int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
+
+/* ---------------------------------------------------------------- encoder */
+
+/* qkv [T][3D] → q (scaled) [T][D], k/v head-split [H][T][dh]. */
+static void split_heads(const float *qkv, int T, int H, int dh, float scale, float *q, float *k, float *v) {
+    const int D = H * dh;
+    for (int t = 0; t < T; t++) {
+        const float *r = qkv + (size_t)t * 3 * D;
+        for (int i = 0; i < D; i++) q[(size_t)t * D + i] = r[i] * scale;
+        for (int h = 0; h < H; h++) {
+            memcpy(k + ((size_t)h * T + t) * dh, r + D + h * dh, sizeof(float) * dh);
+            memcpy(v + ((size_t)h * T + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
+        }
+    }
+}
+
+steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
+    const whisper_model *m = f->m;
+    const int D = m->n_audio_state, C = m->n_mels, H = m->n_audio_head, dh = D / H;
+    const int T2 = f->A, T1 = 2 * T2, W = 2 * m->n_audio_ctx; /* W: frames per mel row */
+    float *col = f->col, *y1 = f->y1, *h = f->h;
+
+    for (int t = 0; t < T1; t++) {
+        float *row = col + (size_t)t * C * 3;
+        for (int c = 0; c < C; c++)
+            for (int k = 0; k < 3; k++) {
+                const int s = t + k - 1;
+                row[c * 3 + k] = (s >= 0 && s < T1) ? mel[(size_t)c * W + s] : 0.0f;
+            }
+    }
+    linear(f, VEC_F32, m->conv1_w, m->conv1_b, col, T1, D, C * 3, y1);
+    gelu(f, y1, (size_t)T1 * D);
+    for (int t = 0; t < T2; t++) {
+        float *row = col + (size_t)t * D * 3;
+        for (int k = 0; k < 3; k++) {
+            const int s = 2 * t + k - 1;
+            const float *src = (s >= 0 && s < T1) ? y1 + (size_t)s * D : NULL;
+            for (int c = 0; c < D; c++) row[c * 3 + k] = src ? src[c] : 0.0f;
+        }
+    }
+    linear(f, VEC_F32, m->conv2_w, m->conv2_b, col, T2, D, D * 3, xa);
+    gelu(f, xa, (size_t)T2 * D);
+    vec_add(xa, m->enc_pos, (size_t)T2 * D);
+
+    const float scale = 1.0f / sqrtf((float)dh);
+    for (int l = 0; l < m->n_audio_layer; l++) {
+        const whisper_layer *L = &m->enc[l];
+        layernorm(f, &L->attn_ln, xa, T2, h);
+        linear(f, VEC_F32, L->attn_qkv.w, L->attn_qkv.b, h, T2, 3 * D, D, f->qkv);
+        split_heads(f->qkv, T2, H, dh, scale, f->q, f->k, f->v);
+        attn_job aj = {f->q, D, f->k, f->v, (size_t)T2 * dh, T2, T2, dh, H, 0, 0, 0, f->att};
+        attention(f, &aj);
+        linear(f, VEC_F32, L->attn_out.w, L->attn_out.b, f->att, T2, D, D, h);
+        vec_add(xa, h, (size_t)T2 * D);
+
+        layernorm(f, &L->mlp_ln, xa, T2, h);
+        linear(f, VEC_F32, L->fc1.w, L->fc1.b, h, T2, 4 * D, D, f->mlp);
+        gelu(f, f->mlp, (size_t)T2 * 4 * D);
+        linear(f, VEC_F32, L->fc2.w, L->fc2.b, f->mlp, T2, D, 4 * D, h);
+        vec_add(xa, h, (size_t)T2 * D);
+    }
+    layernorm(f, &m->enc_ln_post, xa, T2, h);
+    memcpy(xa, h, sizeof(float) * (size_t)T2 * D);
+    return STENO_OK;
+}
+
+/* ---------------------------------------------------------------- decoder */
+
+struct whisper_fast_decoder {
+    whisper_fast *f;
+    int n_past;
+    float *self_k, *self_v;   /* [L][H][n_text_ctx][dh] */
+    float *cross_k, *cross_v; /* [L][H][A][dh] */
+    float *x, *h, *qkv, *q, *att, *mlp, *cross_tmp; /* sized for n_text_ctx tokens */
+};
+
+steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
+    *out = NULL;
+    const whisper_model *m = f->m;
+    const size_t D = (size_t)m->n_text_state, N = (size_t)m->n_text_ctx, L = (size_t)m->n_text_layer;
+    const size_t A = (size_t)f->A;
+    whisper_fast_decoder *d = calloc(1, sizeof *d);
+    if (!d) return steno_fail(STENO_E_NOMEM, "out of memory");
+    d->f = f;
+    d->self_k = malloc(sizeof(float) * L * N * D);
+    d->self_v = malloc(sizeof(float) * L * N * D);
+    d->cross_k = malloc(sizeof(float) * L * A * D);
+    d->cross_v = malloc(sizeof(float) * L * A * D);
+    d->x = malloc(sizeof(float) * N * D);
+    d->h = malloc(sizeof(float) * N * D);
+    d->qkv = malloc(sizeof(float) * N * 3 * D);
+    d->q = malloc(sizeof(float) * N * D);
+    d->att = malloc(sizeof(float) * N * D);
+    d->mlp = malloc(sizeof(float) * N * 4 * D);
+    d->cross_tmp = malloc(sizeof(float) * A * L * D);
+    if (!d->self_k || !d->self_v || !d->cross_k || !d->cross_v || !d->x || !d->h || !d->qkv || !d->q || !d->att ||
+        !d->mlp || !d->cross_tmp) {
+        whisper_fast_decoder_free(d);
+        return steno_fail(STENO_E_NOMEM, "fast decoder: out of memory");
+    }
+    *out = d;
+    return STENO_OK;
+}
+
+void whisper_fast_decoder_free(whisper_fast_decoder *d) {
+    if (!d) return;
+    free(d->self_k);
+    free(d->self_v);
+    free(d->cross_k);
+    free(d->cross_v);
+    free(d->x);
+    free(d->h);
+    free(d->qkv);
+    free(d->q);
+    free(d->att);
+    free(d->mlp);
+    free(d->cross_tmp);
+    free(d);
+}
+
+/* tmp [A][L·D] → dst [L][H][A][dh] */
+static void scatter_heads(const float *tmp, int A, int L, int H, int dh, float *dst) {
+    const int D = H * dh;
+    for (int t = 0; t < A; t++)
+        for (int l = 0; l < L; l++)
+            for (int h = 0; h < H; h++)
+                memcpy(dst + (((size_t)l * H + h) * A + t) * dh, tmp + (size_t)t * L * D + (size_t)l * D + h * dh,
+                       sizeof(float) * dh);
+}
+
+void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
+    whisper_fast *f = d->f;
+    const whisper_model *m = f->m;
+    const int D = m->n_text_state, L = m->n_text_layer, H = m->n_text_head, A = f->A;
+    linear(f, VEC_F32, f->cross_k_w, f->cross_k_b, xa, A, L * D, D, d->cross_tmp);
+    scatter_heads(d->cross_tmp, A, L, H, D / H, d->cross_k);
+    linear(f, VEC_F32, f->cross_v_w, f->cross_v_b, xa, A, L * D, D, d->cross_tmp);
+    scatter_heads(d->cross_tmp, A, L, H, D / H, d->cross_v);
+    d->n_past = 0;
+}
+
+void whisper_fast_decoder_reset(whisper_fast_decoder *d) { d->n_past = 0; }
+
+steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits) {
+    whisper_fast *f = d->f;
+    const whisper_model *m = f->m;
+    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, A = f->A;
+    const int off = d->n_past;
+    const vec_dtype dt = f->dt;
+    if (T <= 0 || off + T > N)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: %d tokens at position %d exceed n_text_ctx %d", T, off, N);
+    for (int t = 0; t < T; t++) {
+        if (tokens[t] < 0 || tokens[t] >= m->n_vocab)
+            return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[t]);
+        float *xr = d->x + (size_t)t * D;
+        if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[t] * D, xr, (size_t)D);
+        else memcpy(xr, (const float *)f->emb + (size_t)tokens[t] * D, sizeof(float) * D);
+        vec_add(xr, m->dec_pos + (size_t)(off + t) * D, (size_t)D);
+    }
+    const float scale = 1.0f / sqrtf((float)dh);
+    for (int l = 0; l < m->n_text_layer; l++) {
+        const whisper_layer *L = &m->dec[l];
+        const fast_layer *FL = &f->dec[l];
+        float *Kc = d->self_k + (size_t)l * H * N * dh, *Vc = d->self_v + (size_t)l * H * N * dh;
+
+        layernorm(f, &L->attn_ln, d->x, T, d->h);
+        linear(f, dt, FL->qkv, L->attn_qkv.b, d->h, T, 3 * D, D, d->qkv);
+        for (int t = 0; t < T; t++) {
+            const float *r = d->qkv + (size_t)t * 3 * D;
+            for (int i = 0; i < D; i++) d->q[(size_t)t * D + i] = r[i] * scale;
+            for (int h = 0; h < H; h++) {
+                memcpy(Kc + ((size_t)h * N + off + t) * dh, r + D + h * dh, sizeof(float) * dh);
+                memcpy(Vc + ((size_t)h * N + off + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
+            }
+        }
+        attn_job sj = {d->q, D, Kc, Vc, (size_t)N * dh, off + T, T, dh, H, 1, off, 0, d->att};
+        attention(f, &sj);
+        linear(f, dt, FL->out, L->attn_out.b, d->att, T, D, D, d->h);
+        vec_add(d->x, d->h, (size_t)T * D);
+
+        layernorm(f, &L->cross_ln, d->x, T, d->h);
+        linear(f, dt, FL->cross_q, L->cross_q.b, d->h, T, D, D, d->q);
+        for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
+        attn_job cj = {d->q, D, d->cross_k + (size_t)l * H * A * dh, d->cross_v + (size_t)l * H * A * dh,
+                       (size_t)A * dh, A, T, dh, H, 0, 0, 0, d->att};
+        attention(f, &cj);
+        linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
+        vec_add(d->x, d->h, (size_t)T * D);
+
+        layernorm(f, &L->mlp_ln, d->x, T, d->h);
+        linear(f, dt, FL->fc1, L->fc1.b, d->h, T, 4 * D, D, d->mlp);
+        gelu(f, d->mlp, (size_t)T * 4 * D);
+        linear(f, dt, FL->fc2, L->fc2.b, d->mlp, T, D, 4 * D, d->h);
+        vec_add(d->x, d->h, (size_t)T * D);
+    }
+    d->n_past = off + T;
+    whisper_fast_decoder_logits_at(d, T - 1, logits);
+    return STENO_OK;
+}
+
+void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logits) {
+    whisper_fast *f = d->f;
+    const whisper_model *m = f->m;
+    const int D = m->n_text_state;
+    vec_layernorm(d->x + (size_t)t * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
+    linear(f, f->dt, f->emb, NULL, d->h, 1, m->n_vocab, D, logits);
+}

@@ -1,0 +1,53 @@
+/* fast.h — the fast Whisper path on CPU, gated token-exact against the faithful path
+ * (forward.h) behind the same decoding loop. Techniques (seed: mlx-bun
+ * src/models/whisper/fast.ts), adapted to CPU:
+ *   S1  fused attention with a streaming softmax (kernels/vec.h vec_attention) for encoder
+ *       self-attention, decoder self-attention and cross-attention: no T×T score matrix, no mask
+ *       tensor; causality comes from loop bounds;
+ *   -   Q/K/V projected by one GEMM per layer (CTranslate2 already stores them fused);
+ *   S3  cross-attention K/V of all decoder layers from one GEMM pair per 30-s window (K weights
+ *       of every layer stacked, V likewise), stored head-split and contiguous; the self-attention
+ *       KV cache is preallocated to n_text_ctx, head-split;
+ *   S2  the single-token decoder step is planned once (every buffer sized at creation) and
+ *       replayed: no heap allocation per step, logits only for the last position;
+ *   -   decoder weights held in float16 (or float32) and read by F16C/AVX2 GEMV kernels with
+ *       float32 accumulation (runtime dispatch, scalar fallback), so a step reads half the bytes;
+ *   -   one thread pool; every output element is reduced by one task in a fixed order, so tokens
+ *       are identical for any thread count;
+ *   -   audio_ctx < 1500 (Lab): the encoder sees only the first 2·audio_ctx mel frames.
+ * The S4 logit filters live in logit_filters.c and are shared by both paths. */
+#ifndef STENO_WHISPER_FAST_H
+#define STENO_WHISPER_FAST_H
+
+#include "core/threadpool.h"
+#include "kernels/vec.h"
+#include "whisper/model.h"
+
+typedef struct whisper_fast whisper_fast;
+
+/** Prepares the fast path's weights from m (m must outlive it). dt: VEC_F16 or VEC_F32 for the
+ *  decoder weights. audio_ctx: 0 or n_audio_ctx for the full window, else fewer encoder
+ *  positions (Lab). Errors: STENO_E_NOMEM, STENO_E_INVALID_ARG (audio_ctx out of range). */
+steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio_ctx, steno_pool *pool,
+                                 whisper_fast **out);
+void whisper_fast_free(whisper_fast *f);
+
+/** Encoder positions used (audio_ctx). */
+int whisper_fast_audio_ctx(const whisper_fast *f);
+
+/** mel [n_mels][3000] → xa [audio_ctx][D]. */
+steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa);
+
+typedef struct whisper_fast_decoder whisper_fast_decoder;
+
+steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out);
+void whisper_fast_decoder_free(whisper_fast_decoder *d);
+/** Cross-attention K/V of every layer from xa [audio_ctx][D]; clears the self-attention cache. */
+void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa);
+void whisper_fast_decoder_reset(whisper_fast_decoder *d);
+/** As whisper_decoder_forward with all_positions = 0: logits [n_vocab] of the last position. */
+steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits);
+/** Logits of position t of the last forward call. */
+void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logits);
+
+#endif
