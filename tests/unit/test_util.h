@@ -1,0 +1,50 @@
+/* test_util.h — shared helpers of the C unit tests: CHECK counting, and locating the default
+ * model ($STENO_MODEL_DIR, else $XDG_CACHE_HOME/steno/models/tiny.en, else
+ * ~/.cache/steno/models/tiny.en). A missing model fails the test: scripts/test.sh fetches it. */
+#ifndef STENO_TEST_UTIL_H
+#define STENO_TEST_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static int g_checks, g_failures;
+
+#define CHECK(cond, ...)                                              \
+    do {                                                              \
+        g_checks++;                                                   \
+        if (!(cond)) {                                                \
+            g_failures++;                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);      \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fputc('\n', stderr);                                      \
+        }                                                             \
+    } while (0)
+
+static inline const char *test_model_dir(void) {
+    static char dir[4096];
+    const char *e = getenv("STENO_MODEL_DIR");
+    if (e && *e) snprintf(dir, sizeof dir, "%s", e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e) snprintf(dir, sizeof dir, "%s/steno/models/tiny.en", e);
+    else snprintf(dir, sizeof dir, "%s/.cache/steno/models/tiny.en", getenv("HOME") ? getenv("HOME") : "");
+    char p[4200];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/model.bin", dir);
+    if (stat(p, &st) != 0) {
+        fprintf(stderr, "FAIL: the model is not installed (%s missing); run scripts/fetch_model.sh\n", p);
+        exit(1);
+    }
+    return dir;
+}
+
+static inline const char *test_shared_dir(void) {
+    const char *e = getenv("STENO_SHARED");
+    return e && *e ? e : "../shared";
+}
+
+static inline int test_summary(const char *name) {
+    printf("%s: %d passed, %d failed\n", name, g_checks - g_failures, g_failures);
+    return g_failures ? 1 : 0;
+}
+
+#endif
