@@ -50,8 +50,8 @@ static void gelu_scalar(float *x, size_t n) {
 
 #define ATT_BLOCK 64
 
-static void attention_scalar(const float *q, int q_stride, const float *K, const float *V, int nk, int dh,
-                             int nq, int causal, int q_pos0, float *out, int out_stride) {
+static void attention_scalar(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk,
+                             int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
     float s[ATT_BLOCK];
     for (int i = 0; i < nq; i++) {
         const float *qi = q + (size_t)i * q_stride;
@@ -63,9 +63,8 @@ static void attention_scalar(const float *q, int q_stride, const float *K, const
             const int jn = limit - j0 < ATT_BLOCK ? limit - j0 : ATT_BLOCK;
             float bm = -INFINITY;
             for (int j = 0; j < jn; j++) {
-                const float *k = K + (size_t)(j0 + j) * dh;
                 float acc = 0.0f;
-                for (int d = 0; d < dh; d++) acc += qi[d] * k[d];
+                for (int d = 0; d < dh; d++) acc += qi[d] * Kt[(size_t)d * ldk + j0 + j];
                 s[j] = acc;
                 bm = acc > bm ? acc : bm;
             }
@@ -123,9 +122,9 @@ void vec_add(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-void vec_attention(const float *q, int q_stride, const float *K, const float *V, int nk, int dh, int nq,
+void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk, int dh, int nq,
                    int causal, int q_pos0, float *out, int out_stride) {
-    g_k->attention(q, q_stride, K, V, nk, dh, nq, causal, q_pos0, out, out_stride);
+    g_k->attention(q, q_stride, Kt, ldk, V, nk, dh, nq, causal, q_pos0, out, out_stride);
 }
 
 void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n) {

@@ -141,13 +141,29 @@ AVX2 static void gelu_avx2(float *x, size_t n) {
 #define ATT_BLOCK 64
 #define ATT_QB 4
 
-/* Streaming-softmax attention for dh a multiple of 8 (≤ 128). Four queries share each key block:
- * their scores come from one pass over the block's keys, and each running (max, sum, acc) is
- * rescaled at most once per block. */
-AVX2 static void attention_avx2(const float *q, int q_stride, const float *K, const float *V, int nk, int dh,
-                                int nq, int causal, int q_pos0, float *out, int out_stride) {
-    if (dh % 8 || dh > 128) {
-        vec_scalar.attention(q, q_stride, K, V, nk, dh, nq, causal, q_pos0, out, out_stride);
+/* o[0..8nv) = o·scale + Σ_{j<n} p[j]·V[j]; inlined with nv a constant (8 for dh 64) so the
+ * accumulators stay in registers. */
+AVX2 static inline __attribute__((always_inline)) void pv_accumulate(float *o, float scale, const float *p,
+                                                                     const float *V, int n, int nv) {
+    __m256 acc[32];
+    const __m256 vs = _mm256_set1_ps(scale);
+    for (int c = 0; c < nv; c++) acc[c] = _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), vs);
+    const int dh = 8 * nv;
+    for (int j = 0; j < n; j++, V += dh) {
+        const __m256 pj = _mm256_broadcast_ss(p + j);
+        for (int c = 0; c < nv; c++) acc[c] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(V + 8 * c), acc[c]);
+    }
+    for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, acc[c]);
+}
+
+/* Streaming-softmax attention, dh a multiple of 8 (<= 256). Scores: four queries × sixteen keys
+ * per register tile, reading the transposed keys Kt so no horizontal sums are needed. Softmax:
+ * per query and key block, one rescale of the running (max, sum, output) at most. Values: per
+ * query, the output row accumulates p·V[j] in registers over the block. */
+AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk,
+                                int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
+    if (dh % 8 || dh > 256) {
+        vec_scalar.attention(q, q_stride, Kt, ldk, V, nk, dh, nq, causal, q_pos0, out, out_stride);
         return;
     }
     const int nv = dh / 8;
@@ -156,74 +172,69 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *K, co
         const int qn = nq - i0 < ATT_QB ? nq - i0 : ATT_QB;
         int lim[ATT_QB], lim_max = 0;
         float m[ATT_QB], l[ATT_QB];
-        __m256 acc[ATT_QB][16];
-        __m256 qv[ATT_QB][16];
-        for (int a = 0; a < qn; a++) {
-            const int i = i0 + a;
+        const float *qa[ATT_QB];
+        for (int a = 0; a < ATT_QB; a++) {
+            const int i = i0 + (a < qn ? a : qn - 1); /* pad the tile with a repeated query */
+            qa[a] = q + (size_t)i * q_stride;
             lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
             lim_max = lim[a] > lim_max ? lim[a] : lim_max;
             m[a] = -INFINITY;
             l[a] = 0.0f;
-            for (int c = 0; c < nv; c++) {
-                acc[a][c] = _mm256_setzero_ps();
-                qv[a][c] = _mm256_loadu_ps(q + (size_t)i * q_stride + 8 * c);
+            if (a < qn) {
+                float *o = out + (size_t)(i0 + a) * out_stride;
+                for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_setzero_ps());
             }
         }
         for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
             const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
-            for (int j = 0; j < jn; j++) {
-                const float *k = K + (size_t)(j0 + j) * dh;
-                __m256 d[ATT_QB];
-                for (int a = 0; a < qn; a++) d[a] = _mm256_setzero_ps();
-                for (int c = 0; c < nv; c++) {
-                    const __m256 kc = _mm256_loadu_ps(k + 8 * c);
-                    for (int a = 0; a < qn; a++) d[a] = _mm256_fmadd_ps(qv[a][c], kc, d[a]);
+            for (int jt = 0; jt < jn; jt += 16) {
+                __m256 s0[ATT_QB], s1[ATT_QB];
+                for (int a = 0; a < ATT_QB; a++) s0[a] = s1[a] = _mm256_setzero_ps();
+                const float *kp = Kt + j0 + jt;
+                for (int d = 0; d < dh; d++, kp += ldk) {
+                    const __m256 k0 = _mm256_loadu_ps(kp), k1 = _mm256_loadu_ps(kp + 8);
+                    for (int a = 0; a < ATT_QB; a++) {
+                        const __m256 qd = _mm256_broadcast_ss(qa[a] + d);
+                        s0[a] = _mm256_fmadd_ps(qd, k0, s0[a]);
+                        s1[a] = _mm256_fmadd_ps(qd, k1, s1[a]);
+                    }
                 }
-                for (int a = 0; a < qn; a++) s[a][j] = (j0 + j < lim[a]) ? hsum8(d[a]) : -INFINITY;
+                for (int a = 0; a < ATT_QB; a++) {
+                    _mm256_store_ps(&s[a][jt], s0[a]);
+                    _mm256_store_ps(&s[a][jt + 8], s1[a]);
+                }
             }
             for (int a = 0; a < qn; a++) {
                 if (j0 >= lim[a]) continue;
-                float bm = -INFINITY;
-                int j = 0;
+                const int jl = lim[a] - j0 < jn ? lim[a] - j0 : jn; /* keys this query sees */
+                const int jr = (jl + 7) & ~7;
+                for (int j = jl; j < jr; j++) s[a][j] = -INFINITY;
                 __m256 vmx = _mm256_set1_ps(-INFINITY);
-                for (; j + 8 <= jn; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
-                bm = hmax8(vmx);
-                for (; j < jn; j++) bm = s[a][j] > bm ? s[a][j] : bm;
+                for (int j = 0; j < jr; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
+                const float bm = hmax8(vmx);
+                float *o = out + (size_t)(i0 + a) * out_stride;
+                float scale = 1.0f;
                 if (bm > m[a]) {
-                    const float scale = expf(m[a] - bm);
-                    const __m256 vs = _mm256_set1_ps(scale);
-                    for (int c = 0; c < nv; c++) acc[a][c] = _mm256_mul_ps(acc[a][c], vs);
+                    scale = expf(m[a] - bm);
                     l[a] *= scale;
                     m[a] = bm;
                 }
                 const __m256 vm = _mm256_set1_ps(m[a]);
                 __m256 vl = _mm256_setzero_ps();
-                for (j = 0; j + 8 <= jn; j += 8) {
-                    __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                for (int j = 0; j < jr; j += 8) {
+                    const __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
                     _mm256_store_ps(&s[a][j], pj);
                     vl = _mm256_add_ps(vl, pj);
                 }
-                float ls = hsum8(vl);
-                for (; j < jn; j++) {
-                    s[a][j] = expf(s[a][j] - m[a]);
-                    ls += s[a][j];
-                }
-                l[a] += ls;
-            }
-            for (int j = 0; j < jn; j++) {
-                const float *v = V + (size_t)(j0 + j) * dh;
-                for (int c = 0; c < nv; c++) {
-                    const __m256 vc = _mm256_loadu_ps(v + 8 * c);
-                    for (int a = 0; a < qn; a++) {
-                        if (j0 + j < lim[a]) acc[a][c] = _mm256_fmadd_ps(_mm256_set1_ps(s[a][j]), vc, acc[a][c]);
-                    }
-                }
+                l[a] += hsum8(vl);
+                if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * dh, jl, 8);
+                else pv_accumulate(o, scale, s[a], V + (size_t)j0 * dh, jl, nv);
             }
         }
         for (int a = 0; a < qn; a++) {
             const __m256 inv = _mm256_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
             float *o = out + (size_t)(i0 + a) * out_stride;
-            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(acc[a][c], inv));
+            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), inv));
         }
     }
 }

@@ -132,8 +132,10 @@ static void gelu(whisper_fast *f, float *x, size_t total) {
 typedef struct attn_job {
     const float *q; /* [T][q_stride], scaled */
     int q_stride;
-    const float *K, *V; /* [H][ld][dh] */
-    size_t head_stride; /* floats between heads in K/V */
+    const float *Kt;  /* [H][dh][ldk]: keys transposed */
+    int ldk;
+    const float *V;   /* [H][v_rows][dh] */
+    size_t v_head_stride;
     int nk, nq, dh, H, causal, q_pos0, q_blocks;
     float *out; /* [T][D] */
 } attn_job;
@@ -145,9 +147,9 @@ static void attn_task(void *ctx, int t, int n) {
     const int per = (j->nq + j->q_blocks - 1) / j->q_blocks, i0 = qb * per;
     const int i1 = i0 + per < j->nq ? i0 + per : j->nq;
     if (i0 >= i1) return;
-    vec_attention(j->q + (size_t)i0 * j->q_stride + h * j->dh, j->q_stride, j->K + h * j->head_stride,
-                  j->V + h * j->head_stride, j->nk, j->dh, i1 - i0, j->causal, j->q_pos0 + i0,
-                  j->out + (size_t)i0 * j->H * j->dh + h * j->dh, j->H * j->dh);
+    vec_attention(j->q + (size_t)i0 * j->q_stride + h * j->dh, j->q_stride,
+                  j->Kt + (size_t)h * j->dh * j->ldk, j->ldk, j->V + h * j->v_head_stride, j->nk, j->dh, i1 - i0,
+                  j->causal, j->q_pos0 + i0, j->out + (size_t)i0 * j->H * j->dh + h * j->dh, j->H * j->dh);
 }
 
 static void attention(whisper_fast *f, attn_job *j) {
@@ -186,7 +188,7 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
     f->h = malloc(sizeof(float) * A * Da);
     f->qkv = malloc(sizeof(float) * A * 3 * Da);
     f->q = malloc(sizeof(float) * A * Da);
-    f->k = malloc(sizeof(float) * A * Da);
+    f->k = calloc((size_t)vec_attention_ldk(A) * Da, sizeof(float));
     f->v = malloc(sizeof(float) * A * Da);
     f->att = malloc(sizeof(float) * A * Da);
     f->mlp = malloc(sizeof(float) * A * 4 * Da);
@@ -263,16 +265,15 @@ int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
 /* ---------------------------------------------------------------- encoder */
 
-/* qkv [T][3D] → q (scaled) [T][D], k/v head-split [H][T][dh]. */
-static void split_heads(const float *qkv, int T, int H, int dh, float scale, float *q, float *k, float *v) {
+/* qkv [T][3D] → q (scaled) [T][D], keys transposed [H][dh][ldk], values [H][T][dh]. */
+static void split_heads(const float *qkv, int T, int H, int dh, float scale, float *q, float *kt, int ldk,
+                        float *v) {
     const int D = H * dh;
     for (int t = 0; t < T; t++) {
         const float *r = qkv + (size_t)t * 3 * D;
         for (int i = 0; i < D; i++) q[(size_t)t * D + i] = r[i] * scale;
-        for (int h = 0; h < H; h++) {
-            memcpy(k + ((size_t)h * T + t) * dh, r + D + h * dh, sizeof(float) * dh);
-            memcpy(v + ((size_t)h * T + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
-        }
+        for (int i = 0; i < D; i++) kt[(size_t)i * ldk + t] = r[D + i]; /* i = h·dh + d */
+        for (int h = 0; h < H; h++) memcpy(v + ((size_t)h * T + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
     }
 }
 
@@ -309,8 +310,9 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         const whisper_layer *L = &m->enc[l];
         layernorm(f, &L->attn_ln, xa, T2, h);
         linear(f, VEC_F32, L->attn_qkv.w, L->attn_qkv.b, h, T2, 3 * D, D, f->qkv);
-        split_heads(f->qkv, T2, H, dh, scale, f->q, f->k, f->v);
-        attn_job aj = {f->q, D, f->k, f->v, (size_t)T2 * dh, T2, T2, dh, H, 0, 0, 0, f->att};
+        const int ldk = vec_attention_ldk(T2);
+        split_heads(f->qkv, T2, H, dh, scale, f->q, f->k, ldk, f->v);
+        attn_job aj = {f->q, D, f->k, ldk, f->v, (size_t)T2 * dh, T2, T2, dh, H, 0, 0, 0, f->att};
         attention(f, &aj);
         linear(f, VEC_F32, L->attn_out.w, L->attn_out.b, f->att, T2, D, D, h);
         vec_add(xa, h, (size_t)T2 * D);
@@ -331,8 +333,9 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
 struct whisper_fast_decoder {
     whisper_fast *f;
     int n_past;
-    float *self_k, *self_v;   /* [L][H][n_text_ctx][dh] */
-    float *cross_k, *cross_v; /* [L][H][A][dh] */
+    int ldk_self, ldk_cross;  /* key columns allocated (vec_attention_ldk) */
+    float *self_k, *self_v;   /* keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
+    float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
     float *x, *h, *qkv, *q, *att, *mlp, *cross_tmp; /* sized for n_text_ctx tokens */
 };
 
@@ -344,9 +347,11 @@ steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder *
     whisper_fast_decoder *d = calloc(1, sizeof *d);
     if (!d) return steno_fail(STENO_E_NOMEM, "out of memory");
     d->f = f;
-    d->self_k = malloc(sizeof(float) * L * N * D);
+    d->ldk_self = vec_attention_ldk((int)N);
+    d->ldk_cross = vec_attention_ldk((int)A);
+    d->self_k = calloc(L * (size_t)d->ldk_self * D, sizeof(float));
     d->self_v = malloc(sizeof(float) * L * N * D);
-    d->cross_k = malloc(sizeof(float) * L * A * D);
+    d->cross_k = calloc(L * (size_t)d->ldk_cross * D, sizeof(float));
     d->cross_v = malloc(sizeof(float) * L * A * D);
     d->x = malloc(sizeof(float) * N * D);
     d->h = malloc(sizeof(float) * N * D);
@@ -380,7 +385,7 @@ void whisper_fast_decoder_free(whisper_fast_decoder *d) {
     free(d);
 }
 
-/* tmp [A][L·D] → dst [L][H][A][dh] */
+/* tmp [A][L·D] → values [L][H][A][dh] */
 static void scatter_heads(const float *tmp, int A, int L, int H, int dh, float *dst) {
     const int D = H * dh;
     for (int t = 0; t < A; t++)
@@ -390,12 +395,18 @@ static void scatter_heads(const float *tmp, int A, int L, int H, int dh, float *
                        sizeof(float) * dh);
 }
 
+/* tmp [A][L·D] → keys transposed [L][H][dh][ldk], i.e. [L·D][ldk] */
+static void scatter_keys(const float *tmp, int A, int LD, int ldk, float *dst) {
+    for (int t = 0; t < A; t++)
+        for (int i = 0; i < LD; i++) dst[(size_t)i * ldk + t] = tmp[(size_t)t * LD + i];
+}
+
 void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
     const int D = m->n_text_state, L = m->n_text_layer, H = m->n_text_head, A = f->A;
     linear(f, VEC_F32, f->cross_k_w, f->cross_k_b, xa, A, L * D, D, d->cross_tmp);
-    scatter_heads(d->cross_tmp, A, L, H, D / H, d->cross_k);
+    scatter_keys(d->cross_tmp, A, L * D, d->ldk_cross, d->cross_k);
     linear(f, VEC_F32, f->cross_v_w, f->cross_v_b, xa, A, L * D, D, d->cross_tmp);
     scatter_heads(d->cross_tmp, A, L, H, D / H, d->cross_v);
     d->n_past = 0;
@@ -423,19 +434,18 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
     for (int l = 0; l < m->n_text_layer; l++) {
         const whisper_layer *L = &m->dec[l];
         const fast_layer *FL = &f->dec[l];
-        float *Kc = d->self_k + (size_t)l * H * N * dh, *Vc = d->self_v + (size_t)l * H * N * dh;
+        float *Kc = d->self_k + (size_t)l * D * d->ldk_self, *Vc = d->self_v + (size_t)l * H * N * dh;
 
         layernorm(f, &L->attn_ln, d->x, T, d->h);
         linear(f, dt, FL->qkv, L->attn_qkv.b, d->h, T, 3 * D, D, d->qkv);
         for (int t = 0; t < T; t++) {
             const float *r = d->qkv + (size_t)t * 3 * D;
             for (int i = 0; i < D; i++) d->q[(size_t)t * D + i] = r[i] * scale;
-            for (int h = 0; h < H; h++) {
-                memcpy(Kc + ((size_t)h * N + off + t) * dh, r + D + h * dh, sizeof(float) * dh);
+            for (int i = 0; i < D; i++) Kc[(size_t)i * d->ldk_self + off + t] = r[D + i];
+            for (int h = 0; h < H; h++)
                 memcpy(Vc + ((size_t)h * N + off + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
-            }
         }
-        attn_job sj = {d->q, D, Kc, Vc, (size_t)N * dh, off + T, T, dh, H, 1, off, 0, d->att};
+        attn_job sj = {d->q, D, Kc, d->ldk_self, Vc, (size_t)N * dh, off + T, T, dh, H, 1, off, 0, d->att};
         attention(f, &sj);
         linear(f, dt, FL->out, L->attn_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
@@ -443,8 +453,8 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         layernorm(f, &L->cross_ln, d->x, T, d->h);
         linear(f, dt, FL->cross_q, L->cross_q.b, d->h, T, D, D, d->q);
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
-        attn_job cj = {d->q, D, d->cross_k + (size_t)l * H * A * dh, d->cross_v + (size_t)l * H * A * dh,
-                       (size_t)A * dh, A, T, dh, H, 0, 0, 0, d->att};
+        attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
+                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, A, T, dh, H, 0, 0, 0, d->att};
         attention(f, &cj);
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);

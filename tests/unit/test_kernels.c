@@ -87,11 +87,15 @@ int main(int argc, char **argv) {
         const int dh = dhs[di], nk = 300, nq = 37;
         float *q = malloc(sizeof(float) * nq * dh), *K = malloc(sizeof(float) * nk * dh);
         float *V = malloc(sizeof(float) * nk * dh), *o = malloc(sizeof(float) * nq * dh), ref[128];
+        const int ldk = vec_attention_ldk(nk);
+        float *Kt = calloc((size_t)dh * ldk, sizeof(float));
         for (int i = 0; i < nq * dh; i++) q[i] = frand() * 0.5f;
         for (int i = 0; i < nk * dh; i++) K[i] = frand() * 3.0f, V[i] = frand();
+        for (int j = 0; j < nk; j++)
+            for (int d = 0; d < dh; d++) Kt[(size_t)d * ldk + j] = K[(size_t)j * dh + d];
         for (int causal = 0; causal < 2; causal++) {
             const int pos0 = 200;
-            vec_attention(q, dh, K, V, nk, dh, nq, causal, pos0, o, dh);
+            vec_attention(q, dh, Kt, ldk, V, nk, dh, nq, causal, pos0, o, dh);
             double err = 0;
             for (int i = 0; i < nq; i++) {
                 const int limit = causal ? (pos0 + i + 1 < nk ? pos0 + i + 1 : nk) : nk;
@@ -101,7 +105,7 @@ int main(int argc, char **argv) {
             CHECK(err < 2e-5, "attention dh=%d causal=%d max error %.3g", dh, causal, err);
             printf("attention dh=%d causal=%d max abs error %.3g\n", dh, causal, err);
         }
-        free(q), free(K), free(V), free(o);
+        free(q), free(K), free(Kt), free(V), free(o);
     }
 
     /* GELU vs erf */
