@@ -6,6 +6,7 @@
  * allocation or a read past the end of the mapping.
  */
 #include "formats/ct2.h"
+#include "kernels/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -426,6 +427,37 @@ void ct2_to_f32(const ct2_var *v, float *dst) {
         }
         break;
     }
+}
+
+void ct2_to_f16(const ct2_var *v, uint16_t *dst) {
+    if (v->dtype == CT2_F16) {
+        memcpy(dst, v->data, (size_t)v->n_elems * 2);
+        return;
+    }
+    float *tmp = malloc(sizeof(float) * (size_t)(v->n_elems ? v->n_elems : 1));
+    if (!tmp) { /* convert element by element without a buffer */
+        for (int64_t i = 0; i < v->n_elems; i++) {
+            ct2_var one = *v;
+            float f;
+            one.n_elems = 1;
+            one.data = (const uint8_t *)v->data + i * (int64_t)dtype_size(v->dtype);
+            ct2_to_f32(&one, &f);
+            vec_f32_to_f16(&f, dst + i, 1);
+        }
+        return;
+    }
+    ct2_to_f32(v, tmp);
+    vec_f32_to_f16(tmp, dst, (size_t)v->n_elems);
+    free(tmp);
+}
+
+void ct2_release(const ct2_model *m, const ct2_var *v) {
+    const long page = sysconf(_SC_PAGESIZE);
+    if (!m || !v || page <= 0) return;
+    uintptr_t a = (uintptr_t)v->data, b = a + (uintptr_t)v->n_elems * dtype_size(v->dtype);
+    a = (a + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    b &= ~((uintptr_t)page - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 int64_t ct2_scalar_int(const ct2_model *m, const char *name, int *ok) {

@@ -43,6 +43,11 @@ const ct2_var *ct2_find(const ct2_model *m, const char *name);
 
 /** Copies var into dst as float32 (from f32/f16/bf16; ints converted). dst holds n_elems floats. */
 void ct2_to_f32(const ct2_var *v, float *dst);
+/** Copies var into dst as IEEE float16 (raw copy from f16; converted from f32/bf16/ints). */
+void ct2_to_f16(const ct2_var *v, uint16_t *dst);
+/** Drops the resident pages of var's data (madvise MADV_DONTNEED on the whole pages inside it),
+ *  so a model converted tensor by tensor never holds the whole mapped file in memory too. */
+void ct2_release(const ct2_model *m, const ct2_var *v);
 /** Reads a scalar int-like variable (int8/16/32) as int64; returns 0 and sets *ok=0 if absent/bad. */
 int64_t ct2_scalar_int(const ct2_model *m, const char *name, int *ok);
 

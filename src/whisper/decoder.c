@@ -7,6 +7,8 @@
 
 steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m) {
     memset(d, 0, sizeof *d);
+    if (m->decoder_f16)
+        return steno_fail(STENO_E_INVALID_ARG, "faithful decoder: the model was loaded with float16 decoder weights");
     d->m = m;
     const size_t D = (size_t)m->n_text_state, N = (size_t)m->n_text_ctx;
     const size_t Lyr = (size_t)m->n_text_layer, A = (size_t)m->n_audio_ctx;

@@ -205,11 +205,22 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
         }
     }
     if (dt == VEC_F32) {
+        if (m->decoder_f16) {
+            whisper_fast_free(f);
+            return steno_fail(STENO_E_INVALID_ARG, "fast path: float32 weights need a float32 model");
+        }
         for (int l = 0; l < L; l++) {
             const whisper_layer *y = &m->dec[l];
             f->dec[l] = (fast_layer){y->attn_qkv.w, y->attn_out.w, y->cross_q.w, y->cross_out.w, y->fc1.w, y->fc2.w};
         }
         f->emb = m->tok_emb;
+    } else if (m->decoder_f16) { /* the loader already keeps the decoder in float16 */
+        for (int l = 0; l < L; l++) {
+            const whisper_layer *y = &m->dec[l];
+            f->dec[l] = (fast_layer){y->attn_qkv.w16, y->attn_out.w16, y->cross_q.w16, y->cross_out.w16, y->fc1.w16,
+                                     y->fc2.w16};
+        }
+        f->emb = m->tok_emb16;
     } else {
         const size_t per_layer = (size_t)D * D * (3 + 1 + 1 + 1 + 4 + 4);
         f->f16 = malloc(sizeof(uint16_t) * (per_layer * L + (size_t)V * D));

@@ -12,12 +12,14 @@
 typedef struct loader {
     const ct2_model *ct2;
     const char *path;
+    int f16;            /* keep the tensors asked for as half in float16 */
     float *arena;
-    size_t used, cap; /* floats */
+    uint16_t *arena16;
+    size_t used, used16; /* elements */
     steno_status st;
 } loader;
 
-static const float *take(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
+static const ct2_var *check(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
     if (L->st != STENO_OK) return NULL;
     const ct2_var *v = ct2_find(L->ct2, name);
     if (!v) {
@@ -32,13 +34,40 @@ static const float *take(loader *L, const char *name, int rank, int64_t d0, int6
                            name);
         return NULL;
     }
+    return v;
+}
+
+static const float *take(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
+    const ct2_var *v = check(L, name, rank, d0, d1, d2);
+    if (!v) return NULL;
     float *dst = NULL;
     if (L->arena) {
         dst = L->arena + L->used;
         ct2_to_f32(v, dst);
+        ct2_release(L->ct2, v);
     }
     L->used += (size_t)v->n_elems;
     return dst;
+}
+
+/* A matrix the fast path reads in float16: kept as half when the loader runs in f16 mode. */
+static void take_matrix(loader *L, const char *name, int64_t d0, int64_t d1, const float **w32,
+                        const uint16_t **w16) {
+    *w32 = NULL;
+    *w16 = NULL;
+    if (!L->f16) {
+        *w32 = take(L, name, 2, d0, d1, 0);
+        return;
+    }
+    const ct2_var *v = check(L, name, 2, d0, d1, 0);
+    if (!v) return;
+    if (L->arena16) {
+        uint16_t *dst = L->arena16 + L->used16;
+        ct2_to_f16(v, dst);
+        ct2_release(L->ct2, v);
+        *w16 = dst;
+    }
+    L->used16 += (size_t)v->n_elems;
 }
 
 static void take_ln(loader *L, const char *prefix, int D, nn_layernorm *ln) {
@@ -50,10 +79,11 @@ static void take_ln(loader *L, const char *prefix, int D, nn_layernorm *ln) {
     ln->n = D;
 }
 
-static void take_linear(loader *L, const char *prefix, int n_out, int n_in, nn_linear *l) {
+static void take_linear(loader *L, const char *prefix, int n_out, int n_in, nn_linear *l, int half) {
     char name[256];
     snprintf(name, sizeof name, "%s/weight", prefix);
-    l->w = take(L, name, 2, n_out, n_in, 0);
+    if (half) take_matrix(L, name, n_out, n_in, &l->w, &l->w16);
+    else l->w = take(L, name, 2, n_out, n_in, 0), l->w16 = NULL;
     snprintf(name, sizeof name, "%s/bias", prefix);
     l->b = ct2_find(L->ct2, name) ? take(L, name, 1, n_out, 0, 0) : NULL;
     l->n_out = n_out;
@@ -74,18 +104,18 @@ static void take_all(loader *L, whisper_model *m) {
         snprintf(q, sizeof q, "%s/self_attention/layer_norm", p);
         take_ln(L, q, Da, &y->attn_ln);
         snprintf(q, sizeof q, "%s/self_attention/linear_0", p);
-        take_linear(L, q, 3 * Da, Da, &y->attn_qkv);
+        take_linear(L, q, 3 * Da, Da, &y->attn_qkv, 0);
         snprintf(q, sizeof q, "%s/self_attention/linear_1", p);
-        take_linear(L, q, Da, Da, &y->attn_out);
+        take_linear(L, q, Da, Da, &y->attn_out, 0);
         snprintf(q, sizeof q, "%s/ffn/layer_norm", p);
         take_ln(L, q, Da, &y->mlp_ln);
         snprintf(q, sizeof q, "%s/ffn/linear_0", p);
-        take_linear(L, q, 4 * Da, Da, &y->fc1);
+        take_linear(L, q, 4 * Da, Da, &y->fc1, 0);
         snprintf(q, sizeof q, "%s/ffn/linear_1", p);
-        take_linear(L, q, Da, 4 * Da, &y->fc2);
+        take_linear(L, q, Da, 4 * Da, &y->fc2, 0);
     }
     take_ln(L, "encoder/layer_norm", Da, &m->enc_ln_post);
-    m->tok_emb = take(L, "decoder/embeddings/weight", 2, m->n_vocab, Dt, 0);
+    take_matrix(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb, &m->tok_emb16);
     m->dec_pos = take(L, "decoder/position_encodings/encodings", 2, m->n_text_ctx, Dt, 0);
     for (int i = 0; i < m->n_text_layer; i++) {
         whisper_layer *y = &m->dec[i];
@@ -93,23 +123,23 @@ static void take_all(loader *L, whisper_model *m) {
         snprintf(q, sizeof q, "%s/self_attention/layer_norm", p);
         take_ln(L, q, Dt, &y->attn_ln);
         snprintf(q, sizeof q, "%s/self_attention/linear_0", p);
-        take_linear(L, q, 3 * Dt, Dt, &y->attn_qkv);
+        take_linear(L, q, 3 * Dt, Dt, &y->attn_qkv, 1);
         snprintf(q, sizeof q, "%s/self_attention/linear_1", p);
-        take_linear(L, q, Dt, Dt, &y->attn_out);
+        take_linear(L, q, Dt, Dt, &y->attn_out, 1);
         snprintf(q, sizeof q, "%s/attention/layer_norm", p);
         take_ln(L, q, Dt, &y->cross_ln);
         snprintf(q, sizeof q, "%s/attention/linear_0", p);
-        take_linear(L, q, Dt, Dt, &y->cross_q);
+        take_linear(L, q, Dt, Dt, &y->cross_q, 1);
         snprintf(q, sizeof q, "%s/attention/linear_1", p);
-        take_linear(L, q, 2 * Dt, Dt, &y->cross_kv);
+        take_linear(L, q, 2 * Dt, Dt, &y->cross_kv, 0);
         snprintf(q, sizeof q, "%s/attention/linear_2", p);
-        take_linear(L, q, Dt, Dt, &y->cross_out);
+        take_linear(L, q, Dt, Dt, &y->cross_out, 1);
         snprintf(q, sizeof q, "%s/ffn/layer_norm", p);
         take_ln(L, q, Dt, &y->mlp_ln);
         snprintf(q, sizeof q, "%s/ffn/linear_0", p);
-        take_linear(L, q, 4 * Dt, Dt, &y->fc1);
+        take_linear(L, q, 4 * Dt, Dt, &y->fc1, 1);
         snprintf(q, sizeof q, "%s/ffn/linear_1", p);
-        take_linear(L, q, Dt, 4 * Dt, &y->fc2);
+        take_linear(L, q, Dt, 4 * Dt, &y->fc2, 1);
     }
     take_ln(L, "decoder/layer_norm", Dt, &m->dec_ln);
 }
@@ -155,7 +185,9 @@ static steno_status resolve_special(whisper_model *m, const char *dir) {
     return STENO_OK;
 }
 
-steno_status whisper_model_load(const char *dir, whisper_model **out) {
+steno_status whisper_model_load(const char *dir, whisper_model **out) { return whisper_model_load_ex(dir, 0, out); }
+
+steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out) {
     *out = NULL;
     char path[4096];
     whisper_model *m = calloc(1, sizeof *m);
@@ -194,20 +226,23 @@ steno_status whisper_model_load(const char *dir, whisper_model **out) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto fail;
     }
-    loader L = {.ct2 = c, .path = path};
+    m->decoder_f16 = decoder_f16 != 0;
+    loader L = {.ct2 = c, .path = path, .f16 = m->decoder_f16};
     take_all(&L, m); /* sizing pass */
     if (L.st != STENO_OK) {
         st = L.st;
         goto fail;
     }
     m->arena = malloc(L.used * sizeof(float));
-    if (!m->arena) {
+    m->arena16 = L.used16 ? malloc(L.used16 * sizeof(uint16_t)) : NULL;
+    if (!m->arena || (L.used16 && !m->arena16)) {
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
                         L.used * sizeof(float) >> 20);
         goto fail;
     }
     L.arena = m->arena;
-    L.used = 0;
+    L.arena16 = m->arena16;
+    L.used = L.used16 = 0;
     take_all(&L, m);
     ct2_close(c);
     c = NULL;
@@ -232,6 +267,7 @@ fail:
 void whisper_model_free(whisper_model *m) {
     if (!m) return;
     free(m->arena);
+    free(m->arena16);
     free(m->enc);
     free(m->dec);
     whisper_config_free(&m->config);

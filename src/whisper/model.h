@@ -45,7 +45,9 @@ typedef struct whisper_model {
     whisper_layer *enc;   /* [n_audio_layer] */
     nn_layernorm enc_ln_post;
 
-    const float *tok_emb; /* [n_vocab][D]; also the output projection (tied) */
+    const float *tok_emb; /* [n_vocab][D]; also the output projection (tied); NULL if f16 only */
+    const uint16_t *tok_emb16; /* float16 copy, or NULL */
+    int decoder_f16;      /* decoder matrices held only as float16 (fast path); faithful can't run */
     const float *dec_pos; /* [n_text_ctx][D] */
     whisper_layer *dec;   /* [n_text_layer] */
     nn_layernorm dec_ln;
@@ -54,11 +56,18 @@ typedef struct whisper_model {
     steno_tokenizer *tokenizer;
     whisper_special special;
 
-    float *arena; /* all float32 weights, owned */
+    float *arena;      /* all float32 weights, owned */
+    uint16_t *arena16; /* float16 decoder matrices when decoder_f16, owned */
 } whisper_model;
 
-/** Loads <dir>/model.bin, config.json and the tokenizer files. Errors name the file and reason. */
+/** Loads <dir>/model.bin, config.json and the tokenizer files in float32. Errors name the file and
+ *  the reason. */
 steno_status whisper_model_load(const char *dir, whisper_model **out);
+
+/** As whisper_model_load; with decoder_f16 the decoder's matrices (self-attention, cross-attention
+ *  Q and output, MLP, token embedding) are kept only as float16 (w16 / tok_emb16), halving their
+ *  memory, for the fast path. The cross-attention K/V weights stay float32 (the per-window GEMM). */
+steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out);
 void whisper_model_free(whisper_model *m);
 
 #endif

@@ -6,10 +6,12 @@
 #define STENO_WHISPER_NN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /** A Linear layer y = x Wᵀ + b, W [n_out][n_in] (PyTorch/CTranslate2 layout), b [n_out] or NULL. */
 typedef struct nn_linear {
-    const float *w;
+    const float *w;        /* NULL when the model keeps only the float16 copy */
+    const uint16_t *w16;   /* float16 copy [n_out][n_in], or NULL */
     const float *b;
     int n_out, n_in;
 } nn_linear;

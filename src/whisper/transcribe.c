@@ -48,7 +48,8 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
         return steno_fail(STENO_E_INVALID_ARG, "audio_ctx: only the fast path can reduce it");
     steno_whisper *w = calloc(1, sizeof *w);
     if (!w) return steno_fail(STENO_E_NOMEM, "out of memory");
-    steno_status st = whisper_model_load(model_dir, &w->model);
+    const int decoder_f16 = o.path == STENO_PATH_FAST && o.weights == STENO_WEIGHTS_F16;
+    steno_status st = whisper_model_load_ex(model_dir, decoder_f16, &w->model);
     if (st != STENO_OK) {
         free(w);
         return st;
