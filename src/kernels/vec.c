@@ -50,8 +50,8 @@ static void gelu_scalar(float *x, size_t n) {
 
 #define ATT_BLOCK 64
 
-static void attention_scalar(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk,
-                             int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
+static void attention_scalar(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
+                             int nk, int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
     float s[ATT_BLOCK];
     for (int i = 0; i < nq; i++) {
         const float *qi = q + (size_t)i * q_stride;
@@ -76,7 +76,7 @@ static void attention_scalar(const float *q, int q_stride, const float *Kt, int 
             }
             for (int j = 0; j < jn; j++) {
                 const float p = expf(s[j] - m);
-                const float *v = V + (size_t)(j0 + j) * dh;
+                const float *v = V + (size_t)(j0 + j) * ldv;
                 l += p;
                 for (int d = 0; d < dh; d++) o[d] += p * v[d];
             }
@@ -122,9 +122,9 @@ void vec_add(float *y, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk, int dh, int nq,
-                   int causal, int q_pos0, float *out, int out_stride) {
-    g_k->attention(q, q_stride, Kt, ldk, V, nk, dh, nq, causal, q_pos0, out, out_stride);
+void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk, int dh,
+                   int nq, int causal, int q_pos0, float *out, int out_stride) {
+    g_k->attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
 }
 
 void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n) {

@@ -45,11 +45,11 @@ void vec_add(float *y, const float *x, size_t n);
 /** Streaming-softmax attention of nq queries against keys [0, nk) of one head:
  *  q [nq][q_stride] (dh values each, already scaled by 1/√dh); keys transposed, Kt [dh][ldk]
  *  (key j is column j; ldk >= nk rounded up to 16, and columns past nk must be readable);
- *  values V [nk][dh]; out [nq][out_stride]. When causal, query i sees keys 0..(q_pos0 + i).
+ *  values V [nk][ldv] (dh values each); out [nq][out_stride]. When causal, query i sees keys 0..(q_pos0 + i).
  *  No score matrix is materialized: keys are visited in blocks of 64 whose maximum rescales the
  *  running sum once per block. */
-void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk, int dh,
-                   int nq, int causal, int q_pos0, float *out, int out_stride);
+void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
+                   int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
 
 /** Rounds n up to the key padding vec_attention needs for ldk. */
 static inline int vec_attention_ldk(int n) { return (n + 15) & ~15; }

@@ -144,12 +144,11 @@ AVX2 static void gelu_avx2(float *x, size_t n) {
 /* o[0..8nv) = o·scale + Σ_{j<n} p[j]·V[j]; inlined with nv a constant (8 for dh 64) so the
  * accumulators stay in registers. */
 AVX2 static inline __attribute__((always_inline)) void pv_accumulate(float *o, float scale, const float *p,
-                                                                     const float *V, int n, int nv) {
+                                                                     const float *V, int ldv, int n, int nv) {
     __m256 acc[32];
     const __m256 vs = _mm256_set1_ps(scale);
     for (int c = 0; c < nv; c++) acc[c] = _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), vs);
-    const int dh = 8 * nv;
-    for (int j = 0; j < n; j++, V += dh) {
+    for (int j = 0; j < n; j++, V += ldv) {
         const __m256 pj = _mm256_broadcast_ss(p + j);
         for (int c = 0; c < nv; c++) acc[c] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(V + 8 * c), acc[c]);
     }
@@ -160,10 +159,10 @@ AVX2 static inline __attribute__((always_inline)) void pv_accumulate(float *o, f
  * per register tile, reading the transposed keys Kt so no horizontal sums are needed. Softmax:
  * per query and key block, one rescale of the running (max, sum, output) at most. Values: per
  * query, the output row accumulates p·V[j] in registers over the block. */
-AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk,
-                                int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
+AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
+                                int nk, int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
     if (dh % 8 || dh > 256) {
-        vec_scalar.attention(q, q_stride, Kt, ldk, V, nk, dh, nq, causal, q_pos0, out, out_stride);
+        vec_scalar.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
         return;
     }
     const int nv = dh / 8;
@@ -227,8 +226,8 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
                     vl = _mm256_add_ps(vl, pj);
                 }
                 l[a] += hsum8(vl);
-                if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * dh, jl, 8);
-                else pv_accumulate(o, scale, s[a], V + (size_t)j0 * dh, jl, nv);
+                if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 8);
+                else pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nv);
             }
         }
         for (int a = 0; a < qn; a++) {

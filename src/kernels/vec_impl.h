@@ -9,8 +9,8 @@ typedef struct vec_kernels {
     void (*gemv_f16)(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y);
     void (*layernorm)(const float *x, const float *gamma, const float *beta, int n, float *y);
     void (*gelu)(float *x, size_t n);
-    void (*attention)(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int nk, int dh,
-                      int nq, int causal, int q_pos0, float *out, int out_stride);
+    void (*attention)(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
+                      int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
 } vec_kernels;
 
 extern const vec_kernels vec_scalar;

@@ -26,8 +26,10 @@ struct whisper_fast {
     float *cross_k_b, *cross_v_b; /* [L·D] */
     uint16_t *f16;        /* storage of the f16 copies */
     float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
-    /* encoder activations, sized for audio_ctx */
-    float *col, *y1, *h, *qkv, *q, *k, *v, *att, *mlp;
+    /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
+     * matrices of the convolutions, and the decoder's per-window cross K/V projection */
+    float *big, *h, *qkv, *kt, *att;
+    size_t big_floats;
 };
 
 /* ---------------------------------------------------------------- parallel GEMM / GEMV */
@@ -134,8 +136,9 @@ typedef struct attn_job {
     int q_stride;
     const float *Kt;  /* [H][dh][ldk]: keys transposed */
     int ldk;
-    const float *V;   /* [H][v_rows][dh] */
+    const float *V;   /* head h at V + h·v_head_stride, rows ldv apart */
     size_t v_head_stride;
+    int ldv;
     int nk, nq, dh, H, causal, q_pos0, q_blocks;
     float *out; /* [T][D] */
 } attn_job;
@@ -148,7 +151,7 @@ static void attn_task(void *ctx, int t, int n) {
     const int i1 = i0 + per < j->nq ? i0 + per : j->nq;
     if (i0 >= i1) return;
     vec_attention(j->q + (size_t)i0 * j->q_stride + h * j->dh, j->q_stride,
-                  j->Kt + (size_t)h * j->dh * j->ldk, j->ldk, j->V + h * j->v_head_stride, j->nk, j->dh, i1 - i0,
+                  j->Kt + (size_t)h * j->dh * j->ldk, j->ldk, j->V + h * j->v_head_stride, j->ldv, j->nk, j->dh, i1 - i0,
                   j->causal, j->q_pos0 + i0, j->out + (size_t)i0 * j->H * j->dh + h * j->dh, j->H * j->dh);
 }
 
@@ -182,18 +185,18 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
     f->cross_v_b = malloc(sizeof(float) * (size_t)L * D);
     f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
     const size_t T1 = 2 * (size_t)A;
-    const size_t col = T1 * m->n_mels * 3 > (size_t)A * Da * 3 ? T1 * m->n_mels * 3 : (size_t)A * Da * 3;
-    f->col = malloc(sizeof(float) * col);
-    f->y1 = malloc(sizeof(float) * T1 * Da);
+    size_t big = (size_t)A * 4 * Da;
+    if (T1 * m->n_mels * 3 > big) big = T1 * m->n_mels * 3;
+    if ((size_t)A * Da * 3 > big) big = (size_t)A * Da * 3;
+    if ((size_t)A * L * D > big) big = (size_t)A * L * D;
+    f->big_floats = big;
+    f->big = malloc(sizeof(float) * big);
     f->h = malloc(sizeof(float) * A * Da);
-    f->qkv = malloc(sizeof(float) * A * 3 * Da);
-    f->q = malloc(sizeof(float) * A * Da);
-    f->k = calloc((size_t)vec_attention_ldk(A) * Da, sizeof(float));
-    f->v = malloc(sizeof(float) * A * Da);
+    f->qkv = malloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
+    f->kt = calloc((size_t)vec_attention_ldk(A) * Da, sizeof(float));
     f->att = malloc(sizeof(float) * A * Da);
-    f->mlp = malloc(sizeof(float) * A * 4 * Da);
-    if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || !f->conv_scratch || !f->col ||
-        !f->y1 || !f->h || !f->qkv || !f->q || !f->k || !f->v || !f->att || !f->mlp)
+    if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || !f->conv_scratch || !f->big ||
+        !f->h || !f->qkv || !f->kt || !f->att)
         goto nomem;
     for (int l = 0; l < L; l++) {
         const nn_linear *kv = &m->dec[l].cross_kv;
@@ -260,15 +263,11 @@ void whisper_fast_free(whisper_fast *f) {
     free(f->cross_v_b);
     free(f->f16);
     free(f->conv_scratch);
-    free(f->col);
-    free(f->y1);
+    free(f->big);
     free(f->h);
     free(f->qkv);
-    free(f->q);
-    free(f->k);
-    free(f->v);
+    free(f->kt);
     free(f->att);
-    free(f->mlp);
     free(f);
 }
 
@@ -276,15 +275,13 @@ int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
 /* ---------------------------------------------------------------- encoder */
 
-/* qkv [T][3D] → q (scaled) [T][D], keys transposed [H][dh][ldk], values [H][T][dh]. */
-static void split_heads(const float *qkv, int T, int H, int dh, float scale, float *q, float *kt, int ldk,
-                        float *v) {
-    const int D = H * dh;
+/* In qkv [T][3D]: scales the queries in place and copies the keys out transposed, [D][ldk]
+ * (row h·dh + d is dimension d of head h); values stay where they are. */
+static void prepare_qk(float *qkv, int T, int D, float scale, float *kt, int ldk) {
     for (int t = 0; t < T; t++) {
-        const float *r = qkv + (size_t)t * 3 * D;
-        for (int i = 0; i < D; i++) q[(size_t)t * D + i] = r[i] * scale;
-        for (int i = 0; i < D; i++) kt[(size_t)i * ldk + t] = r[D + i]; /* i = h·dh + d */
-        for (int h = 0; h < H; h++) memcpy(v + ((size_t)h * T + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
+        float *r = qkv + (size_t)t * 3 * D;
+        for (int i = 0; i < D; i++) r[i] *= scale;
+        for (int i = 0; i < D; i++) kt[(size_t)i * ldk + t] = r[D + i];
     }
 }
 
@@ -292,7 +289,7 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
     const whisper_model *m = f->m;
     const int D = m->n_audio_state, C = m->n_mels, H = m->n_audio_head, dh = D / H;
     const int T2 = f->A, T1 = 2 * T2, W = 2 * m->n_audio_ctx; /* W: frames per mel row */
-    float *col = f->col, *y1 = f->y1, *h = f->h;
+    float *col = f->big, *y1 = f->qkv, *h = f->h;
 
     for (int t = 0; t < T1; t++) {
         float *row = col + (size_t)t * C * 3;
@@ -322,16 +319,16 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         layernorm(f, &L->attn_ln, xa, T2, h);
         linear(f, VEC_F32, L->attn_qkv.w, L->attn_qkv.b, h, T2, 3 * D, D, f->qkv);
         const int ldk = vec_attention_ldk(T2);
-        split_heads(f->qkv, T2, H, dh, scale, f->q, f->k, ldk, f->v);
-        attn_job aj = {f->q, D, f->k, ldk, f->v, (size_t)T2 * dh, T2, T2, dh, H, 0, 0, 0, f->att};
+        prepare_qk(f->qkv, T2, D, scale, f->kt, ldk);
+        attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->qkv + 2 * D, dh, 3 * D, T2, T2, dh, H, 0, 0, 0, f->att};
         attention(f, &aj);
         linear(f, VEC_F32, L->attn_out.w, L->attn_out.b, f->att, T2, D, D, h);
         vec_add(xa, h, (size_t)T2 * D);
 
         layernorm(f, &L->mlp_ln, xa, T2, h);
-        linear(f, VEC_F32, L->fc1.w, L->fc1.b, h, T2, 4 * D, D, f->mlp);
-        gelu(f, f->mlp, (size_t)T2 * 4 * D);
-        linear(f, VEC_F32, L->fc2.w, L->fc2.b, f->mlp, T2, D, 4 * D, h);
+        linear(f, VEC_F32, L->fc1.w, L->fc1.b, h, T2, 4 * D, D, f->big);
+        gelu(f, f->big, (size_t)T2 * 4 * D);
+        linear(f, VEC_F32, L->fc2.w, L->fc2.b, f->big, T2, D, 4 * D, h);
         vec_add(xa, h, (size_t)T2 * D);
     }
     layernorm(f, &m->enc_ln_post, xa, T2, h);
@@ -347,7 +344,7 @@ struct whisper_fast_decoder {
     int ldk_self, ldk_cross;  /* key columns allocated (vec_attention_ldk) */
     float *self_k, *self_v;   /* keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
     float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
-    float *x, *h, *qkv, *q, *att, *mlp, *cross_tmp; /* sized for n_text_ctx tokens */
+    float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
 };
 
 steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
@@ -370,9 +367,8 @@ steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder *
     d->q = malloc(sizeof(float) * N * D);
     d->att = malloc(sizeof(float) * N * D);
     d->mlp = malloc(sizeof(float) * N * 4 * D);
-    d->cross_tmp = malloc(sizeof(float) * A * L * D);
     if (!d->self_k || !d->self_v || !d->cross_k || !d->cross_v || !d->x || !d->h || !d->qkv || !d->q || !d->att ||
-        !d->mlp || !d->cross_tmp) {
+        !d->mlp) {
         whisper_fast_decoder_free(d);
         return steno_fail(STENO_E_NOMEM, "fast decoder: out of memory");
     }
@@ -392,7 +388,6 @@ void whisper_fast_decoder_free(whisper_fast_decoder *d) {
     free(d->q);
     free(d->att);
     free(d->mlp);
-    free(d->cross_tmp);
     free(d);
 }
 
@@ -416,10 +411,11 @@ void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
     const int D = m->n_text_state, L = m->n_text_layer, H = m->n_text_head, A = f->A;
-    linear(f, VEC_F32, f->cross_k_w, f->cross_k_b, xa, A, L * D, D, d->cross_tmp);
-    scatter_keys(d->cross_tmp, A, L * D, d->ldk_cross, d->cross_k);
-    linear(f, VEC_F32, f->cross_v_w, f->cross_v_b, xa, A, L * D, D, d->cross_tmp);
-    scatter_heads(d->cross_tmp, A, L, H, D / H, d->cross_v);
+    float *tmp = f->big; /* the encoder is done with it until the next window */
+    linear(f, VEC_F32, f->cross_k_w, f->cross_k_b, xa, A, L * D, D, tmp);
+    scatter_keys(tmp, A, L * D, d->ldk_cross, d->cross_k);
+    linear(f, VEC_F32, f->cross_v_w, f->cross_v_b, xa, A, L * D, D, tmp);
+    scatter_heads(tmp, A, L, H, D / H, d->cross_v);
     d->n_past = 0;
 }
 
@@ -456,7 +452,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
             for (int h = 0; h < H; h++)
                 memcpy(Vc + ((size_t)h * N + off + t) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
         }
-        attn_job sj = {d->q, D, Kc, d->ldk_self, Vc, (size_t)N * dh, off + T, T, dh, H, 1, off, 0, d->att};
+        attn_job sj = {d->q, D, Kc, d->ldk_self, Vc, (size_t)N * dh, dh, off + T, T, dh, H, 1, off, 0, d->att};
         attention(f, &sj);
         linear(f, dt, FL->out, L->attn_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
@@ -465,7 +461,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         linear(f, dt, FL->cross_q, L->cross_q.b, d->h, T, D, D, d->q);
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
         attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
-                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, A, T, dh, H, 0, 0, 0, d->att};
+                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, T, dh, H, 0, 0, 0, d->att};
         attention(f, &cj);
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);

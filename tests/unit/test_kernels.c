@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
             for (int d = 0; d < dh; d++) Kt[(size_t)d * ldk + j] = K[(size_t)j * dh + d];
         for (int causal = 0; causal < 2; causal++) {
             const int pos0 = 200;
-            vec_attention(q, dh, Kt, ldk, V, nk, dh, nq, causal, pos0, o, dh);
+            vec_attention(q, dh, Kt, ldk, V, dh, nk, dh, nq, causal, pos0, o, dh);
             double err = 0;
             for (int i = 0; i < nq; i++) {
                 const int limit = causal ? (pos0 + i + 1 < nk ? pos0 + i + 1 : nk) : nk;
