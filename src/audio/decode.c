@@ -95,7 +95,7 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
 }
 
 static steno_status setup_swr(decoder *d, const AVFrame *f) {
-    AVChannelLayout in_layout;
+    AVChannelLayout in_layout = {0};
     int ret;
     if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC || f->ch_layout.nb_channels <= 0) {
         int nch = f->ch_layout.nb_channels > 0 ? f->ch_layout.nb_channels : d->dec->ch_layout.nb_channels;
