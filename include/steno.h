@@ -90,7 +90,7 @@ int steno_whisper_is_multilingual(const steno_whisper *w);
 
 /** Decoding parameters, openai-whisper transcribe() defaults (whisper/transcribe.py). */
 typedef struct steno_transcribe_params {
-    const float *temperatures;  /* fallback ladder; NULL → 0.0, 0.2, ..., 1.0 */
+    const double *temperatures; /* fallback ladder; NULL → numpy.arange(0, 1 + 1e-6, 0.2) */
     int n_temperatures;
     double compression_ratio_threshold; /* 2.4; <= 0 disables */
     double logprob_threshold;           /* -1.0; use -INFINITY (or <= -1e30) to disable */

@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "text/utf8.h"
 
-static const float k_default_temperatures[] = {0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 1.0f};
+/* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
+ * exactly as openai-whisper reports it */
+static const double k_default_temperatures[] = {0.0, 0.2, 2 * 0.2, 3 * 0.2, 4 * 0.2, 5 * 0.2};
 
 /* xoshiro256** (Blackman & Vigna), seeded through splitmix64: reproducible sampling. */
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -120,8 +122,8 @@ double whisper_compression_ratio(const char *text) {
     return r;
 }
 
-static int sample_token(const float *logits, int n, float temperature, uint64_t rng[4], float *probs) {
-    if (temperature <= 0.0f) {
+static int sample_token(const float *logits, int n, double temperature, uint64_t rng[4], float *probs) {
+    if (temperature <= 0.0) {
         int best = 0;
         for (int i = 1; i < n; i++)
             if (logits[i] > logits[best]) best = i; /* first maximum, like torch.argmax */
@@ -158,7 +160,7 @@ static void logits_at(whisper_decode_ctx *c, int t, float *logits) {
 
 /* One DecodingTask.run at one temperature. */
 static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
-                                float temperature, whisper_window_result *res) {
+                                double temperature, whisper_window_result *res) {
     const whisper_model *m = c->m;
     const whisper_special *sp = &m->special;
     const int N = m->n_text_ctx, V = m->n_vocab, eot = sp->eot;
@@ -222,7 +224,7 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
                                           int n_prompt, const steno_transcribe_params *p,
                                           whisper_window_result *res) {
-    const float *temps = p->temperatures ? p->temperatures : k_default_temperatures;
+    const double *temps = p->temperatures ? p->temperatures : k_default_temperatures;
     const int n_temps = p->temperatures ? p->n_temperatures : 6;
     if (c->fast) whisper_fast_decoder_set_audio(c->fdec, xa);
     else whisper_decoder_set_audio(&c->dec, xa);

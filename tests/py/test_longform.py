@@ -27,10 +27,13 @@ def main():
     if missing:
         se.fail("not in the manifest: %s" % ", ".join(missing))
     rows = [by_name[c] for c in CLIPS]
+    # Outside the sanitizer build, ask for the very run the parity and WER tests judge (all
+    # English clips, one process), which steno_eval's cache then decodes only once.
+    run_rows = rows if se.sanitize() else list(by_name.values())
     with tempfile.TemporaryDirectory(prefix="steno_long_") as tmp:
-        results, wall = se.transcribe([r["path"] for r in rows], tmp)
+        results, wall = se.transcribe([r["path"] for r in run_rows], tmp)
     print("steno transcribe: %d clips, %.1f s audio, wall %.1f s" % (
-        len(rows), sum(r["seconds"] for r in rows), wall))
+        len(run_rows), sum(r["seconds"] for r in run_rows), wall))
     failures = []
     for r in rows:
         res = results[r["path"]]

@@ -1,0 +1,40 @@
+/* commands.h — the verbs of the `steno` command. Each takes the verb's own argv (argv[0] is the
+ * verb) and returns the process exit status: 0 ok, 1 runtime error (one line on stderr), 2 usage
+ * error. */
+#ifndef STENO_CLI_COMMANDS_H
+#define STENO_CLI_COMMANDS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/** `steno transcribe [options] FILE...` (cli/transcribe_cmd.c): openai-whisper's CLI. */
+int steno_cmd_transcribe(int argc, char **argv);
+/** Writes the help of `steno transcribe` to f. */
+void steno_transcribe_usage(FILE *f);
+
+/** `steno convert --to ggml ...` (cli/convert_cmd.c): writes a model as a whisper.cpp ggml file. */
+int steno_cmd_convert(int argc, char **argv);
+
+/** `steno generate -m MODEL -p PROMPT ...` (cli/generate_cmd.c): text generation with an LLM. */
+int steno_cmd_generate(int argc, char **argv);
+
+/** `steno chat -m MODEL` (cli/chat_cmd.c): an interactive conversation with an LLM. */
+int steno_cmd_chat(int argc, char **argv);
+
+/** `steno dump-l1 ...` (cli/dump_l1.c): dumps encoder output and step logits for the L1 parity
+ *  check against the CTranslate2 oracle. */
+int steno_cmd_dump_l1(int argc, char **argv);
+
+/* ---- shared by the verbs (cli/model_path.c) ---------------------------------------------- */
+
+/** The folder of named models: model_dir (--model-dir) if set, else $STENO_MODELS_DIR, else
+ *  ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models. */
+void steno_cli_models_root(const char *model_dir, char *out, size_t size);
+
+/** Resolves `--model NAME|DIR` into out: a path containing '/' as given; else NAME under
+ *  steno_cli_models_root(model_dir); else a directory NAME in the current directory. Returns 0, or
+ *  1 after printing "steno: model NAME not found in ROOT; run scripts/fetch_model.sh". Whether the
+ *  directory holds a usable model is left to the loader (its errors name the file). */
+int steno_cli_model_path(const char *model, const char *model_dir, char *out, size_t size);
+
+#endif

@@ -1,0 +1,49 @@
+/* main.c — `steno <verb>`: dispatches to the verbs declared in commands.h. */
+#include "commands.h"
+#include "steno.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fputs("usage: steno <command> [options] [args]\n"
+          "\n"
+          "steno is a local inference engine written in C: speech-to-text with Whisper models\n"
+          "and text generation with small LLMs.\n"
+          "\n"
+          "commands:\n"
+          "  transcribe   transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
+          "  generate     generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
+          "  chat         chat with an LLM through its chat template (one message per line)\n"
+          "  convert      write a model as a whisper.cpp ggml file\n"
+          "  dump-l1      dump encoder output and decoder logits for the L1 parity check\n"
+          "\n"
+          "options:\n"
+          "  -h, --help     show this help (and 'steno <command> --help' for a command's)\n"
+          "  -V, --version  print the version\n",
+          f);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *verb = argv[1];
+    if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "transcribe") == 0) steno_transcribe_usage(stdout);
+        else usage(stdout);
+        return 0;
+    }
+    if (strcmp(verb, "-V") == 0 || strcmp(verb, "--version") == 0) {
+        printf("steno %s\n", STENO_VERSION);
+        return 0;
+    }
+    if (strcmp(verb, "transcribe") == 0) return steno_cmd_transcribe(argc - 1, argv + 1);
+    if (strcmp(verb, "generate") == 0) return steno_cmd_generate(argc - 1, argv + 1);
+    if (strcmp(verb, "chat") == 0) return steno_cmd_chat(argc - 1, argv + 1);
+    if (strcmp(verb, "convert") == 0) return steno_cmd_convert(argc - 1, argv + 1);
+    if (strcmp(verb, "dump-l1") == 0) return steno_cmd_dump_l1(argc - 1, argv + 1);
+    fprintf(stderr, "steno: unknown command '%s' (see 'steno --help')\n", verb);
+    return 2;
+}

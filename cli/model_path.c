@@ -1,0 +1,44 @@
+/* model_path.c — where `--model NAME|DIR` points, shared by the verbs that load a model. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void steno_cli_models_root(const char *model_dir, char *out, size_t size) {
+    const char *env = getenv("STENO_MODELS_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (model_dir && *model_dir) snprintf(out, size, "%s", model_dir);
+    else if (env && *env) snprintf(out, size, "%s", env);
+    else if (xdg && *xdg) snprintf(out, size, "%s/steno/models", xdg);
+    else snprintf(out, size, "%s/.cache/steno/models", home && *home ? home : ".");
+}
+
+int steno_cli_model_path(const char *model, const char *model_dir, char *out, size_t size) {
+    char root[4096], probe[8300];
+    steno_cli_models_root(model_dir, root, sizeof root);
+    snprintf(out, size, "%s/%s", root, model);
+    snprintf(probe, sizeof probe, "%s/model.bin", out);
+    if (strchr(model, '/') || (!is_file(probe) && is_dir(model))) {
+        snprintf(out, size, "%s", model);
+        return 0;
+    }
+    if (!is_dir(out)) {
+        fprintf(stderr, "steno: model %s not found in %s; run scripts/fetch_model.sh\n", model,
+                root);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,541 @@
+/* transcribe_cmd.c — `steno transcribe [options] FILE...`.
+ *
+ * Follows openai-whisper's command line (whisper/transcribe.py: cli) with dashes for underscores
+ * (the underscore spellings are accepted too): the same option names, defaults and output files
+ * (<output-dir>/<audio basename without extension>.<ext>, written by whisper/utils.py's writers,
+ * here steno_write_result). Additions: `--output-dir -` prints one format to stdout, `--progress`,
+ * `FILE` "-" reads standard input.
+ *
+ * Exit status: 0 ok; 1 when any input failed (one line "steno: <reason>" on stderr per failure,
+ * the other inputs are still transcribed); 2 usage error.
+ */
+#include "commands.h"
+#include "steno.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MODEL "tiny.en"
+#define MAX_TEMPERATURES 64
+
+static const char *const FORMATS[] = {"txt", "vtt", "srt", "tsv", "json"}; /* utils.py order */
+#define N_FORMATS 5
+
+/* whisper/tokenizer.py LANGUAGES (code, name) and TO_LANGUAGE_CODE's aliases. */
+static const char *const LANGUAGES[][2] = {
+    {"en", "english"}, {"zh", "chinese"}, {"de", "german"}, {"es", "spanish"},
+    {"ru", "russian"}, {"ko", "korean"}, {"fr", "french"}, {"ja", "japanese"},
+    {"pt", "portuguese"}, {"tr", "turkish"}, {"pl", "polish"}, {"ca", "catalan"},
+    {"nl", "dutch"}, {"ar", "arabic"}, {"sv", "swedish"}, {"it", "italian"},
+    {"id", "indonesian"}, {"hi", "hindi"}, {"fi", "finnish"}, {"vi", "vietnamese"},
+    {"he", "hebrew"}, {"uk", "ukrainian"}, {"el", "greek"}, {"ms", "malay"},
+    {"cs", "czech"}, {"ro", "romanian"}, {"da", "danish"}, {"hu", "hungarian"},
+    {"ta", "tamil"}, {"no", "norwegian"}, {"th", "thai"}, {"ur", "urdu"},
+    {"hr", "croatian"}, {"bg", "bulgarian"}, {"lt", "lithuanian"}, {"la", "latin"},
+    {"mi", "maori"}, {"ml", "malayalam"}, {"cy", "welsh"}, {"sk", "slovak"},
+    {"te", "telugu"}, {"fa", "persian"}, {"lv", "latvian"}, {"bn", "bengali"},
+    {"sr", "serbian"}, {"az", "azerbaijani"}, {"sl", "slovenian"}, {"kn", "kannada"},
+    {"et", "estonian"}, {"mk", "macedonian"}, {"br", "breton"}, {"eu", "basque"},
+    {"is", "icelandic"}, {"hy", "armenian"}, {"ne", "nepali"}, {"mn", "mongolian"},
+    {"bs", "bosnian"}, {"kk", "kazakh"}, {"sq", "albanian"}, {"sw", "swahili"},
+    {"gl", "galician"}, {"mr", "marathi"}, {"pa", "punjabi"}, {"si", "sinhala"},
+    {"km", "khmer"}, {"sn", "shona"}, {"yo", "yoruba"}, {"so", "somali"},
+    {"af", "afrikaans"}, {"oc", "occitan"}, {"ka", "georgian"}, {"be", "belarusian"},
+    {"tg", "tajik"}, {"sd", "sindhi"}, {"gu", "gujarati"}, {"am", "amharic"},
+    {"yi", "yiddish"}, {"lo", "lao"}, {"uz", "uzbek"}, {"fo", "faroese"},
+    {"ht", "haitian creole"}, {"ps", "pashto"}, {"tk", "turkmen"}, {"nn", "nynorsk"},
+    {"mt", "maltese"}, {"sa", "sanskrit"}, {"lb", "luxembourgish"}, {"my", "myanmar"},
+    {"bo", "tibetan"}, {"tl", "tagalog"}, {"mg", "malagasy"}, {"as", "assamese"},
+    {"tt", "tatar"}, {"haw", "hawaiian"}, {"ln", "lingala"}, {"ha", "hausa"},
+    {"ba", "bashkir"}, {"jw", "javanese"}, {"su", "sundanese"}, {"yue", "cantonese"},
+    /* aliases */
+    {"my", "burmese"}, {"ca", "valencian"}, {"nl", "flemish"}, {"ht", "haitian"},
+    {"lb", "letzeburgesch"}, {"ps", "pushto"}, {"pa", "panjabi"}, {"ro", "moldavian"},
+    {"ro", "moldovan"}, {"si", "sinhalese"}, {"es", "castilian"}, {"zh", "mandarin"},
+};
+
+void steno_transcribe_usage(FILE *f) {
+    fputs(
+        "usage: steno transcribe [options] FILE...\n"
+        "\n"
+        "Transcribes speech in each FILE (any format FFmpeg decodes; \"-\" reads standard input)\n"
+        "with a Whisper model, like openai-whisper's `whisper` command. The model is loaded once.\n"
+        "\n"
+        "options (openai-whisper's names; --name_with_underscores is accepted too):\n"
+        "  --model NAME|DIR        a model name looked up in --model-dir, or a CTranslate2 model\n"
+        "                          directory (model.bin, config.json, vocabulary.txt, tokenizer.json)\n"
+        "                          (default: " DEFAULT_MODEL ")\n"
+        "  --model-dir DIR         where named models live (default: $STENO_MODELS_DIR, else\n"
+        "                          ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models); fetch tiny.en\n"
+        "                          with scripts/fetch_model.sh\n"
+        "  -o, --output-dir DIR    write <DIR>/<FILE's name without extension>.<format>\n"
+        "                          (default: .; created if missing; stdin is named \"stdin\");\n"
+        "                          \"-\" prints the transcript to standard output instead\n"
+        "  -f, --output-format F   txt, vtt, srt, tsv, json or all (default: all; txt with -o -,\n"
+        "                          where all is refused)\n"
+        "  --verbose True|False    print each segment as \"[00:00.000 --> 00:05.000] text\" to\n"
+        "                          standard output as it is decoded (default: True, False with\n"
+        "                          -o -, where the lines go to standard error)\n"
+        "  --progress              show progress on standard error (default: when it is a terminal)\n"
+        "  --language LANG         the spoken language; English-only (.en) models accept only en\n"
+        "  --temperature T         sampling temperature (default: 0)\n"
+        "  --temperature-increment-on-fallback INC\n"
+        "                          retry ladder T, T+INC, ... <= 1.0 when decoding fails the\n"
+        "                          thresholds below (default: 0.2; None: no fallback)\n"
+        "  --compression-ratio-threshold X  fail a window whose gzip ratio is above X (2.4; None)\n"
+        "  --logprob-threshold X   fail a window whose mean log-probability is below X (-1.0; None)\n"
+        "  --no-speech-threshold X treat a window as silent when its no-speech probability is above\n"
+        "                          X and the log-probability check failed (0.6; None)\n"
+        "  --condition-on-previous-text True|False\n"
+        "                          prompt each window with the previous text (default: True)\n"
+        "  --initial-prompt TEXT   prompt for the first window\n"
+        "  --threads N             CPU threads (default: 0 = all cores)\n"
+        "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
+        "                          step, gated token-exact against faithful) or faithful (an\n"
+        "                          op-for-op float32 port of openai-whisper's model.py)\n"
+        "  --weights f16|f32       fast path decoder weight storage (default f16; same tokens)\n"
+        "  --audio-ctx N           Lab: encode only the first N of 1500 positions (N/50 s of\n"
+        "                          each window); faster, less accurate (docs/PERFORMANCE.md)\n"
+        "  -h, --help              show this help\n"
+        "  --version               print the version\n"
+        "\n"
+        "exit status: 0 ok (silence gives an empty transcript); 1 when a file or the model could\n"
+        "not be processed (one line per failure on stderr; the other files are still done);\n"
+        "2 usage error.\n"
+        "\n"
+        "examples:\n"
+        "  steno transcribe talk.mp3                    # talk.txt .vtt .srt .tsv .json in .\n"
+        "  steno transcribe -f srt -o subs a.wav b.flac # subs/a.srt, subs/b.srt\n"
+        "  steno transcribe -f vtt -o - talk.wav        # WebVTT on standard output\n"
+        "  cat talk.wav | steno transcribe -o - -       # text on standard output\n",
+        f);
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+/* Prints "steno: <message> (see 'steno transcribe --help')" and returns 2. */
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("steno: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (see 'steno transcribe --help')\n", stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* Prints "steno: [prefix: ]msg" as exactly one line (newlines in msg become spaces). */
+static void report(const char *prefix, const char *msg) {
+    fputs("steno: ", stderr);
+    if (prefix) fprintf(stderr, "%s: ", prefix);
+    if (!msg || !*msg) msg = "unknown error";
+    for (const char *p = msg; *p; p++) fputc(*p == '\n' || *p == '\r' ? ' ' : *p, stderr);
+    fputc('\n', stderr);
+}
+
+static bool parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+/* openai-whisper's optional_float: a number or "None" (*is_none). */
+static bool parse_optional_double(const char *s, double *out, bool *is_none) {
+    *is_none = strcmp(s, "None") == 0;
+    return *is_none || parse_double(s, out);
+}
+
+static bool parse_int(const char *s, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < -1000000 || v > 1000000) return false;
+    *out = (int)v;
+    return true;
+}
+
+/* openai-whisper's str2bool, also accepting 1/0, yes/no and any case. */
+static bool parse_bool(const char *s, bool *out) {
+    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes")) { *out = true; return true; }
+    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no")) { *out = false; return true; }
+    return false;
+}
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* mkdir -p. Returns 0 or -1 with errno set. */
+static int make_dirs(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    if (!is_dir(path)) { errno = ENOTDIR; return -1; }
+    return 0;
+}
+
+/* os.path.splitext(os.path.basename(path))[0] into out; "stdin" for "-". */
+static void output_stem(const char *path, char *out, size_t size) {
+    if (strcmp(path, "-") == 0) { snprintf(out, size, "stdin"); return; }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t len = strlen(base);
+    if (dot) {
+        /* splitext keeps leading dots: ".bashrc" has no extension. */
+        for (const char *p = base; p < dot; p++)
+            if (*p != '.') { len = (size_t)(dot - base); break; }
+    }
+    snprintf(out, size, "%.*s", (int)len, base);
+}
+
+/* utils.py format_timestamp(seconds) with the default (no hours unless > 0, "."). */
+static void format_timestamp(char *buf, size_t size, double seconds) {
+    if (!(seconds >= 0) || !isfinite(seconds)) seconds = 0;
+    long long ms = (long long)nearbyint(seconds * 1000.0);
+    long long h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60;
+    ms %= 1000;
+    if (h > 0) snprintf(buf, size, "%02lld:%02lld:%02lld.%03lld", h, m, s, ms);
+    else snprintf(buf, size, "%02lld:%02lld.%03lld", m, s, ms);
+}
+
+/* ---- callbacks --------------------------------------------------------------------------- */
+
+typedef struct run_state {
+    FILE *verbose_to;     /* NULL: not verbose */
+    bool progress;
+    bool progress_tty;
+    bool progress_shown;  /* a progress line is on the terminal */
+    int last_percent;
+    const char *input;
+} run_state;
+
+static void clear_progress(run_state *rs) {
+    if (!rs->progress_shown) return;
+    fputs(rs->progress_tty ? "\r\033[K" : "\n", stderr);
+    rs->progress_shown = false;
+}
+
+/* whisper/transcribe.py prints "[start --> end] text" (text unstripped) per segment. */
+static int on_segment(void *user, const steno_segment *seg) {
+    run_state *rs = user;
+    if (!rs->verbose_to) return 0;
+    char a[128], b[128];
+    format_timestamp(a, sizeof a, seg->start);
+    format_timestamp(b, sizeof b, seg->end);
+    if (rs->verbose_to == stderr || rs->progress_tty) clear_progress(rs);
+    fprintf(rs->verbose_to, "[%s --> %s] %s\n", a, b, seg->text ? seg->text : "");
+    fflush(rs->verbose_to);
+    return 0;
+}
+
+static void on_progress(void *user, double fraction) {
+    run_state *rs = user;
+    int pct = (int)floor(fraction * 100.0 + 1e-9);
+    if (pct < 0) pct = 0;
+    if (pct > 100) pct = 100;
+    if (pct == rs->last_percent) return;
+    rs->last_percent = pct;
+    if (rs->progress_tty) fprintf(stderr, "\r\033[K%s: %3d%%", rs->input, pct);
+    else fprintf(stderr, "%s: %3d%%\n", rs->input, pct);
+    rs->progress_shown = rs->progress_tty;
+    fflush(stderr);
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+typedef struct options {
+    const char *model, *model_dir, *output_dir, *output_format, *language, *initial_prompt;
+    int verbose; /* -1: default */
+    bool progress;
+    double temperature, increment, compression_ratio_threshold, logprob_threshold,
+        no_speech_threshold;
+    bool no_increment, no_compression, no_logprob, no_no_speech;
+    bool condition_on_previous_text;
+    int threads;
+    steno_whisper_options load; /* --path, --weights, --audio-ctx */
+} options;
+
+/* Writes r to <dir>/<stem>.<fmt> for each format, or to stdout. Returns false after reporting. */
+static bool write_outputs(const steno_result *r, const options *o, const char *input) {
+    if (strcmp(o->output_dir, "-") == 0) {
+        if (steno_write_result(r, o->output_format, stdout) != STENO_OK) {
+            report("standard output", steno_errmsg());
+            return false;
+        }
+        return true;
+    }
+    char stem[1024], path[8192];
+    output_stem(input, stem, sizeof stem);
+    bool ok = true;
+    for (int i = 0; i < N_FORMATS; i++) {
+        if (strcmp(o->output_format, "all") != 0 && strcmp(o->output_format, FORMATS[i]) != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s.%s", o->output_dir, stem, FORMATS[i]);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            report(path, strerror(errno));
+            ok = false;
+            continue;
+        }
+        steno_status st = steno_write_result(r, FORMATS[i], f);
+        int close_err = fclose(f);
+        if (st != STENO_OK || close_err != 0) {
+            report(path, st != STENO_OK ? steno_errmsg() : strerror(errno));
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* Looks LANG up in LANGUAGES (code or name, any case); NULL when unknown. */
+static const char *language_code(const char *lang) {
+    for (size_t i = 0; i < sizeof LANGUAGES / sizeof LANGUAGES[0]; i++)
+        if (!strcasecmp(lang, LANGUAGES[i][0]) || !strcasecmp(lang, LANGUAGES[i][1]))
+            return LANGUAGES[i][0];
+    return NULL;
+}
+
+int steno_cmd_transcribe(int argc, char **argv) {
+    options o = {
+        .model = DEFAULT_MODEL, .output_dir = ".", .output_format = NULL, .verbose = -1,
+        .temperature = 0.0, .increment = 0.2, .compression_ratio_threshold = 2.4,
+        .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
+        .condition_on_previous_text = true, .threads = 0, .load = steno_whisper_default_options(),
+    };
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    if (!files) { report(NULL, "out of memory"); return 1; }
+    int n_files = 0;
+    bool only_files = false;
+#define FAIL_USAGE(...) do { free(files); return usage_error(__VA_ARGS__); } while (0)
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { files[n_files++] = a; continue; }
+        if (strcmp(a, "--") == 0) { only_files = true; continue; }
+        /* The option's name with underscores as dashes ("-o" → "output-dir"), and "=VALUE". */
+        char name[64];
+        const char *v = NULL;
+        if (strcmp(a, "-o") == 0) snprintf(name, sizeof name, "output-dir");
+        else if (strcmp(a, "-f") == 0) snprintf(name, sizeof name, "output-format");
+        else if (strcmp(a, "-h") == 0) snprintf(name, sizeof name, "help");
+        else if (strncmp(a, "--", 2) == 0 && strcspn(a + 2, "=") < sizeof name) {
+            size_t len = strcspn(a + 2, "=");
+            snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
+            if (a[2 + len] == '=') v = a + 3 + len;
+            for (char *c = name; *c; c++) if (*c == '_') *c = '-';
+        } else {
+            FAIL_USAGE("unknown option '%s'", a);
+        }
+        if (!strcmp(name, "help") || !strcmp(name, "version") || !strcmp(name, "progress")) {
+            if (v) FAIL_USAGE("option --%s takes no value", name);
+            if (!strcmp(name, "progress")) { o.progress = true; continue; }
+            if (!strcmp(name, "help")) steno_transcribe_usage(stdout);
+            else printf("steno %s\n", STENO_VERSION);
+            free(files);
+            return 0;
+        }
+        static const char *const with_value[] = {
+            "model", "model-dir", "output-dir", "output-format", "language", "initial-prompt",
+            "verbose", "condition-on-previous-text", "temperature",
+            "temperature-increment-on-fallback", "compression-ratio-threshold",
+            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx"};
+        bool known = false;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            known |= strcmp(name, with_value[k]) == 0;
+        if (!known) FAIL_USAGE("unknown option '%s'", a);
+        if (!v) {
+            if (i + 1 >= argc) FAIL_USAGE("option %s needs a value", a);
+            v = argv[++i];
+        }
+        bool b;
+        if (!strcmp(name, "model")) o.model = v;
+        else if (!strcmp(name, "model-dir")) o.model_dir = v;
+        else if (!strcmp(name, "output-dir")) o.output_dir = v;
+        else if (!strcmp(name, "output-format")) o.output_format = v;
+        else if (!strcmp(name, "language")) o.language = v;
+        else if (!strcmp(name, "initial-prompt")) o.initial_prompt = v;
+        else if (!strcmp(name, "verbose")) {
+            if (!parse_bool(v, &b)) FAIL_USAGE("--verbose: expected True or False, got '%s'", v);
+            o.verbose = b;
+        } else if (!strcmp(name, "condition-on-previous-text")) {
+            if (!parse_bool(v, &o.condition_on_previous_text))
+                FAIL_USAGE("--condition-on-previous-text: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "temperature")) {
+            if (!parse_double(v, &o.temperature) || o.temperature < 0)
+                FAIL_USAGE("--temperature: expected a number >= 0, got '%s'", v);
+        } else if (!strcmp(name, "temperature-increment-on-fallback")) {
+            if (!parse_optional_double(v, &o.increment, &o.no_increment) ||
+                (!o.no_increment && !(o.increment > 0)))
+                FAIL_USAGE("--temperature-increment-on-fallback: expected a number > 0 or None, "
+                           "got '%s'", v);
+        } else if (!strcmp(name, "compression-ratio-threshold")) {
+            if (!parse_optional_double(v, &o.compression_ratio_threshold, &o.no_compression))
+                FAIL_USAGE("--compression-ratio-threshold: expected a number or None, got '%s'",
+                           v);
+        } else if (!strcmp(name, "logprob-threshold")) {
+            if (!parse_optional_double(v, &o.logprob_threshold, &o.no_logprob))
+                FAIL_USAGE("--logprob-threshold: expected a number or None, got '%s'", v);
+        } else if (!strcmp(name, "no-speech-threshold")) {
+            if (!parse_optional_double(v, &o.no_speech_threshold, &o.no_no_speech))
+                FAIL_USAGE("--no-speech-threshold: expected a number or None, got '%s'", v);
+        } else if (!strcmp(name, "threads")) {
+            if (!parse_int(v, &o.threads) || o.threads < 0)
+                FAIL_USAGE("--threads: expected an integer >= 0, got '%s'", v);
+        } else if (!strcmp(name, "path")) {
+            if (!strcmp(v, "fast")) o.load.path = STENO_PATH_FAST;
+            else if (!strcmp(v, "faithful")) o.load.path = STENO_PATH_FAITHFUL;
+            else FAIL_USAGE("--path: expected fast or faithful, got '%s'", v);
+        } else if (!strcmp(name, "weights")) {
+            if (!strcmp(v, "f16")) o.load.weights = STENO_WEIGHTS_F16;
+            else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
+            else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
+        } else if (!strcmp(name, "audio-ctx")) {
+            if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0)
+                FAIL_USAGE("--audio-ctx: expected an integer >= 0, got '%s'", v);
+        }
+    }
+
+    /* Validate everything before loading the model. */
+    if (n_files == 0) FAIL_USAGE("transcribe: no input files");
+    bool to_stdout = strcmp(o.output_dir, "-") == 0;
+    if (!o.output_format) o.output_format = to_stdout ? "txt" : "all";
+    bool known_format = strcmp(o.output_format, "all") == 0;
+    for (int k = 0; k < N_FORMATS; k++) known_format |= strcmp(o.output_format, FORMATS[k]) == 0;
+    if (!known_format)
+        FAIL_USAGE("--output-format: expected txt, vtt, srt, tsv, json or all, got '%s'",
+                   o.output_format);
+    if (to_stdout && strcmp(o.output_format, "all") == 0)
+        FAIL_USAGE("--output-format all cannot be written to standard output (-o -)");
+    int n_stdin = 0;
+    for (int k = 0; k < n_files; k++) n_stdin += strcmp(files[k], "-") == 0;
+    if (n_stdin > 1) FAIL_USAGE("standard input (-) can be read only once");
+    const char *lang = NULL;
+    if (o.language && !(lang = language_code(o.language)))
+        FAIL_USAGE("--language: unknown language '%s'", o.language);
+
+    /* The temperature ladder: numpy.arange(temperature, 1.0 + 1e-6, increment). */
+    double temps[MAX_TEMPERATURES];
+    int n_temps = 0;
+    if (o.no_increment) {
+        temps[n_temps++] = o.temperature;
+    } else {
+        double n = ceil((1.0 + 1e-6 - o.temperature) / o.increment);
+        if (n > MAX_TEMPERATURES)
+            FAIL_USAGE("--temperature-increment-on-fallback: more than 64 temperatures");
+        for (int k = 0; k < (int)n; k++) temps[n_temps++] = o.temperature + k * o.increment;
+        if (n_temps == 0) temps[n_temps++] = o.temperature;
+    }
+    if (o.load.path == STENO_PATH_FAITHFUL && o.load.audio_ctx)
+        FAIL_USAGE("--audio-ctx needs --path fast");
+#undef FAIL_USAGE
+
+    int rc = 0;
+    if (!to_stdout && make_dirs(o.output_dir) != 0) {
+        report(o.output_dir, strerror(errno));
+        free(files);
+        return 1;
+    }
+
+    /* Load the model once. */
+    char model_path[8192];
+    if (steno_cli_model_path(o.model, o.model_dir, model_path, sizeof model_path) != 0) {
+        free(files);
+        return 1;
+    }
+    steno_whisper *w = NULL;
+    o.load.n_threads = o.threads;
+    if (steno_whisper_load_ex(model_path, &o.load, &w) != STENO_OK) {
+        report(NULL, steno_errmsg());
+        free(files);
+        return 1;
+    }
+    if (lang) {
+        if (!steno_whisper_is_multilingual(w) && strcmp(lang, "en") != 0) {
+            fprintf(stderr, "steno: --language %s: model %s is English-only (use --language en)\n",
+                    o.language, o.model);
+            rc = 2;
+        } else if (steno_whisper_is_multilingual(w)) {
+            fprintf(stderr, "steno: --language: choosing the language of a multilingual model is "
+                            "not supported yet; omit --language\n");
+            rc = 2;
+        }
+        if (rc) {
+            steno_whisper_free(w);
+            free(files);
+            return rc;
+        }
+    }
+
+    run_state rs = {0};
+    if (o.verbose == 1 || (o.verbose == -1 && !to_stdout)) rs.verbose_to = to_stdout ? stderr : stdout;
+    rs.progress_tty = isatty(STDERR_FILENO);
+    rs.progress = o.progress || rs.progress_tty;
+
+    for (int k = 0; k < n_files; k++) {
+        const char *input = files[k];
+        float *samples = NULL;
+        size_t n_samples = 0;
+        if (steno_audio_load(input, &samples, &n_samples) != STENO_OK) {
+            report(strstr(steno_errmsg(), input) ? NULL : input, steno_errmsg());
+            rc = 1;
+            continue;
+        }
+        steno_transcribe_params p = steno_transcribe_default_params();
+        p.temperatures = temps;
+        p.n_temperatures = n_temps;
+        p.compression_ratio_threshold = o.no_compression ? 0.0 : o.compression_ratio_threshold;
+        p.logprob_threshold = o.no_logprob ? -INFINITY : o.logprob_threshold;
+        p.no_speech_threshold = o.no_no_speech ? -1.0 : o.no_speech_threshold;
+        p.condition_on_previous_text = o.condition_on_previous_text;
+        p.initial_prompt = o.initial_prompt;
+        p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
+        p.on_segment = on_segment;
+        p.on_progress = rs.progress ? on_progress : NULL;
+        p.user = &rs;
+        rs.input = strcmp(input, "-") == 0 ? "stdin" : input;
+        rs.last_percent = -1;
+        rs.progress_shown = false;
+
+        steno_result *res = NULL;
+        steno_status st = steno_transcribe(w, samples, n_samples, &p, &res);
+        free(samples);
+        clear_progress(&rs);
+        if (st != STENO_OK) {
+            report(strstr(steno_errmsg(), input) ? NULL : rs.input, steno_errmsg());
+            rc = 1;
+            continue;
+        }
+        if (!write_outputs(res, &o, input)) rc = 1;
+        steno_result_free(res);
+    }
+    if (fflush(stdout) != 0) {
+        report("standard output", strerror(errno));
+        rc = 1;
+    }
+    steno_whisper_free(w);
+    free(files);
+    return rc;
+}

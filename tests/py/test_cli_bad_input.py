@@ -1,0 +1,505 @@
+"""test_cli_bad_input.py — `steno transcribe` on bad inputs, usage errors and every output format.
+
+Contract checked (DESIGN.md "Errors"; README):
+  * a file or model that cannot be used: exit 1 and exactly ONE line on stderr,
+    "steno: <input>: <reason>", naming the input (the audio path, model.bin or config.json);
+  * silence and zero-sample audio: exit 0 and an empty transcript;
+  * usage errors: exit 2;
+  * never a signal, never a sanitizer report (the ASan+UBSan build runs this same file);
+  * --output-format txt|vtt|srt|tsv|json|all writes <dir>/<stem>.<ext>, byte-identical to what
+    openai-whisper's whisper/utils.py writers produce from the same result (re-created below from
+    the JSON output), and the JSON is byte-identical to Python's json.dump of itself;
+  * "-" reads standard input; -o - prints to standard output; one bad file among several does not
+    stop the others.
+
+Standard library only. Environment: STENO_BIN, STENO_SHARED, STENO_MODEL_DIR (see steno_eval.py).
+Each case prints PASS/FAIL with its reason; the last line is "N passed, N failed".
+"""
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import wave
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import steno_eval as se  # noqa: E402
+
+STENO = se.steno_bin()
+MODEL = se.model_dir()
+SHARED = se.shared_dir()
+JFK = os.path.join(SHARED, "models", "whisper-test-assets", "jfk.wav")
+if not os.path.isfile(JFK):
+    se.fail("test clip missing: %s" % JFK)
+TMP = tempfile.mkdtemp(prefix="steno_cli_test_")
+SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
+                   "runtime error:")
+
+results = []  # (name, ok, message)
+
+
+class CaseFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise CaseFailure(msg)
+
+
+def run(args, stdin_bytes=None, env=None, timeout=900):
+    """Runs steno with args; returns (rc, stdout str, stderr str). Signals and sanitizer reports
+    fail the case at once."""
+    cmd = [STENO] + list(args)
+    try:
+        p = subprocess.run(cmd, input=stdin_bytes if stdin_bytes is not None else b"",
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                           env=env)
+    except subprocess.TimeoutExpired:
+        raise CaseFailure("timed out after %d s: %s" % (timeout, " ".join(cmd)))
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    ctx = "\n  command: %s\n  exit: %d\n  stderr: %r" % (" ".join(cmd), p.returncode, err[-3000:])
+    check(p.returncode >= 0, "killed by signal %d%s" % (-p.returncode, ctx))
+    check(not any(m in err for m in SANITIZER_MARKS), "sanitizer report on stderr" + ctx)
+    return p.returncode, out, err, ctx
+
+
+CASES = []
+
+
+def case(fn):
+    """Registers fn as a case; main() runs the cases in file order."""
+    CASES.append(fn)
+    return fn
+
+
+def run_case(fn):
+    name = fn.__name__
+    try:
+        fn()
+        results.append((name, True, ""))
+        print("PASS %s" % name, flush=True)
+    except CaseFailure as e:
+        results.append((name, False, str(e)))
+        print("FAIL %s: %s" % (name, e), flush=True)
+    except Exception as e:  # a bug in the test itself still fails loudly
+        results.append((name, False, "test error: %r" % (e,)))
+        print("FAIL %s: test error: %r" % (name, e), flush=True)
+
+
+def tmp_path(*parts):
+    p = os.path.join(TMP, *parts)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    return p
+
+
+def transcribe_args(*extra, out_dir=None, model=MODEL):
+    out_dir = out_dir or tmp_path("out", "x")
+    return ["transcribe", "--model", model, "--verbose", "False", "-o", out_dir] + list(extra)
+
+
+def expect_one_line_error(rc, err, ctx, names, rc_want=1, reason_after_colon=True):
+    check(rc == rc_want, "expected exit %d%s" % (rc_want, ctx))
+    lines = err.splitlines()
+    check(len(lines) == 1, "expected exactly one line on stderr, got %d%s" % (len(lines), ctx))
+    line = lines[0]
+    check(line.startswith("steno: "), "stderr line should start with 'steno: '" + ctx)
+    check(any(n in line for n in names), "stderr line should name %s%s" % (" or ".join(names), ctx))
+    # a reason after the name: "steno: <name...>: <reason>"
+    check(not reason_after_colon or re.search(r": \S", line[len("steno: "):]) is not None,
+          "stderr line should give a reason after the input's name" + ctx)
+
+
+def write_wav(path, samples_i16, rate=16000):
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(bytes(samples_i16))
+
+
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# ------------------------------------------------------------------------------------------------
+# openai-whisper's whisper/utils.py writers, for the byte-compatibility checks
+# ------------------------------------------------------------------------------------------------
+
+def format_timestamp(seconds, always_include_hours=False, decimal_marker="."):
+    assert seconds >= 0, "non-negative timestamp expected"
+    milliseconds = round(seconds * 1000.0)
+    hours = milliseconds // 3_600_000
+    milliseconds -= hours * 3_600_000
+    minutes = milliseconds // 60_000
+    milliseconds -= minutes * 60_000
+    seconds = milliseconds // 1_000
+    milliseconds -= seconds * 1_000
+    hours_marker = f"{hours:02d}:" if always_include_hours or hours > 0 else ""
+    return f"{hours_marker}{minutes:02d}:{seconds:02d}{decimal_marker}{milliseconds:03d}"
+
+
+def utils_py_write(result, fmt):
+    f = io.StringIO()
+    segs = result["segments"]
+    if fmt == "txt":
+        for s in segs:
+            print(s["text"].strip(), file=f)
+    elif fmt in ("vtt", "srt"):
+        hours, marker = (True, ",") if fmt == "srt" else (False, ".")
+        if fmt == "vtt":
+            print("WEBVTT\n", file=f)
+        for i, s in enumerate(segs, start=1):
+            a = format_timestamp(s["start"], hours, marker)
+            b = format_timestamp(s["end"], hours, marker)
+            t = s["text"].strip().replace("-->", "->")
+            if fmt == "srt":
+                print(f"{i}\n{a} --> {b}\n{t}\n", file=f)
+            else:
+                print(f"{a} --> {b}\n{t}\n", file=f)
+    elif fmt == "tsv":
+        print("start", "end", "text", sep="\t", file=f)
+        for s in segs:
+            print(round(1000 * s["start"]), file=f, end="\t")
+            print(round(1000 * s["end"]), file=f, end="\t")
+            print(s["text"].strip().replace("\t", " "), file=f)
+    elif fmt == "json":
+        json.dump(result, f)
+    return f.getvalue()
+
+
+FORMATS = ["txt", "vtt", "srt", "tsv", "json"]
+JFK_ALL = {}  # fmt -> file content of the --output-format all run (filled by the first case)
+
+
+# ------------------------------------------------------------------------------------------------
+# Output formats (run first: later cases compare against these files)
+# ------------------------------------------------------------------------------------------------
+
+@case
+def output_format_all_matches_openai_writers():
+    out = tmp_path("all", "x").rsplit("/", 1)[0]
+    rc, stdout, err, ctx = run(["transcribe", "--model", MODEL, "-o", out, JFK])
+    check(rc == 0, "transcribe jfk.wav failed" + ctx)
+    check(err == "", "stderr should be empty on success (stderr is not a terminal)" + ctx)
+    for fmt in FORMATS:
+        p = os.path.join(out, "jfk." + fmt)
+        check(os.path.isfile(p), "missing output %s" % p)
+        JFK_ALL[fmt] = read_text(p)
+    raw = JFK_ALL["json"]
+    try:
+        result = json.loads(raw)
+    except ValueError as e:
+        raise CaseFailure("jfk.json is not JSON: %s\n%s" % (e, raw[:500]))
+    check(list(result) == ["text", "segments", "language"],
+          "result keys %r, expected text, segments, language" % list(result))
+    check(result["language"] == "en", "language %r" % result["language"])
+    check(len(result["segments"]) >= 1, "no segments for jfk.wav")
+    keys = ["id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob",
+            "compression_ratio", "no_speech_prob"]
+    for s in result["segments"]:
+        check(list(s) == keys, "segment keys %r, expected %r" % (list(s), keys))
+    check("ask not what your country can do for you" in result["text"].lower(),
+          "unexpected transcript %r" % result["text"])
+    check(json.dumps(result) == raw, "jfk.json differs from json.dump of itself:\n%s\n%s"
+          % (raw, json.dumps(result)))
+    for fmt in FORMATS:
+        want = utils_py_write(result, fmt)
+        check(JFK_ALL[fmt] == want, "jfk.%s differs from utils.py's writer:\n got: %r\nwant: %r"
+              % (fmt, JFK_ALL[fmt], want))
+    # --verbose defaults to True with -o DIR: openai-whisper's "[start --> end] text" lines.
+    want = "".join("[%s --> %s] %s\n" % (format_timestamp(s["start"]), format_timestamp(s["end"]),
+                                         s["text"]) for s in result["segments"])
+    check(stdout == want, "verbose stdout:\n got: %r\nwant: %r" % (stdout, want))
+
+
+@case
+def each_output_format_writes_one_file():
+    check(JFK_ALL, "needs the output_format_all case")
+    for fmt in FORMATS:
+        out = tmp_path("single_" + fmt, "x").rsplit("/", 1)[0]
+        rc, stdout, err, ctx = run(["transcribe", "--model", MODEL, "--verbose", "False",
+                                    "--output-format", fmt, "--output-dir", out, JFK])
+        check(rc == 0, "--output-format %s failed%s" % (fmt, ctx))
+        check(stdout == "", "--verbose False should print nothing on stdout, got %r" % stdout)
+        check(sorted(os.listdir(out)) == ["jfk." + fmt],
+              "--output-format %s wrote %r" % (fmt, sorted(os.listdir(out))))
+        check(read_text(os.path.join(out, "jfk." + fmt)) == JFK_ALL[fmt],
+              "--output-format %s differs from the 'all' run" % fmt)
+
+
+@case
+def stdin_and_stdout():
+    check(JFK_ALL, "needs the output_format_all case")
+    with open(JFK, "rb") as f:
+        data = f.read()
+    rc, stdout, err, ctx = run(["transcribe", "--model", MODEL, "-o", "-", "-f", "srt", "-"],
+                               stdin_bytes=data)
+    check(rc == 0, "cat jfk.wav | steno transcribe -o - -f srt - failed" + ctx)
+    check(stdout == JFK_ALL["srt"], "stdin→stdout SRT differs:\n got: %r\nwant: %r"
+          % (stdout, JFK_ALL["srt"]))
+    # default format on stdout is txt
+    rc, stdout, err, ctx = run(["transcribe", "--model", MODEL, "--output-dir", "-", "-"],
+                               stdin_bytes=data)
+    check(rc == 0, "stdin→stdout txt failed" + ctx)
+    check(stdout == JFK_ALL["txt"], "stdin→stdout txt differs: %r" % stdout)
+
+
+@case
+def one_bad_file_among_good_ones():
+    out = tmp_path("mixed", "x").rsplit("/", 1)[0]
+    missing = tmp_path("nope", "missing.wav")
+    rc, stdout, err, ctx = run(transcribe_args("-f", "txt", missing, JFK, out_dir=out))
+    expect_one_line_error(rc, err, ctx, [missing])
+    check(os.path.isfile(os.path.join(out, "jfk.txt")), "jfk.txt not written after a bad file")
+    if JFK_ALL:
+        check(read_text(os.path.join(out, "jfk.txt")) == JFK_ALL["txt"], "jfk.txt differs")
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad audio
+# ------------------------------------------------------------------------------------------------
+
+def jfk_bytes():
+    with open(JFK, "rb") as f:
+        return f.read()
+
+
+@case
+def missing_file():
+    p = tmp_path("missing", "does-not-exist.wav")
+    rc, out, err, ctx = run(transcribe_args(p))
+    expect_one_line_error(rc, err, ctx, [p])
+
+
+@case
+def text_file_named_wav():
+    p = tmp_path("text", "notes.wav")
+    with open(p, "w") as f:
+        f.write("This is not audio. It is a text file with a .wav name.\n" * 20)
+    rc, out, err, ctx = run(transcribe_args(p))
+    expect_one_line_error(rc, err, ctx, [p])
+
+
+@case
+def directory_as_audio():
+    p = tmp_path("adir", "clip.wav", "x").rsplit("/", 1)[0]
+    os.makedirs(p, exist_ok=True)
+    rc, out, err, ctx = run(transcribe_args(p))
+    expect_one_line_error(rc, err, ctx, [p])
+
+
+@case
+def wav_cut_mid_header():
+    p = tmp_path("cut", "header.wav")
+    with open(p, "wb") as f:
+        f.write(jfk_bytes()[:30])
+    rc, out, err, ctx = run(transcribe_args(p))
+    expect_one_line_error(rc, err, ctx, [p])
+
+
+@case
+def wav_cut_mid_data():
+    # A WAV whose data chunk ends early (as from an interrupted copy). Accepted behaviours: the
+    # samples that are there are transcribed (exit 0, like ffmpeg + openai-whisper), or one-line
+    # error naming the file (exit 1). Never a crash.
+    data = jfk_bytes()
+    k = data.find(b"data")
+    check(k > 0, "jfk.wav has no data chunk?")
+    p = tmp_path("cut", "data.wav")
+    with open(p, "wb") as f:
+        f.write(data[:k + 8 + (len(data) - k - 8) // 2 + 1])  # odd length: mid-sample too
+    out_dir = tmp_path("cut_out", "x").rsplit("/", 1)[0]
+    rc, out, err, ctx = run(transcribe_args("-f", "txt", p, out_dir=out_dir))
+    if rc == 0:
+        txt = read_text(os.path.join(out_dir, "data.txt"))
+        check("fellow americans" in txt.lower(), "first half of jfk.wav not transcribed: %r" % txt)
+    else:
+        expect_one_line_error(rc, err, ctx, [p])
+
+
+@case
+def wav_with_zero_samples():
+    p = tmp_path("zero", "zero.wav")
+    write_wav(p, b"")
+    out_dir = tmp_path("zero_out", "x").rsplit("/", 1)[0]
+    rc, out, err, ctx = run(transcribe_args("-f", "json", p, out_dir=out_dir))
+    check(rc == 0, "zero-sample WAV should give exit 0" + ctx)
+    r = json.loads(read_text(os.path.join(out_dir, "zero.json")))
+    check(r["text"] == "" and r["segments"] == [], "zero samples should give an empty "
+          "transcript, got %r" % r)
+
+
+@case
+def ten_seconds_of_digital_silence():
+    p = tmp_path("silence", "silence.wav")
+    write_wav(p, b"\0\0" * 16000 * 10)
+    out_dir = tmp_path("silence_out", "x").rsplit("/", 1)[0]
+    rc, out, err, ctx = run(transcribe_args("-f", "json", p, out_dir=out_dir))
+    check(rc == 0, "silence should give exit 0" + ctx)
+    r = json.loads(read_text(os.path.join(out_dir, "silence.json")))
+    check(r["text"].strip() == "" and all(s["text"].strip() == "" for s in r["segments"]),
+          "10 s of digital silence should give an empty transcript, got %r" % r["text"])
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad model directories
+# ------------------------------------------------------------------------------------------------
+
+def model_copy(name, model_bin=None, config=None):
+    """A copy of the model dir with model.bin replaced by bytes (None: absent) and config.json by
+    text (None: the real one)."""
+    d = tmp_path("models", name, "x").rsplit("/", 1)[0]
+    for f in os.listdir(MODEL):
+        if f not in ("model.bin", ".complete"):
+            shutil.copy(os.path.join(MODEL, f), d)
+    if model_bin is not None:
+        with open(os.path.join(d, "model.bin"), "wb") as f:
+            f.write(model_bin)
+    if config is not None:
+        with open(os.path.join(d, "config.json"), "w") as f:
+            f.write(config)
+    return d
+
+
+def real_model_bin(n=None):
+    with open(os.path.join(MODEL, "model.bin"), "rb") as f:
+        return f.read() if n is None else f.read(n)
+
+
+def expect_model_error(d, names):
+    rc, out, err, ctx = run(transcribe_args(JFK, model=d))
+    expect_one_line_error(rc, err, ctx, names)
+
+
+@case
+def model_bin_missing():
+    expect_model_error(model_copy("missing"), ["model.bin"])
+
+
+@case
+def model_bin_empty():
+    expect_model_error(model_copy("empty", b""), ["model.bin"])
+
+
+@case
+def model_bin_truncated_head():
+    expect_model_error(model_copy("trunc_head", real_model_bin(1 << 20)), ["model.bin"])
+
+
+@case
+def model_bin_truncated_tail():
+    full = real_model_bin()
+    expect_model_error(model_copy("trunc_tail", full[:len(full) - 4096]), ["model.bin"])
+
+
+@case
+def model_bin_corrupt():
+    import random
+    rnd = random.Random(1234)
+    expect_model_error(model_copy("corrupt", bytes(rnd.getrandbits(8) for _ in range(1 << 16))),
+                       ["model.bin"])
+
+
+@case
+def model_bin_corrupt_header():
+    # the real file with its first kilobyte scrambled (spec names and shapes garbage)
+    full = bytearray(real_model_bin())
+    for i in range(4, 1024):
+        full[i] = (full[i] * 31 + 7) & 0xFF
+    expect_model_error(model_copy("corrupt_header", bytes(full)), ["model.bin"])
+
+
+@case
+def config_json_not_json():
+    expect_model_error(model_copy("badconfig", real_model_bin(), "{this is not json"),
+                       ["config.json"])
+
+
+@case
+def named_model_not_installed():
+    env = dict(os.environ)
+    env["STENO_MODELS_DIR"] = tmp_path("no_models", "x").rsplit("/", 1)[0]
+    rc, out, err, ctx = run(["transcribe", "--model", "tiny.en", "-o", tmp_path("o", "x"), JFK],
+                            env=env)
+    expect_one_line_error(rc, err, ctx, ["tiny.en"], reason_after_colon=False)
+    check("scripts/fetch_model.sh" in err, "should say how to fetch the model" + ctx)
+
+
+# ------------------------------------------------------------------------------------------------
+# Usage
+# ------------------------------------------------------------------------------------------------
+
+@case
+def usage_errors_exit_2():
+    bad = [
+        [],                                                     # no verb
+        ["frobnicate"],                                         # unknown verb
+        ["transcribe"],                                         # no files
+        ["transcribe", "--no-such-option", JFK],
+        ["transcribe", "--output-format", "docx", JFK],
+        ["transcribe", "-o", "-", "-f", "all", JFK],            # all cannot go to stdout
+        ["transcribe", "--temperature", "hot", JFK],
+        ["transcribe", "--temperature-increment-on-fallback", "0", JFK],
+        ["transcribe", "--threads", "-2", JFK],
+        ["transcribe", "--verbose", "maybe", JFK],
+        ["transcribe", "--condition-on-previous-text", "perhaps", JFK],
+        ["transcribe", "--language", "klingon", JFK],
+        ["transcribe", "--model"],                              # missing value
+        ["transcribe", "-", "-"],                               # stdin twice
+        ["transcribe", "--model", MODEL, "--language", "de", JFK],  # English-only model
+    ]
+    for args in bad:
+        rc, out, err, ctx = run(args)
+        check(rc == 2, "expected usage error (exit 2)" + ctx)
+        check(err.strip() != "", "usage error should say something on stderr" + ctx)
+
+
+@case
+def help_and_version():
+    for args in (["--help"], ["transcribe", "--help"], ["--version"]):
+        rc, out, err, ctx = run(args)
+        check(rc == 0, "expected exit 0" + ctx)
+        check(out.strip() != "", "expected output on stdout" + ctx)
+    rc, out, err, ctx = run(["--version"])
+    check(re.fullmatch(r"steno \d+\.\d+\.\d+\n", out) is not None, "version line %r" % out)
+
+
+@case
+def options_with_underscores_and_none():
+    # openai-whisper spellings are accepted; None disables a threshold / the fallback.
+    rc, out, err, ctx = run(["transcribe", "--model", MODEL, "--output_dir", "-",
+                             "--output_format", "txt", "--temperature_increment_on_fallback",
+                             "None", "--logprob_threshold", "None", "--no_speech_threshold",
+                             "None", "--compression_ratio_threshold", "None",
+                             "--condition_on_previous_text", "False", "--threads", "1",
+                             "--language", "en", JFK])
+    check(rc == 0, "openai-style options failed" + ctx)
+    check("ask not what your country" in out.lower(), "unexpected transcript %r" % out)
+
+
+def main():
+    try:
+        for fn in CASES:
+            run_case(fn)
+        n_fail = sum(1 for _, ok, _ in results if not ok)
+        n_pass = len(results) - n_fail
+        if n_fail:
+            print("\nfailed cases:", file=sys.stderr)
+            for name, ok, msg in results:
+                if not ok:
+                    print("  %s: %s" % (name, msg), file=sys.stderr)
+        print("%d passed, %d failed" % (n_pass, n_fail), flush=True)
+        return 1 if n_fail else 0
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

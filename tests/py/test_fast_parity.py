@@ -1,0 +1,94 @@
+"""test_fast_parity.py — the L2 gate of the fast path, and its thread invariance.
+
+1. Token-exact gate: `--path fast --weights f32` gives the same tokens as `--path faithful` on
+   every clip of shared/audio (all languages: the English-only model still has to decode them
+   identically). Any difference names the clip and the first differing token index.
+2. float16 weights: `--path fast --weights f16` is compared with f32 on the English clips; its
+   aggregate WER must be within 0.2 points of f32's (both printed). The f16 kernels convert
+   exactly and reduce in the same order as the f32 ones, so in practice the tokens are identical;
+   the count of identical clips is printed too.
+3. Threads: `--threads 1` and `--threads 2` give identical tokens on the fast path.
+Under the sanitizer build only clips of at most 12 s are used (printed).
+Standard library only.
+"""
+
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import steno_eval as se  # noqa: E402
+
+SANITIZE_MAX_SECONDS = 12.0
+MAX_F16_WER_DELTA = 0.2
+
+
+def first_diff(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b)) if len(a) != len(b) else -1
+
+
+def run(rows, args):
+    with tempfile.TemporaryDirectory(prefix="steno_l2_") as tmp:
+        results, wall = se.transcribe([r["path"] for r in rows], tmp, args)
+    print("  %-40s %d clips, wall %.1f s" % (" ".join(args), len(rows), wall))
+    return results
+
+
+def aggregate_wer(rows, results):
+    errors = words = 0
+    for r in rows:
+        ref = se.normalize_en(r["reference_text"]).split()
+        hyp = se.normalize_en(results[r["path"]].get("text", "")).split()
+        errors += se.word_errors(ref, hyp)
+        words += len(ref)
+    return 100.0 * errors / max(words, 1)
+
+
+def main():
+    rows = se.read_manifest()
+    if se.sanitize():
+        rows = [r for r in rows if r["seconds"] <= SANITIZE_MAX_SECONDS]
+        print("STENO_SANITIZE=1: %d clips of <= %.0f s only" % (len(rows), SANITIZE_MAX_SECONDS))
+    en = [r for r in rows if r["language"] == "en"]
+    print("runs:")
+    faithful = run(rows, ["--path", "faithful"])
+    fast32 = run(rows, ["--path", "fast", "--weights", "f32"])
+    fast16 = run(en, ["--path", "fast", "--weights", "f16"])
+    short = [r for r in en if r["seconds"] <= SANITIZE_MAX_SECONDS]
+    one_thread = run(short, ["--path", "fast", "--threads", "1"])
+    two_threads = run(short, ["--path", "fast", "--threads", "2"])
+
+    failures = []
+    print("1. fast (f32 weights) vs faithful, tokens:")
+    for r in rows:
+        a, b = se.all_tokens(faithful[r["path"]]), se.all_tokens(fast32[r["path"]])
+        i = first_diff(a, b)
+        if i >= 0:
+            failures.append("%s: fast f32 differs from faithful at token %d (%s vs %s)" % (
+                r["file"], i, b[i] if i < len(b) else "end", a[i] if i < len(a) else "end"))
+        print("  %-55s %s (%d tokens)" % (r["file"], "same" if i < 0 else "DIFFERS at %d" % i, len(a)))
+    same16 = sum(se.all_tokens(fast16[r["path"]]) == se.all_tokens(fast32[r["path"]]) for r in en)
+    w32, w16 = aggregate_wer(en, fast32), aggregate_wer(en, fast16)
+    print("2. f16 vs f32 weights on %d English clips: WER f32 %.2f%%, f16 %.2f%% (delta %+.2f points); "
+          "identical tokens on %d/%d clips" % (len(en), w32, w16, w16 - w32, same16, len(en)))
+    if abs(w16 - w32) > MAX_F16_WER_DELTA:
+        failures.append("f16 WER %.2f%% is more than %.1f points from f32's %.2f%%" % (
+            w16, MAX_F16_WER_DELTA, w32))
+    n_same = 0
+    for r in short:
+        if se.all_tokens(one_thread[r["path"]]) == se.all_tokens(two_threads[r["path"]]):
+            n_same += 1
+        else:
+            failures.append("%s: --threads 1 and --threads 2 give different tokens" % r["file"])
+    print("3. --threads 1 vs 2: identical tokens on %d/%d clips" % (n_same, len(short)))
+    if failures:
+        se.fail("\n  ".join(["L2 gate failed:"] + failures))
+    print("PASS: fast path token-exact with faithful on %d clips; f16 within %.1f WER points; "
+          "thread-invariant on %d clips" % (len(rows), MAX_F16_WER_DELTA, len(short)))
+
+
+if __name__ == "__main__":
+    main()
