@@ -155,10 +155,36 @@ AVX2 static inline __attribute__((always_inline)) void pv_accumulate(float *o, f
     for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, acc[c]);
 }
 
-/* Streaming-softmax attention, dh a multiple of 8 (<= 256). Scores: four queries × sixteen keys
- * per register tile, reading the transposed keys Kt so no horizontal sums are needed. Softmax:
- * per query and key block, one rescale of the running (max, sum, output) at most. Values: per
- * query, the output row accumulates p·V[j] in registers over the block. */
+/* s[a][0..jn rounded up to 16) = q_a · key j for qn queries; Kt [dh][ldk] from the block's first
+ * key. Inlined with qn a constant. */
+AVX2 static inline __attribute__((always_inline)) void score_tile(const float *const *qa, const float *Kt, int ldk,
+                                                                  int dh, int jn, float s[][ATT_BLOCK], int qn) {
+    for (int jt = 0; jt < jn; jt += 16) {
+        __m256 s0[ATT_QB], s1[ATT_QB];
+        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm256_setzero_ps();
+        const float *kp = Kt + jt;
+        for (int d = 0; d < dh; d++, kp += ldk) {
+            const __m256 k0 = _mm256_loadu_ps(kp), k1 = _mm256_loadu_ps(kp + 8);
+            for (int a = 0; a < qn; a++) {
+                const __m256 qd = _mm256_broadcast_ss(qa[a] + d);
+                s0[a] = _mm256_fmadd_ps(qd, k0, s0[a]);
+                s1[a] = _mm256_fmadd_ps(qd, k1, s1[a]);
+            }
+        }
+        for (int a = 0; a < qn; a++) {
+            _mm256_store_ps(&s[a][jt], s0[a]);
+            _mm256_store_ps(&s[a][jt + 8], s1[a]);
+        }
+    }
+}
+
+/* Streaming-softmax attention, dh a multiple of 8 (<= 256). Loop order: a chunk of up to ATT_QC
+ * queries, then key blocks of ATT_BLOCK, then tiles of four queries — so each key block (K and V,
+ * 2·64·dh floats) is read from memory once per chunk and reused from L1 by every tile. Scores:
+ * four queries × sixteen keys per register tile, reading the transposed keys Kt, so no
+ * horizontal sums. Softmax: per query and key block, one rescale of the running (max, sum,
+ * output row) at most. Values: per query, the output row accumulates p·V[j] in registers. */
+#define ATT_QC 32
 AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
                                 int nk, int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
     if (dh % 8 || dh > 256) {
@@ -167,72 +193,67 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
     }
     const int nv = dh / 8;
     float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(32)));
-    for (int i0 = 0; i0 < nq; i0 += ATT_QB) {
-        const int qn = nq - i0 < ATT_QB ? nq - i0 : ATT_QB;
-        int lim[ATT_QB], lim_max = 0;
-        float m[ATT_QB], l[ATT_QB];
-        const float *qa[ATT_QB];
-        for (int a = 0; a < ATT_QB; a++) {
-            const int i = i0 + (a < qn ? a : qn - 1); /* pad the tile with a repeated query */
-            qa[a] = q + (size_t)i * q_stride;
+    float m[ATT_QC], l[ATT_QC];
+    int lim[ATT_QC];
+    for (int c0 = 0; c0 < nq; c0 += ATT_QC) {
+        const int cn = nq - c0 < ATT_QC ? nq - c0 : ATT_QC;
+        int lim_max = 0;
+        for (int a = 0; a < cn; a++) {
+            const int i = c0 + a;
             lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
             lim_max = lim[a] > lim_max ? lim[a] : lim_max;
             m[a] = -INFINITY;
             l[a] = 0.0f;
-            if (a < qn) {
-                float *o = out + (size_t)(i0 + a) * out_stride;
-                for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_setzero_ps());
-            }
+            float *o = out + (size_t)i * out_stride;
+            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_setzero_ps());
         }
         for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
             const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
-            for (int jt = 0; jt < jn; jt += 16) {
-                __m256 s0[ATT_QB], s1[ATT_QB];
-                for (int a = 0; a < ATT_QB; a++) s0[a] = s1[a] = _mm256_setzero_ps();
-                const float *kp = Kt + j0 + jt;
-                for (int d = 0; d < dh; d++, kp += ldk) {
-                    const __m256 k0 = _mm256_loadu_ps(kp), k1 = _mm256_loadu_ps(kp + 8);
-                    for (int a = 0; a < ATT_QB; a++) {
-                        const __m256 qd = _mm256_broadcast_ss(qa[a] + d);
-                        s0[a] = _mm256_fmadd_ps(qd, k0, s0[a]);
-                        s1[a] = _mm256_fmadd_ps(qd, k1, s1[a]);
+            for (int t0 = 0; t0 < cn; t0 += ATT_QB) {
+                const int qn = cn - t0 < ATT_QB ? cn - t0 : ATT_QB;
+                int tile_lim = 0;
+                for (int a = 0; a < qn; a++) tile_lim = lim[t0 + a] > tile_lim ? lim[t0 + a] : tile_lim;
+                if (j0 >= tile_lim) continue; /* causal: this tile sees none of the block */
+                const float *qa[ATT_QB];
+                for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
+                switch (qn) { /* constant tile heights keep the accumulators in registers */
+                case 4: score_tile(qa, Kt + j0, ldk, dh, jn, s, 4); break;
+                case 3: score_tile(qa, Kt + j0, ldk, dh, jn, s, 3); break;
+                case 2: score_tile(qa, Kt + j0, ldk, dh, jn, s, 2); break;
+                default: score_tile(qa, Kt + j0, ldk, dh, jn, s, 1); break;
+                }
+                for (int a = 0; a < qn; a++) {
+                    const int qi = t0 + a;
+                    if (j0 >= lim[qi]) continue;
+                    const int jl = lim[qi] - j0 < jn ? lim[qi] - j0 : jn; /* keys this query sees */
+                    const int jr = (jl + 7) & ~7;
+                    for (int j = jl; j < jr; j++) s[a][j] = -INFINITY;
+                    __m256 vmx = _mm256_set1_ps(-INFINITY);
+                    for (int j = 0; j < jr; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
+                    const float bm = hmax8(vmx);
+                    float *o = out + (size_t)(c0 + qi) * out_stride;
+                    float scale = 1.0f;
+                    if (bm > m[qi]) {
+                        scale = expf(m[qi] - bm);
+                        l[qi] *= scale;
+                        m[qi] = bm;
                     }
+                    const __m256 vm = _mm256_set1_ps(m[qi]);
+                    __m256 vl = _mm256_setzero_ps();
+                    for (int j = 0; j < jr; j += 8) {
+                        const __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                        _mm256_store_ps(&s[a][j], pj);
+                        vl = _mm256_add_ps(vl, pj);
+                    }
+                    l[qi] += hsum8(vl);
+                    if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 8);
+                    else pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nv);
                 }
-                for (int a = 0; a < ATT_QB; a++) {
-                    _mm256_store_ps(&s[a][jt], s0[a]);
-                    _mm256_store_ps(&s[a][jt + 8], s1[a]);
-                }
-            }
-            for (int a = 0; a < qn; a++) {
-                if (j0 >= lim[a]) continue;
-                const int jl = lim[a] - j0 < jn ? lim[a] - j0 : jn; /* keys this query sees */
-                const int jr = (jl + 7) & ~7;
-                for (int j = jl; j < jr; j++) s[a][j] = -INFINITY;
-                __m256 vmx = _mm256_set1_ps(-INFINITY);
-                for (int j = 0; j < jr; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
-                const float bm = hmax8(vmx);
-                float *o = out + (size_t)(i0 + a) * out_stride;
-                float scale = 1.0f;
-                if (bm > m[a]) {
-                    scale = expf(m[a] - bm);
-                    l[a] *= scale;
-                    m[a] = bm;
-                }
-                const __m256 vm = _mm256_set1_ps(m[a]);
-                __m256 vl = _mm256_setzero_ps();
-                for (int j = 0; j < jr; j += 8) {
-                    const __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
-                    _mm256_store_ps(&s[a][j], pj);
-                    vl = _mm256_add_ps(vl, pj);
-                }
-                l[a] += hsum8(vl);
-                if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 8);
-                else pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nv);
             }
         }
-        for (int a = 0; a < qn; a++) {
+        for (int a = 0; a < cn; a++) {
             const __m256 inv = _mm256_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
-            float *o = out + (size_t)(i0 + a) * out_stride;
+            float *o = out + (size_t)(c0 + a) * out_stride;
             for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), inv));
         }
     }

@@ -94,7 +94,6 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     const double precision = 30.0 / m->n_audio_ctx;
     f->max_initial_timestamp_index =
         p->max_initial_timestamp >= 0 ? (int)lround(p->max_initial_timestamp / precision) : -1;
-    rng_seed(c->rng, p->seed);
     return STENO_OK;
 }
 
@@ -222,13 +221,14 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
 }
 
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
-                                          int n_prompt, const steno_transcribe_params *p,
+                                          int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res) {
     const double *temps = p->temperatures ? p->temperatures : k_default_temperatures;
     const int n_temps = p->temperatures ? p->n_temperatures : 6;
     if (c->fast) whisper_fast_decoder_set_audio(c->fdec, xa);
     else whisper_decoder_set_audio(&c->dec, xa);
     for (int ti = 0; ti < n_temps; ti++) {
+        rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
         steno_status st = decode_once(c, xa, prompt, n_prompt, temps[ti], res);
         if (st != STENO_OK) return st;
         int needs_fallback = 0;

@@ -33,7 +33,7 @@ typedef struct whisper_decode_ctx {
     float *logprobs; /* [n_vocab] */
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
-    uint64_t rng[4];
+    uint64_t rng[4];  /* reseeded for each decoding attempt */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the
@@ -43,9 +43,11 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
 void whisper_decode_ctx_free(whisper_decode_ctx *c);
 
 /** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens),
- *  with the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. */
+ *  with the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. window
+ *  (the seek, in mel frames) and the attempt's index seed the sampler, so each attempt's draws
+ *  depend only on (p->seed, window, attempt), not on how many draws came before. */
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
-                                          int n_prompt, const steno_transcribe_params *p,
+                                          int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res);
 
 /** zlib compression ratio of text (len(bytes) / len(zlib.compress(bytes))), as

@@ -7,7 +7,8 @@
 
 #include "core/error.h"
 
-#define COL_CHUNK 64 /* fixed GEMM column grid: results do not depend on the thread count */
+#define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
+#define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
 
 typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
@@ -44,26 +45,39 @@ typedef struct gemm_job {
     int T, N, K, ldy;
 } gemm_job;
 
-/* Task t of n takes the column chunks t, t+n, t+2n, … of the fixed grid. */
+/* f32 weights: the rows (time steps) are cut into a fixed grid of ROW_BLOCK rows, and task t of n
+ * computes blocks t, t+n, … with one single-threaded sgemm each (full N: the weights are packed
+ * once per block, the block's rows once). A block's result depends only on the block, not on
+ * which thread ran it, so the output is identical for any thread count (checked bit for bit by
+ * test_fast_alloc and the thread test); OpenBLAS's blocking does depend on M, hence the fixed grid.
+ * f16 weights (decoder prefill): task t takes the column chunks t, t+n, … of a fixed grid, each
+ * converted to f32 in a per-task scratch first. */
 static void gemm_task(void *ctx, int t, int n) {
     gemm_job *j = ctx;
+    if (j->dt == VEC_F32) {
+        for (int r0 = t * ROW_BLOCK; r0 < j->T; r0 += n * ROW_BLOCK) {
+            const int r1 = r0 + ROW_BLOCK < j->T ? r0 + ROW_BLOCK : j->T;
+            float *y = j->y + (size_t)r0 * j->ldy;
+            for (int r = r0; r < r1; r++, y += j->ldy) {
+                if (j->b) memcpy(y, j->b, sizeof(float) * j->N);
+                else memset(y, 0, sizeof(float) * j->N);
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, j->N, j->K, 1.0f, j->x + (size_t)r0 * j->K,
+                        j->K, (const float *)j->W, j->K, 1.0f, j->y + (size_t)r0 * j->ldy, j->ldy);
+        }
+        return;
+    }
     const int n_chunks = (j->N + COL_CHUNK - 1) / COL_CHUNK;
     float *scratch = j->f->conv_scratch + (size_t)t * COL_CHUNK * 4 * j->f->m->n_text_state;
     for (int c = t; c < n_chunks; c += n) {
         const int c0 = c * COL_CHUNK, cn = j->N - c0 < COL_CHUNK ? j->N - c0 : COL_CHUNK;
-        const float *w;
-        if (j->dt == VEC_F16) {
-            vec_f16_to_f32((const uint16_t *)j->W + (size_t)c0 * j->K, scratch, (size_t)cn * j->K);
-            w = scratch;
-        } else {
-            w = (const float *)j->W + (size_t)c0 * j->K;
-        }
+        vec_f16_to_f32((const uint16_t *)j->W + (size_t)c0 * j->K, scratch, (size_t)cn * j->K);
         for (int r = 0; r < j->T; r++) {
             float *yr = j->y + (size_t)r * j->ldy + c0;
             if (j->b) memcpy(yr, j->b + c0, sizeof(float) * cn);
             else memset(yr, 0, sizeof(float) * cn);
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, j->K, 1.0f, j->x, j->K, w, j->K, 1.0f,
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, j->K, 1.0f, j->x, j->K, scratch, j->K, 1.0f,
                     j->y + c0, j->ldy);
     }
 }
@@ -92,7 +106,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
         return;
     }
     gemm_job j = {f, dt, W, b, x, y, T, N, K, N};
-    const int n_chunks = (N + COL_CHUNK - 1) / COL_CHUNK;
+    const int n_chunks = dt == VEC_F32 ? (T + ROW_BLOCK - 1) / ROW_BLOCK : (N + COL_CHUNK - 1) / COL_CHUNK;
     steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
 }
 

@@ -272,7 +272,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         if (st != STENO_OK) goto done;
         const int *prompt = all_tokens.v + prompt_reset_since;
         const int n_prompt = p->condition_on_previous_text ? all_tokens.n - prompt_reset_since : 0;
-        if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, &wr)) != STENO_OK)
+        if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, seek, &wr)) != STENO_OK)
             goto done;
 
         if (p->no_speech_threshold >= 0) {

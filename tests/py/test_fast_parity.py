@@ -40,8 +40,8 @@ def run(rows, args):
 def aggregate_wer(rows, results):
     errors = words = 0
     for r in rows:
-        ref = se.normalize_en(r["reference_text"]).split()
-        hyp = se.normalize_en(results[r["path"]].get("text", "")).split()
+        ref = se.normalize_en(r["reference_text"])
+        hyp = se.normalize_en(results[r["path"]].get("text", ""))
         errors += se.word_errors(ref, hyp)
         words += len(ref)
     return 100.0 * errors / max(words, 1)
