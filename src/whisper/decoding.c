@@ -94,12 +94,17 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     const double precision = 30.0 / m->n_audio_ctx;
     f->max_initial_timestamp_index =
         p->max_initial_timestamp >= 0 ? (int)lround(p->max_initial_timestamp / precision) : -1;
+    if ((st = whisper_filters_build(f)) != STENO_OK) {
+        whisper_decode_ctx_free(c);
+        return st;
+    }
     return STENO_OK;
 }
 
 void whisper_decode_ctx_free(whisper_decode_ctx *c) {
     if (c->fast) whisper_fast_decoder_free(c->fdec);
     else whisper_decoder_free(&c->dec);
+    whisper_filters_free(&c->filters);
     free(c->suppress_ids);
     free(c->blank_ids);
     free(c->logits);
@@ -194,10 +199,10 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
             res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
         }
         fed = n;
-        whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin, c->logits);
-        int next = sample_token(c->logits, V, temperature, c->rng, c->row);
-        whisper_log_softmax(c->logits, V, c->logprobs);
-        sum_logprob += c->logprobs[next];
+        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin,
+                                                          c->logits);
+        const int next = temperature > 0.0 ? sample_token(c->logits, V, temperature, c->rng, c->row) : fr.argmax;
+        sum_logprob += (double)c->logits[next] - fr.lse;
         c->seq[n++] = next;
         if (next == eot || n > N) break;
     }

@@ -1,6 +1,9 @@
 #include "whisper/logit_filters.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
 
 void whisper_log_softmax(const float *logits, int n, float *out) {
     float mx = -INFINITY;
@@ -11,59 +14,96 @@ void whisper_log_softmax(const float *logits, int n, float *out) {
     for (int i = 0; i < n; i++) out[i] = (float)((double)logits[i] - lse);
 }
 
-static void fill(float *x, int from, int to, int n) {
-    if (from < 0) from = 0;
-    if (to > n) to = n;
-    for (int i = from; i < to; i++) x[i] = -INFINITY;
+steno_status whisper_filters_build(whisper_filters *f) {
+    const int n = f->n_vocab, tb = f->timestamp_begin;
+    f->mask = calloc((size_t)n, sizeof(float));
+    f->mask_first = calloc((size_t)n, sizeof(float));
+    if (!f->mask || !f->mask_first) {
+        whisper_filters_free(f);
+        return steno_fail(STENO_E_NOMEM, "logit filters: out of memory");
+    }
+    for (int i = 0; i < f->n_suppress_ids; i++) f->mask[f->suppress_ids[i]] = -INFINITY;
+    if (f->timestamps) f->mask[f->no_timestamps] = -INFINITY;
+    for (int i = 0; i < n; i++) f->mask_first[i] = f->mask[i];
+    if (f->suppress_blank)
+        for (int i = 0; i < f->n_blank_ids; i++) f->mask_first[f->blank_ids[i]] = -INFINITY;
+    if (f->timestamps) {
+        for (int i = 0; i < tb && i < n; i++) f->mask_first[i] = -INFINITY; /* a timestamp comes first */
+        if (f->max_initial_timestamp_index >= 0)
+            for (int i = tb + f->max_initial_timestamp_index + 1; i < n; i++) f->mask_first[i] = -INFINITY;
+    }
+    return STENO_OK;
 }
 
-void whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
-                           float *logits) {
-    const int n = f->n_vocab, tb = f->timestamp_begin;
-    if (f->suppress_blank && n_sampled == 0) {
-        for (int i = 0; i < f->n_blank_ids; i++) logits[f->blank_ids[i]] = -INFINITY;
-    }
-    for (int i = 0; i < f->n_suppress_ids; i++) logits[f->suppress_ids[i]] = -INFINITY;
-    if (!f->timestamps) return;
+void whisper_filters_free(whisper_filters *f) {
+    free(f->mask);
+    free(f->mask_first);
+    f->mask = f->mask_first = NULL;
+}
 
-    logits[f->no_timestamps] = -INFINITY;
-    const int last_ts = n_sampled >= 1 && sampled[n_sampled - 1] >= tb;
-    const int penult_ts = n_sampled < 2 || sampled[n_sampled - 2] >= tb;
-    if (last_ts) {
-        if (penult_ts) fill(logits, tb, n, n); /* a timestamp pair is closed: text must follow */
-        else fill(logits, 0, f->eot, n);       /* an open timestamp: a timestamp or eot follows */
-    }
-    int last_timestamp = -1;
-    for (int i = n_sampled - 1; i >= 0; i--) {
-        if (sampled[i] >= tb) {
-            last_timestamp = sampled[i];
-            break;
+whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
+                                       float *logits) {
+    const int n = f->n_vocab, tb = f->timestamp_begin;
+    const float *mask = n_sampled == 0 ? f->mask_first : f->mask;
+    /* dynamic rules as two ranges set to -inf: [cut0, cut1) and [ts0, ts1) */
+    int cut0 = 0, cut1 = 0, ts0 = tb, ts1 = tb;
+    if (f->timestamps && n_sampled > 0) {
+        const int last_ts = sampled[n_sampled - 1] >= tb;
+        const int penult_ts = n_sampled < 2 || sampled[n_sampled - 2] >= tb;
+        if (last_ts) {
+            if (penult_ts) ts1 = n;  /* a timestamp pair is closed: text must follow */
+            else cut1 = f->eot;      /* an open timestamp: a timestamp or eot follows */
+        }
+        for (int i = n_sampled - 1; i >= 0; i--) {
+            if (sampled[i] >= tb) { /* timestamps never decrease; segments have non-zero length */
+                const int limit = (last_ts && !penult_ts) ? sampled[i] : sampled[i] + 1;
+                if (ts1 < limit) ts1 = limit;
+                break;
+            }
         }
     }
-    if (last_timestamp >= 0) {
-        /* timestamps never decrease, and a segment has non-zero length */
-        const int limit = (last_ts && !penult_ts) ? last_timestamp : last_timestamp + 1;
-        fill(logits, tb, limit, n);
-    }
-    if (n_sampled == 0) {
-        fill(logits, 0, tb, n);
-        if (f->max_initial_timestamp_index >= 0) fill(logits, tb + f->max_initial_timestamp_index + 1, n, n);
-    }
-
-    /* if the summed probability of the timestamps beats every text token, sample a timestamp */
-    float mx = -INFINITY;
-    for (int i = 0; i < n; i++) mx = logits[i] > mx ? logits[i] : mx;
-    if (mx == -INFINITY) return;
-    double sum_all = 0.0, sum_ts = 0.0;
-    float max_text = -INFINITY;
+    /* One pass: mask, ranges, and online log-sum-exp of the text part and the timestamp part. */
+    float m_text = -INFINITY, m_ts = -INFINITY;
+    double s_text = 0.0, s_ts = 0.0;
+    int arg_text = -1, arg_ts = -1;
     for (int i = 0; i < n; i++) {
-        double e = exp((double)logits[i] - mx);
-        sum_all += e;
-        if (i >= tb) sum_ts += e;
-        else if (logits[i] > max_text) max_text = logits[i];
+        float x = logits[i] + mask[i];
+        if ((i >= cut0 && i < cut1) || (i >= ts0 && i < ts1)) x = -INFINITY;
+        logits[i] = x;
+        if (x == -INFINITY) continue;
+        if (i < tb) {
+            if (x > m_text) {
+                s_text = s_text * exp((double)m_text - x) + 1.0;
+                m_text = x;
+                arg_text = i;
+            } else {
+                s_text += exp((double)x - m_text);
+            }
+        } else {
+            if (x > m_ts) {
+                s_ts = s_ts * exp((double)m_ts - x) + 1.0;
+                m_ts = x;
+                arg_ts = i;
+            } else {
+                s_ts += exp((double)x - m_ts);
+            }
+        }
     }
-    const double lse = mx + log(sum_all);
-    const double ts_logprob = sum_ts > 0 ? mx + log(sum_ts) - lse : -INFINITY;
-    const double max_text_logprob = (double)max_text - lse;
-    if (ts_logprob > max_text_logprob) fill(logits, 0, tb, n);
+    const double lse_text = arg_text >= 0 ? m_text + log(s_text) : -INFINITY;
+    const double lse_ts = arg_ts >= 0 ? m_ts + log(s_ts) : -INFINITY;
+    double lse;
+    if (lse_text == -INFINITY) lse = lse_ts;
+    else if (lse_ts == -INFINITY) lse = lse_text;
+    else lse = fmax(lse_text, lse_ts) + log1p(exp(-fabs(lse_text - lse_ts)));
+    whisper_filtered r;
+    r.argmax = (arg_text >= 0 && (arg_ts < 0 || m_text >= m_ts)) ? arg_text : arg_ts;
+    if (r.argmax < 0) r.argmax = 0;
+    r.lse = lse;
+    /* if the summed probability of the timestamps beats every text token, sample a timestamp */
+    if (f->timestamps && arg_ts >= 0 && arg_text >= 0 && lse_ts - lse > (double)m_text - lse) {
+        for (int i = 0; i < tb; i++) logits[i] = -INFINITY;
+        r.argmax = arg_ts;
+        r.lse = lse_ts;
+    }
+    return r;
 }

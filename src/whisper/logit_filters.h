@@ -1,5 +1,11 @@
 /* logit_filters.h — openai-whisper's logit filters (whisper/decoding.py: SuppressBlank,
- * SuppressTokens, ApplyTimestampRules), applied in place on one row of logits, in that order. */
+ * SuppressTokens, ApplyTimestampRules), applied in place on one row of logits, with the seed's S4
+ * shape: the static part (the suppress set, <|notimestamps|>) is a mask precomputed once per
+ * filter configuration, the first step's part (blank, text before the first timestamp, the
+ * max_initial_timestamp cap) a second one, and the dynamic timestamp rules are index ranges; one
+ * pass over the vocabulary applies all three and accumulates, in the same pass, the
+ * log-sum-exp of the timestamps and of the whole row and the best text and overall logits that
+ * the timestamp-probability rule and the sampler need. */
 #ifndef STENO_WHISPER_LOGIT_FILTERS_H
 #define STENO_WHISPER_LOGIT_FILTERS_H
 
@@ -15,12 +21,24 @@ typedef struct whisper_filters {
     int n_suppress_ids;
     int timestamps;                  /* 0 when without_timestamps */
     int max_initial_timestamp_index; /* round(max_initial_timestamp / 0.02); < 0: no limit */
+    float *mask;       /* [n_vocab] 0 or -inf: every step (built by whisper_filters_build) */
+    float *mask_first; /* [n_vocab] 0 or -inf: the first sampled position */
 } whisper_filters;
+
+/** Builds the two masks from the fields above (allocates them). Errors: STENO_E_NOMEM. */
+steno_status whisper_filters_build(whisper_filters *f);
+void whisper_filters_free(whisper_filters *f);
+
+/** What the filtering pass learned about the filtered row. */
+typedef struct whisper_filtered {
+    int argmax;  /* first index of the maximum (torch.argmax) */
+    double lse;  /* log Σ exp(logits): logprob(i) = logits[i] − lse */
+} whisper_filtered;
 
 /** Applies the filters to logits [n_vocab] for the next token, given the tokens sampled so far in
  *  this window (sampled [n_sampled], i.e. tokens[sample_begin:]). */
-void whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
-                           float *logits);
+whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
+                                       float *logits);
 
 /** log_softmax of logits [n] into out [n] (float64 accumulation). */
 void whisper_log_softmax(const float *logits, int n, float *out);
