@@ -3,11 +3,12 @@
 1. Token-exact gate: `--path fast --weights f32` gives the same tokens as `--path faithful` on
    every clip of shared/audio (all languages: the English-only model still has to decode them
    identically). Any difference names the clip and the first differing token index.
-2. float16 weights: `--path fast --weights f16` is compared with f32 on the English clips; its
+2. float16 weights (the default run) are compared with f32 on the English clips; its
    aggregate WER must be within 0.2 points of f32's (both printed). The f16 kernels convert
    exactly and reduce in the same order as the f32 ones, so in practice the tokens are identical;
    the count of identical clips is printed too.
-3. Threads: `--threads 1` and `--threads 2` give identical tokens on the fast path.
+3. Threads: `--threads 1` and the default (all cores, at least 2) give identical tokens on the
+   fast path.
 Under the sanitizer build only clips of at most 12 s are used (printed).
 Standard library only.
 """
@@ -56,10 +57,16 @@ def main():
     print("runs:")
     faithful = run(rows, ["--path", "faithful"])
     fast32 = run(rows, ["--path", "fast", "--weights", "f32"])
-    fast16 = run(en, ["--path", "fast", "--weights", "f16"])
+    # The default is the fast path with f16 weights and all cores: the very run the oracle, WER
+    # and long-form tests judge (steno_eval caches it), so it is decoded once for all of them.
+    fast16 = run(en, [])
     short = [r for r in en if r["seconds"] <= SANITIZE_MAX_SECONDS]
-    one_thread = run(short, ["--path", "fast", "--threads", "1"])
-    two_threads = run(short, ["--path", "fast", "--threads", "2"])
+    one_thread = run(short, ["--threads", "1"])
+    if (os.cpu_count() or 1) >= 2:
+        two_threads = {r["path"]: fast16[r["path"]] for r in short}
+        print("  (all cores = %d threads: the default run above)" % os.cpu_count())
+    else:
+        two_threads = run(short, ["--threads", "2"])
 
     failures = []
     print("1. fast (f32 weights) vs faithful, tokens:")
@@ -83,7 +90,7 @@ def main():
             n_same += 1
         else:
             failures.append("%s: --threads 1 and --threads 2 give different tokens" % r["file"])
-    print("3. --threads 1 vs 2: identical tokens on %d/%d clips" % (n_same, len(short)))
+    print("3. --threads 1 vs all cores: identical tokens on %d/%d clips" % (n_same, len(short)))
     if failures:
         se.fail("\n  ".join(["L2 gate failed:"] + failures))
     print("PASS: fast path token-exact with faithful on %d clips; f16 within %.1f WER points; "
