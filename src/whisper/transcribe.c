@@ -261,7 +261,9 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     int seek = 0, prompt_reset_since = 0;
     while (seek < content_frames) {
         const double time_offset = (double)seek * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
-        int segment_size = content_frames - seek < n_frames_window ? content_frames - seek : n_frames_window;
+        /* a reduced audio_ctx (Lab) shortens the window: the encoder sees 2·audio_ctx frames */
+        const int window_frames = 2 * audio_ctx;
+        int segment_size = content_frames - seek < window_frames ? content_frames - seek : window_frames;
         const double segment_duration = (double)segment_size * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
         for (int c = 0; c < m->n_mels; c++) {
             float *dst = window + (size_t)c * n_frames_window;
@@ -303,7 +305,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                 last_slice = i;
             }
             if (single_timestamp_ending) seek += segment_size;
-            else seek += (tok[last_slice - 1] - tb) * input_stride;
+            else {
+                const int advance = (tok[last_slice - 1] - tb) * input_stride;
+                /* a timestamp past a shortened window must not skip unheard audio */
+                seek += audio_ctx < m->n_audio_ctx && advance > segment_size ? segment_size : advance;
+            }
         } else {
             double duration = segment_duration;
             int last_ts = -1;
