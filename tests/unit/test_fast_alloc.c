@@ -14,7 +14,10 @@ static volatile int g_counting;
 static volatile long g_allocs;
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+/* From the sanitizer runtime (compiler-rt's sanitizer/allocator_interface.h, which GCC does not
+ * install): called on every allocation and free. */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
 static void on_malloc(const volatile void *p, size_t n) {
     (void)p, (void)n;
     if (g_counting) g_allocs++;
