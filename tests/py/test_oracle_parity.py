@@ -25,7 +25,7 @@ gap is only meaningful if dump-l1 can start at that window: the test passes `--s
 `steno dump-l1 --help` mentions it, and otherwise prints "gap n/a" for that clip.
 The diagnostics never change the verdict.
 
-STENO_SANITIZE=1: only clips of at most 12 s are run (the ASan build is slow); the output says so.
+STENO_SANITIZE=1: only steno_eval.SANITIZE_CLIPS are run (the ASan build is slow); the output says so.
 """
 
 import os
@@ -36,7 +36,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 MIN_EQUAL = 0.95
-SANITIZE_MAX_SECONDS = 12.0
 
 
 def greedy_prefix(result):
@@ -110,9 +109,7 @@ def diagnose(path, oracle, k, steno_tokens, oracle_tokens, tmp, has_seek):
 
 def main():
     rows = se.read_manifest(language="en")
-    if se.sanitize():
-        rows = [r for r in rows if r["seconds"] <= SANITIZE_MAX_SECONDS]
-        print("STENO_SANITIZE=1: %d clips of <= %.0f s only" % (len(rows), SANITIZE_MAX_SECONDS))
+    rows = se.sanitize_rows(rows)
     oracles = {r["path"]: se.load_oracle(r["file"]) for r in rows}
     with tempfile.TemporaryDirectory(prefix="steno_parity_") as tmp:
         results, wall = se.transcribe([r["path"] for r in rows], tmp)
