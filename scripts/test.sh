@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # test.sh — the project's test suite: a Release build with ctest, then an AddressSanitizer +
-# UndefinedBehaviorSanitizer build (leak checks on) with ctest. Exits non-zero if either fails.
+# UndefinedBehaviorSanitizer build (leak checks on) with ctest, then a bounded libFuzzer run of
+# the GGUF reader. Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install_deps.sh
 bash scripts/fetch_model.sh tiny.en
+bash scripts/fetch_llm_models.sh
 jobs=$(nproc)
 
 status=0
@@ -19,6 +21,9 @@ cmake -S . -B build-asan -DSTENO_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 || status=1
+
+echo "== libFuzzer smoke run of the GGUF reader (60 s)"
+bash scripts/fuzz_smoke.sh 60 || status=1
 
 if [ $status -ne 0 ]; then echo "test.sh: FAILED" >&2; else echo "test.sh: all passed"; fi
 exit $status

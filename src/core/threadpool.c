@@ -16,7 +16,11 @@ struct steno_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_uint generation; /* bumped once per job */
-    atomic_int next_task;
+    /* (job << 32) | next task index: a worker claims a task with one compare-and-swap that also
+     * checks the job, so a worker arriving late from one job can never take a task index of the
+     * next job with the previous job's view of it */
+    atomic_ullong claim;
+    unsigned job;
     atomic_int pending;     /* tasks not yet finished */
     atomic_int stop;
     steno_task_fn fn;
@@ -25,11 +29,15 @@ struct steno_pool {
 };
 
 static void drain(steno_pool *p) {
+    unsigned long long v = atomic_load(&p->claim);
+    const unsigned long long job = v >> 32;
     for (;;) {
-        int t = atomic_fetch_add(&p->next_task, 1);
-        if (t >= p->n_tasks) return;
+        if ((v >> 32) != job || (long long)(v & 0xffffffffull) >= (long long)p->n_tasks) return;
+        if (!atomic_compare_exchange_weak(&p->claim, &v, v + 1)) continue; /* v reloaded */
+        const int t = (int)(v & 0xffffffffull);
         p->fn(p->ctx, t, p->n_tasks);
         atomic_fetch_sub(&p->pending, 1);
+        v = atomic_load(&p->claim);
     }
 }
 
@@ -103,8 +111,8 @@ void steno_pool_run(steno_pool *p, steno_task_fn fn, void *ctx, int n_tasks) {
     p->fn = fn;
     p->ctx = ctx;
     p->n_tasks = n_tasks;
-    atomic_store(&p->next_task, 0);
     atomic_store(&p->pending, n_tasks);
+    atomic_store(&p->claim, (unsigned long long)(++p->job) << 32);
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
     pthread_cond_broadcast(&p->cv);

@@ -1,0 +1,218 @@
+/*
+ * steno_llm.h — the public C API of steno's text generation: GGUF and llama2.c models (Llama family,
+ * Gemma 3), tokenizers, KV caches (plain, rotating), sampling, chat templates.
+ *
+ * Shape (as steno.h, after whisper.cpp and SQLite):
+ *   steno_llm       a loaded model: mmap'd weights, configuration, tokenizer. Immutable after load;
+ *                   one model may serve several contexts, each used by one thread at a time.
+ *   steno_llm_ctx   one sequence: per-layer KV caches, scratch buffers, a thread pool.
+ *   steno_sampler   the sampling chain with its RNG and token history.
+ * Parameters come from *_default_params() functions so that new fields never break callers.
+ * Every fallible function returns a steno_status; steno_errmsg() (steno.h) then names the input and
+ * the reason ("model.gguf: tensor 'blk.0.attn_q.weight' extends past the end of the file ...").
+ * The library never exits or aborts on bad input.
+ * Units: token ids are int32; positions count tokens from 0; times are seconds; sizes are bytes.
+ */
+#ifndef STENO_LLM_H
+#define STENO_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "steno.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct steno_llm steno_llm;
+typedef struct steno_llm_ctx steno_llm_ctx;
+typedef struct steno_sampler steno_sampler;
+
+/* ---------------------------------------------------------------------------------------------
+ * Models
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct steno_llm_load_params {
+    /* llama2.c checkpoints: the tokenizer file; NULL → tokenizer.bin, then tok<vocab>.bin, beside
+     * the model. Ignored for GGUF (the tokenizer is in the file). */
+    const char *tokenizer_path;
+} steno_llm_load_params;
+
+steno_llm_load_params steno_llm_default_load_params(void);
+
+/** Resolves MODEL for steno_llm_load: an existing path is returned as is; a known name
+ *  ("smollm2", "gemma3") becomes its file in the model cache
+ *  ${STENO_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/steno/models}/<name>/ (fetched by
+ *  scripts/fetch_llm_models.sh). Writes at most n bytes into buf.
+ *  Errors: STENO_E_IO (a known name whose file is absent: the message says how to fetch it; or an
+ *  unknown name that is not a file). */
+steno_status steno_llm_resolve(const char *model, char *buf, size_t n);
+
+/** Loads a model: a .gguf file (architectures "llama", "gemma3"; tensor types f32, f16, bf16,
+ *  q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q6_K) or a llama2.c checkpoint (legacy format) with its
+ *  tokenizer. The configuration is read from the file's own metadata. path may be a known name
+ *  (steno_llm_resolve). On success *out is owned by the caller (steno_llm_free).
+ *  Errors: STENO_E_IO, STENO_E_FORMAT (malformed or inconsistent file), STENO_E_UNSUPPORTED
+ *  (architecture, tensor type or tokenizer steno does not implement), STENO_E_NOMEM. */
+steno_status steno_llm_load(const char *path, const steno_llm_load_params *params, steno_llm **out);
+void steno_llm_free(steno_llm *m);
+
+/** A model's configuration (from the file's metadata). Strings are owned by the model. */
+typedef struct steno_llm_info {
+    const char *arch;         /* "llama" or "gemma3" */
+    const char *name;         /* general.name, or the file name */
+    const char *format;       /* "gguf" or "llama2c" */
+    int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff;
+    int sliding_window;       /* 0 when every layer is global */
+    int bos, eos, eot;        /* -1 when absent */
+    size_t weight_bytes;      /* bytes of tensor data mapped */
+} steno_llm_info;
+
+void steno_llm_get_info(const steno_llm *m, steno_llm_info *info);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tokens
+ * ------------------------------------------------------------------------------------------- */
+
+/** Tokenizes UTF-8 text of len bytes. add_special: prepend BOS (and append EOS) as the model's
+ *  tokenizer asks; parse_special: control tokens written in the text ("<|im_start|>") become
+ *  tokens. *tokens is malloc'd (caller frees); *n_tokens its length. Errors: STENO_E_NOMEM. */
+steno_status steno_llm_tokenize(const steno_llm *m, const char *text, size_t len, int add_special, int parse_special,
+                                int **tokens, int *n_tokens);
+
+/** Writes the UTF-8 bytes of token's text (no NUL) into buf, at most cap bytes; returns the count,
+ *  or minus the count needed when cap is too small. prev: the previous token or -1 (llama2.c
+ *  tokenizers drop the space after BOS). special: print control tokens too. */
+int steno_llm_token_piece(const steno_llm *m, int token, int prev, int special, char *buf, int cap);
+
+/** 1 if token ends generation (EOS, end-of-turn tokens). */
+int steno_llm_is_eog(const steno_llm *m, int token);
+
+/* ---------------------------------------------------------------------------------------------
+ * Contexts (one sequence and its KV caches)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum steno_kv_type { STENO_KV_AUTO = 0, STENO_KV_F32 = 1, STENO_KV_F16 = 2 } steno_kv_type;
+
+typedef struct steno_llm_ctx_params {
+    int n_threads;     /* <= 0: all online CPUs */
+    int n_ctx;         /* positions this context may hold; <= 0: the model's training context */
+    int n_batch;       /* tokens per forward pass when evaluating a prompt (default 256) */
+    steno_kv_type kv_type; /* AUTO: f32 for llama2.c models (bit-faithful to run.c), f16 for GGUF
+                              (llama.cpp's default cache type) */
+    int max_kv_size;   /* > 0: every global layer uses a rotating cache of this many slots (keys
+                          visible per query); sliding-window layers keep their own window */
+    int keep;          /* rotating caches selected by max_kv_size: leading tokens never evicted */
+    int kv_reserve;    /* rotating caches: tokens of history kept beyond the window for rollback
+                          (default 32) */
+} steno_llm_ctx_params;
+
+steno_llm_ctx_params steno_llm_ctx_default_params(void);
+
+/** Creates a context over m (m must outlive it). Errors: STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *params, steno_llm_ctx **out);
+void steno_llm_ctx_free(steno_llm_ctx *c);
+
+/** Evaluates n tokens at positions n_past..n_past+n-1 (in chunks of n_batch), appending them to
+ *  the KV caches. logits: NULL, or n_vocab floats receiving the logits of the last token, or, with
+ *  logits_all, n × n_vocab floats (row t for token t). Errors: STENO_E_INVALID_ARG (token out of
+ *  range, context full), STENO_E_NOMEM. On error the caches are rolled back to n_past. */
+steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all);
+
+/** Tokens in the KV caches (= position of the next token). */
+int steno_llm_n_past(const steno_llm_ctx *c);
+
+/** Rolls the caches back by n tokens (speculative rejection, regeneration). Rotating caches refuse
+ *  (STENO_E_INVALID_ARG, nothing changed) when the ring no longer holds the history the next token
+ *  needs; see steno_llm_ctx_params.kv_reserve. */
+steno_status steno_llm_rollback(steno_llm_ctx *c, int n);
+
+/** Empties the caches. */
+void steno_llm_reset(steno_llm_ctx *c);
+
+/** KV-cache memory: bytes per cached token (all layers) and bytes allocated now. */
+void steno_llm_kv_usage(const steno_llm_ctx *c, size_t *bytes_per_token, size_t *bytes_allocated);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sampling (the order of llama.cpp's common sampler chain)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct steno_logit_bias {
+    int token;
+    float bias; /* added to the logit; -INFINITY bans the token */
+} steno_logit_bias;
+
+typedef struct steno_sampler_params {
+    float temperature;       /* <= 0: greedy (argmax, lowest id on ties). default 0.8 */
+    int top_k;               /* <= 0: off. default 40 */
+    float top_p;             /* >= 1: off. default 0.95 */
+    float min_p;             /* <= 0: off. default 0.05 */
+    float repeat_penalty;    /* 1: off. default 1.0 */
+    float presence_penalty;  /* 0: off */
+    float frequency_penalty; /* 0: off */
+    int penalty_last_n;      /* tokens of history the penalties see; default 64; -1: all */
+    uint64_t seed;           /* same seed, same model, same prompt → same tokens */
+    const steno_logit_bias *logit_bias; /* copied by steno_sampler_new */
+    int n_logit_bias;
+    int n_probs;             /* > 0: report this many top log-probabilities per token */
+} steno_sampler_params;
+
+steno_sampler_params steno_sampler_default_params(void);
+
+/** A sampler for a vocabulary of n_vocab tokens. Errors: STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status steno_sampler_new(const steno_sampler_params *params, int n_vocab, steno_sampler **out);
+void steno_sampler_free(steno_sampler *s);
+
+/** One candidate's log-probability (natural log, of the model's distribution after logit bias and
+ *  penalties, before temperature and truncation). */
+typedef struct steno_token_logprob {
+    int token;
+    float logprob;
+} steno_token_logprob;
+
+/** Samples a token from logits (n_vocab floats; modified in place) and records it in the history
+ *  used by the penalties. With params.n_probs > 0, top (n_probs entries, may be NULL) receives the
+ *  most likely tokens; *logprob (may be NULL) the chosen token's log-probability. */
+int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob);
+
+/** Adds tokens to the penalty history without sampling (the prompt, with llama.cpp's defaults). */
+void steno_sampler_accept(steno_sampler *s, int token);
+
+/* ---------------------------------------------------------------------------------------------
+ * Generation and chat
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct steno_gen_stats {
+    int n_prompt, n_generated;
+    double prompt_seconds, decode_seconds;
+} steno_gen_stats;
+
+/** Called for each generated token with its text (bytes, may be empty or an incomplete UTF-8
+ *  sequence). Return non-zero to stop. */
+typedef int (*steno_token_cb)(void *user, int token, const char *piece, int piece_len);
+
+/** Evaluates prompt (n_prompt tokens, appended to what the context holds), then samples up to
+ *  n_predict tokens (< 0: until end of generation or the context is full), stopping at an
+ *  end-of-generation token (not passed to cb). stats may be NULL. */
+steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt, int n_predict,
+                                steno_token_cb cb, void *user, steno_gen_stats *stats);
+
+typedef struct steno_chat_msg {
+    const char *role;    /* "system", "user", "assistant" */
+    const char *content; /* UTF-8 */
+} steno_chat_msg;
+
+/** Formats a conversation with the model's chat template (ChatML for SmolLM2-style
+ *  tokenizer.chat_template, Gemma's turn format for Gemma 3), ending with the assistant's
+ *  opening when add_generation_prompt. *out is malloc'd. Tokenize it with add_special = 1 and
+ *  parse_special = 1: BOS comes from the tokenizer where the model wants one (llama.cpp's
+ *  llama_chat_apply_template does the same).
+ *  Errors: STENO_E_UNSUPPORTED (no known template), STENO_E_NOMEM. */
+steno_status steno_llm_chat_format(const steno_llm *m, const steno_chat_msg *msgs, int n_msgs,
+                                   int add_generation_prompt, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STENO_LLM_H */

@@ -1,0 +1,62 @@
+/* attention.h — scaled dot-product attention of T new queries over a KV-cache view (GQA).
+ *
+ * For query t (absolute position q0 + t) and head h (KV head h / (n_head / n_kv_head)):
+ *   s_j = (q · k_j) · scale        over the view's slots j visible to the query (llm/kvcache.h),
+ *                                   visited in temporal order
+ *   p   = softmax(s)
+ *   out = Σ_j p_j v_j
+ * q: float32 [T][n_head · head_dim_k]; out: float32 [T][n_head · head_dim_v].
+ * The key dot product converts q to the key type's vec_dot_type and calls that type's kernel
+ * (kernels/quant.h): float keys give a sequential float dot (llama2.c run.c), f16 keys round q to
+ * f16 as ggml's mul_mat(k, q) does; quantized key types would plug in the same way.
+ * Numerics, selectable per model family:
+ *   ggml (llama.cpp's CPU soft_max + mul_mat): sum of exponentials in double, p = e · (1/sum),
+ *     and with f16 values p rounded to f16 before weighting (ggml converts kq to f16). With an f16
+ *     cache on AVX2 this path is bit-identical to llama.cpp (kernels/ggml_simd.h: ggml's f16 dot
+ *     order, ggml_v_expf over 8-position chunks, value products in lane position % 32);
+ *   llama2c (run.c): s = dot / scale_div, float sum, p = e / sum.
+ * Work is split over (t, h) pairs; each output element is computed by one thread in a fixed order.
+ */
+#ifndef STENO_KERNELS_ATTENTION_H
+#define STENO_KERNELS_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/matmul.h"
+#include "core/threadpool.h"
+
+/** What attention reads: a KV cache's slots after an update (llm/kvcache.h). Pointers stay valid
+ *  until the cache's next update/trim/reset. */
+typedef struct steno_kv_view {
+    int dtype;              /* element type of the k and v rows (kernels/quant.h STENO_T_*) */
+    int n_slots;            /* slots that may hold a token */
+    const int32_t *pos;     /* [n_slots] absolute position in each slot, -1 = empty */
+    const int32_t *order;   /* [n_order] slots holding valid tokens, by increasing position */
+    int n_order;
+    const uint8_t *k, *v;   /* [n_slots] rows */
+    size_t k_row_bytes, v_row_bytes;
+    int window;             /* <= 0: unlimited (plain) */
+    int keep;
+} steno_kv_view;
+
+/** 1 if a key at position p is visible to the query at position q under view's rule. */
+static inline int steno_kv_visible(const steno_kv_view *v, int p, int q) {
+    if (p < 0 || p > q) return 0;
+    if (v->window <= 0 || p < v->keep) return 1;
+    return q - p < v->window - v->keep;
+}
+
+
+typedef struct steno_attn_params {
+    int n_head, n_kv_head, head_dim_k, head_dim_v;
+    float scale;       /* ggml numerics: multiplies q·k */
+    float scale_div;   /* llama2c numerics: divides q·k (sqrtf(head_size)) */
+    int llama2c;       /* 1: llama2c numerics, 0: ggml numerics */
+} steno_attn_params;
+
+/** Returns 0, or -1 when out of memory or the view's dtype has no kernel. */
+int steno_attention(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,
+                    const steno_kv_view *kv, float *out);
+
+#endif

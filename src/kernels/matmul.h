@@ -1,0 +1,59 @@
+/* matmul.h — matrix products of a (quantized) weight matrix with float32 activations.
+ *
+ * A weight matrix is ggml's layout: n_out rows of n_in elements of one ggml type, rows contiguous
+ * (row_bytes apart). steno_matmul computes, for T activation rows,
+ *     Y[t][r] = Σ_k W[r][k] · X[t][k]        X: float32 [T][n_in], Y: float32 [T][ldy >= n_out]
+ * by converting each X row once to the weight type's vec_dot_type (Q8_0/Q8_1/Q8_K/F16/...) and
+ * calling the type's dot kernel per (row, t), as llama.cpp's CPU backend does
+ * (ggml-cpu.c ggml_compute_forward_mul_mat). Rows are split among the pool's threads; each output is
+ * computed by one kernel call, so Y does not depend on the thread count or on T.
+ */
+#ifndef STENO_KERNELS_MATMUL_H
+#define STENO_KERNELS_MATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/threadpool.h"
+
+/** Splits [0, n) into nth contiguous parts; part ith is [*lo, *hi). */
+static inline void steno_split(long n, int ith, int nth, long *lo, long *hi) {
+    long per = (n + nth - 1) / nth;
+    *lo = per * ith;
+    *hi = *lo + per;
+    if (*lo > n) *lo = n;
+    if (*hi > n) *hi = n;
+}
+
+/** Tasks a kernel splits its work into on pool (several per thread, so a late thread delays
+ *  little; 1 without a pool). */
+static inline int steno_n_tasks(const steno_pool *pool) {
+    int n = steno_pool_threads(pool);
+    return n > 1 ? 4 * n : 1;
+}
+
+/** A read-only view of a weight matrix (or vector: n_out = 1). */
+typedef struct steno_mat {
+    int type;           /* ggml type id (kernels/quant.h) */
+    int64_t n_in;       /* elements per row (ggml ne[0]) */
+    int64_t n_out;      /* rows (ggml ne[1]) */
+    size_t row_bytes;   /* bytes between rows */
+    const void *data;   /* n_out rows; NULL for an absent tensor */
+} steno_mat;
+
+/** Scratch space for the converted activations; grows on demand, freed by steno_work_free. */
+typedef struct steno_work {
+    void *buf;
+    size_t cap;
+} steno_work;
+
+void steno_work_free(steno_work *w);
+
+/** Y = X · Wᵀ as above. Returns 0, or -1 when out of memory or the type has no dot kernel. */
+int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
+                 float *Y, int64_t ldy);
+
+/** Copies row r of W into dst as float32 (n_in values): the embedding lookup (ggml get_rows). */
+void steno_mat_row_f32(const steno_mat *W, int64_t r, float *dst);
+
+#endif

@@ -1,0 +1,73 @@
+/* ops.c — see ops.h. */
+#include "kernels/ops.h"
+
+#include <math.h>
+
+#include "kernels/quant.h"
+
+void steno_rmsnorm_ggml(float *y, const float *x, const float *w, int n, float eps) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / n);
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int i = 0; i < n; i++) y[i] = (x[i] * scale) * w[i];
+}
+
+void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, float eps) {
+    float ss = 0.0f;
+    for (int j = 0; j < n; j++) ss += x[j] * x[j];
+    ss /= n;
+    ss += eps;
+    ss = 1.0f / sqrtf(ss);
+    for (int j = 0; j < n; j++) o[j] = w[j] * (ss * x[j]);
+}
+
+void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
+                     int neox) {
+    float cs[2048];
+    const int nr = n_rot < 2048 ? n_rot : 2048;
+    const float theta_scale = powf(base, -2.0f / (float)n_rot);
+    float theta = (float)pos;
+    for (int i0 = 0; i0 < nr; i0 += 2) {
+        const float th = freq_scale * theta;
+        cs[i0] = cosf(th);
+        cs[i0 + 1] = sinf(th);
+        theta *= theta_scale;
+    }
+    for (int h = 0; h < n_heads; h++) {
+        float *v = x + (size_t)h * head_dim;
+        for (int i0 = 0; i0 < nr; i0 += 2) {
+            const float c = cs[i0], s = cs[i0 + 1];
+            const int a = neox ? i0 / 2 : i0;
+            const int b = neox ? i0 / 2 + nr / 2 : i0 + 1;
+            const float x0 = v[a], x1 = v[b];
+            /* rotate_pairs as llama.cpp's build compiles it (FMA contraction), bit for bit */
+            v[a] = fmaf(x0, c, -(x1 * s));
+            v[b] = fmaf(x0, s, x1 * c);
+        }
+    }
+}
+
+void steno_rope_llama2c(float *x, int dim, int head_size, int pos) {
+    for (int i = 0; i < dim; i += 2) {
+        int head_dim = i % head_size;
+        float freq = 1.0f / powf(10000.0f, head_dim / (float)head_size);
+        float val = pos * freq;
+        float fcr = cosf(val), fci = sinf(val);
+        float v0 = x[i], v1 = x[i + 1];
+        x[i] = v0 * fcr - v1 * fci;
+        x[i + 1] = v0 * fci + v1 * fcr;
+    }
+}
+
+void steno_swiglu(float *h, const float *g, const float *u, int n) {
+    for (int i = 0; i < n; i++) {
+        float v = g[i];
+        v *= (1.0f / (1.0f + expf(-v)));
+        h[i] = v * u[i];
+    }
+}
+
+void steno_geglu_ggml(float *h, const float *g, const float *u, int n) {
+    for (int i = 0; i < n; i++) h[i] = steno_gelu_ggml(g[i]) * u[i];
+}

@@ -1,0 +1,263 @@
+/* context.c — steno_llm_ctx: per-layer KV caches (plain, or rotating for sliding-window layers and
+ * --max-kv-size), scratch buffers, the thread pool; evaluation in chunks of n_batch tokens,
+ * rollback, and the generation loop. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+#include "llm/model.h"
+#include "text/chat_template.h"
+#include "text/llm_vocab.h"
+
+steno_llm_ctx_params steno_llm_ctx_default_params(void) {
+    steno_llm_ctx_params p;
+    memset(&p, 0, sizeof p);
+    p.n_threads = 0;
+    p.n_ctx = 0;
+    p.n_batch = 256;
+    p.kv_type = STENO_KV_AUTO;
+    p.max_kv_size = 0;
+    p.keep = 0;
+    p.kv_reserve = 32;
+    return p;
+}
+
+void steno_llm_ctx_free(steno_llm_ctx *c) {
+    if (!c) return;
+    if (c->kv)
+        for (int l = 0; l < c->m->hp.n_layer; l++) steno_kv_free(c->kv[l]);
+    free(c->kv);
+    steno_pool_free(c->pool);
+    steno_work_free(&c->work);
+    steno_work_free(&c->attn_work);
+    free(c->x);
+    free(c->xb);
+    free(c->xb2);
+    free(c->q);
+    free(c->k);
+    free(c->v);
+    free(c->att);
+    free(c->hb);
+    free(c->hb2);
+    free(c);
+}
+
+steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *params, steno_llm_ctx **out) {
+    *out = NULL;
+    steno_llm_ctx_params p = params ? *params : steno_llm_ctx_default_params();
+    const llm_hparams *hp = &m->hp;
+    if (p.n_batch <= 0) p.n_batch = 256;
+    if (p.n_batch > 4096) p.n_batch = 4096;
+    if (p.kv_reserve < 0) p.kv_reserve = 0;
+    if (p.max_kv_size < 0 || p.keep < 0 || (p.max_kv_size > 0 && p.keep >= p.max_kv_size))
+        return steno_fail(STENO_E_INVALID_ARG, "--max-kv-size %d / --keep %d: need 0 <= keep < max-kv-size",
+                          p.max_kv_size, p.keep);
+    if (p.n_ctx <= 0) p.n_ctx = p.max_kv_size > 0 ? INT_MAX / 2 : hp->n_ctx_train;
+    int dtype = p.kv_type == STENO_KV_F32 ? STENO_T_F32
+                : p.kv_type == STENO_KV_F16 ? STENO_T_F16
+                : (hp->llama2c ? STENO_T_F32 : STENO_T_F16);
+    steno_llm_ctx *c = calloc(1, sizeof *c);
+    if (!c) return steno_fail(STENO_E_NOMEM, "context: out of memory");
+    c->m = m;
+    c->p = p;
+    c->n_batch = p.n_batch;
+    if (steno_pool_create(p.n_threads, &c->pool) != STENO_OK) c->pool = NULL;
+    c->kv = calloc((size_t)hp->n_layer, sizeof *c->kv);
+    const size_t B = (size_t)p.n_batch;
+    const size_t E = (size_t)hp->n_embd, nq = (size_t)hp->n_head * hp->head_dim_k,
+                 nk = (size_t)hp->n_head_kv * hp->head_dim_k, nv = (size_t)hp->n_head_kv * hp->head_dim_v,
+                 no = (size_t)hp->n_head * hp->head_dim_v, F = (size_t)hp->n_ff;
+    size_t xbw = E > no ? E : no;
+    c->x = malloc(B * E * sizeof(float));
+    c->xb = malloc(B * xbw * sizeof(float));
+    c->xb2 = malloc(B * E * sizeof(float));
+    c->q = malloc(B * nq * sizeof(float));
+    c->k = malloc(B * nk * sizeof(float));
+    c->v = malloc(B * nv * sizeof(float));
+    c->att = malloc(B * no * sizeof(float));
+    c->hb = malloc(B * F * sizeof(float));
+    c->hb2 = malloc(B * F * sizeof(float));
+    if (!c->pool || !c->kv || !c->x || !c->xb || !c->xb2 || !c->q || !c->k || !c->v || !c->att || !c->hb || !c->hb2) {
+        steno_llm_ctx_free(c);
+        return steno_fail(STENO_E_NOMEM, "context: out of memory");
+    }
+    for (int l = 0; l < hp->n_layer; l++) {
+        steno_kv_params kp;
+        memset(&kp, 0, sizeof kp);
+        kp.dtype = dtype;
+        kp.n_kv_heads = hp->n_head_kv;
+        kp.head_dim_k = hp->head_dim_k;
+        kp.head_dim_v = hp->head_dim_v;
+        kp.reserve = p.kv_reserve;
+        if (hp->n_swa > 0 && hp->is_swa[l]) {
+            kp.kind = STENO_KV_ROTATING;
+            kp.max_size = hp->n_swa;
+            kp.keep = 0;
+        } else if (p.max_kv_size > 0) {
+            kp.kind = STENO_KV_ROTATING;
+            kp.max_size = p.max_kv_size;
+            kp.keep = p.keep;
+        } else {
+            kp.kind = STENO_KV_PLAIN;
+            kp.step = 256;
+            kp.max_tokens = p.n_ctx;
+        }
+        steno_status st = steno_kv_new(&kp, &c->kv[l]);
+        if (st != STENO_OK) {
+            steno_llm_ctx_free(c);
+            return st;
+        }
+    }
+    *out = c;
+    return STENO_OK;
+}
+
+int steno_llm_n_past(const steno_llm_ctx *c) { return c->n_past; }
+
+void steno_llm_reset(steno_llm_ctx *c) {
+    for (int l = 0; l < c->m->hp.n_layer; l++) c->kv[l]->ops->reset(c->kv[l]);
+    c->n_past = 0;
+}
+
+void steno_llm_kv_usage(const steno_llm_ctx *c, size_t *bpt, size_t *bytes) {
+    size_t a = 0, b = 0;
+    for (int l = 0; l < c->m->hp.n_layer; l++) {
+        a += c->kv[l]->ops->bytes_per_token(c->kv[l]);
+        b += c->kv[l]->ops->nbytes(c->kv[l]);
+    }
+    if (bpt) *bpt = a;
+    if (bytes) *bytes = b;
+}
+
+/* Brings every layer's cache back to n tokens after a failed evaluation (best effort). */
+static void restore(steno_llm_ctx *c, int n) {
+    for (int l = 0; l < c->m->hp.n_layer; l++) {
+        int off = steno_kv_offset(c->kv[l]);
+        if (off > n) steno_kv_trim(c->kv[l], off - n);
+    }
+    c->n_past = n;
+}
+
+steno_status steno_llm_rollback(steno_llm_ctx *c, int n) {
+    if (n < 0 || n > c->n_past)
+        return steno_fail(STENO_E_INVALID_ARG, "rollback of %d tokens: the context holds %d", n, c->n_past);
+    for (int l = 0; l < c->m->hp.n_layer; l++)
+        if (!steno_kv_can_trim(c->kv[l], n)) return steno_kv_trim(c->kv[l], n); /* sets the message */
+    for (int l = 0; l < c->m->hp.n_layer; l++) {
+        steno_status st = steno_kv_trim(c->kv[l], n);
+        if (st != STENO_OK) return st;
+    }
+    c->n_past -= n;
+    return STENO_OK;
+}
+
+steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits) {
+    const steno_llm *m = c->m;
+    const llm_hparams *hp = &m->hp;
+    const int E = hp->n_embd;
+    for (int t = 0; t < nr; t++) {
+        const float *xt = c->x + (size_t)(r0 + t) * E;
+        if (hp->llama2c) steno_rmsnorm_llama2c(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
+        else steno_rmsnorm_ggml(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
+    }
+    if (steno_matmul(c->pool, &c->work, &m->output, c->xb, nr, logits, hp->n_vocab))
+        return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+    if (hp->logit_softcap > 0) {
+        const float cap = hp->logit_softcap;
+        for (size_t i = 0; i < (size_t)nr * hp->n_vocab; i++) logits[i] = tanhf(logits[i] / cap) * cap;
+    }
+    return STENO_OK;
+}
+
+steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all) {
+    const llm_hparams *hp = &c->m->hp;
+    if (n <= 0) return steno_fail(STENO_E_INVALID_ARG, "eval: no tokens");
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
+            return steno_fail(STENO_E_INVALID_ARG, "eval: token %d is not in the vocabulary (0..%d)", tokens[i],
+                              hp->n_vocab - 1);
+    if ((long)c->n_past + n > (long)c->p.n_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d", c->n_past, n, c->p.n_ctx);
+    const int start = c->n_past;
+    for (int i = 0; i < n; i += c->n_batch) {
+        int T = n - i < c->n_batch ? n - i : c->n_batch;
+        int last = i + T == n;
+        float *lg = NULL;
+        if (logits && logits_all) lg = logits + (size_t)i * hp->n_vocab;
+        else if (logits && last) lg = logits;
+        steno_status st = hp->arch == LLM_ARCH_GEMMA3 ? llm_forward_gemma3(c, tokens + i, T, lg, logits_all)
+                                                      : llm_forward_llama(c, tokens + i, T, lg, logits_all);
+        if (st != STENO_OK) {
+            restore(c, start);
+            return st;
+        }
+    }
+    return STENO_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt, int n_predict,
+                                steno_token_cb cb, void *user, steno_gen_stats *stats) {
+    const steno_llm *m = c->m;
+    const int nvocab = m->hp.n_vocab;
+    steno_gen_stats st0 = {0};
+    float *logits = malloc((size_t)nvocab * sizeof(float));
+    if (!logits) return steno_fail(STENO_E_NOMEM, "generate: out of memory");
+    double t0 = now_s();
+    steno_status st = steno_llm_eval(c, prompt, n_prompt, logits, 0);
+    double t1 = now_s();
+    st0.n_prompt = n_prompt;
+    st0.prompt_seconds = t1 - t0;
+    int prev = n_prompt > 0 ? prompt[n_prompt - 1] : -1;
+    char piece[256];
+    for (int i = 0; st == STENO_OK && (n_predict < 0 || i < n_predict); i++) {
+        int tok = steno_sampler_sample(s, logits, NULL, NULL);
+        if (steno_vocab_is_eog(m->vocab, tok)) break;
+        st0.n_generated++;
+        int pl = steno_vocab_piece(m->vocab, tok, prev, 0, piece, (int)sizeof piece);
+        if (pl < 0) pl = 0;
+        prev = tok;
+        if (cb && cb(user, tok, piece, pl)) break;
+        if (n_predict >= 0 && i + 1 >= n_predict) break;
+        if (c->n_past + 1 > c->p.n_ctx) break;
+        st = steno_llm_eval(c, &tok, 1, logits, 0);
+    }
+    st0.decode_seconds = now_s() - t1;
+    free(logits);
+    if (stats) *stats = st0;
+    return st;
+}
+
+steno_status steno_llm_chat_format(const steno_llm *m, const steno_chat_msg *msgs, int n_msgs,
+                                   int add_generation_prompt, char **out) {
+    *out = NULL;
+    if (n_msgs < 0) return steno_fail(STENO_E_INVALID_ARG, "chat: negative message count");
+    const char **roles = malloc((size_t)(n_msgs + 1) * sizeof(char *));
+    const char **contents = malloc((size_t)(n_msgs + 1) * sizeof(char *));
+    if (!roles || !contents) {
+        free(roles);
+        free(contents);
+        return steno_fail(STENO_E_NOMEM, "chat: out of memory");
+    }
+    for (int i = 0; i < n_msgs; i++) {
+        roles[i] = msgs[i].role ? msgs[i].role : "user";
+        contents[i] = msgs[i].content ? msgs[i].content : "";
+    }
+    steno_status st = steno_chat_apply(m->chat_template, m->vocab, m->path, roles, contents, n_msgs,
+                                       add_generation_prompt, out);
+    free(roles);
+    free(contents);
+    return st;
+}

@@ -1,0 +1,90 @@
+/* gemma3.c — the Gemma 3 forward pass (llama.cpp src/models/gemma3.cpp, whose CPU numerics it
+ * follows: embedding scaled by sqrt(n_embd), QK-norm, NEOX RoPE with per-layer bases, q scaled by
+ * 1/sqrt(head_dim), sliding-window layers over rotating caches, post-attention and post-FFN norms,
+ * GeGLU with ggml's fp16 GELU table). See model.h. */
+#include <math.h>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "llm/model.h"
+
+steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all) {
+    const steno_llm *m = c->m;
+    const llm_hparams *hp = &m->hp;
+    const int E = hp->n_embd, hk = hp->head_dim_k, nq = hp->n_head * hk, nk = hp->n_head_kv * hk,
+              nv = hp->n_head_kv * hp->head_dim_v, F = hp->n_ff;
+    const int pos0 = c->n_past;
+    float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
+          *hb2 = c->hb2;
+    steno_attn_params ap = {hp->n_head, hp->n_head_kv, hk, hp->head_dim_v, 1.0f, 1.0f, 0};
+
+    /* token embedding, scaled by sqrt(n_embd) */
+    for (int t = 0; t < T; t++) {
+        float *xt = x + (size_t)t * E;
+        steno_mat_row_f32(&m->tok_embd, tokens[t], xt);
+        for (int i = 0; i < E; i++) xt[i] *= hp->embd_scale;
+    }
+
+    for (int l = 0; l < hp->n_layer; l++) {
+        const llm_layer *L = &m->layers[l];
+        const float base = hp->is_swa[l] ? hp->rope_base_swa : hp->rope_base;
+        const float fscale = hp->is_swa[l] ? 1.0f : hp->rope_freq_scale;
+
+        /* attention block */
+        for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
+        llm_dump(c, "attn_norm", l, xb, T, E);
+        if (steno_matmul(c->pool, &c->work, &L->wq, xb, T, q, nq) || steno_matmul(c->pool, &c->work, &L->wk, xb, T, k, nk) ||
+            steno_matmul(c->pool, &c->work, &L->wv, xb, T, v, nv))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "Qpre", l, q, T, nq);
+        llm_dump(c, "Vcur", l, v, T, nv);
+        for (int t = 0; t < T; t++) {
+            float *qt = q + (size_t)t * nq, *kt = k + (size_t)t * nk;
+            for (int h = 0; h < hp->n_head; h++) steno_rmsnorm_ggml(qt + (size_t)h * hk, qt + (size_t)h * hk, L->q_norm, hk, hp->norm_eps);
+            for (int h = 0; h < hp->n_head_kv; h++) steno_rmsnorm_ggml(kt + (size_t)h * hk, kt + (size_t)h * hk, L->k_norm, hk, hp->norm_eps);
+            steno_rope_ggml(qt, hp->n_head, hk, hp->n_rot, pos0 + t, base, fscale, 1);
+            steno_rope_ggml(kt, hp->n_head_kv, hk, hp->n_rot, pos0 + t, base, fscale, 1);
+            for (int i = 0; i < nq; i++) qt[i] *= hp->q_scale;
+        }
+        llm_dump(c, "Qcur", l, q, T, nq);
+        llm_dump(c, "Kcur", l, k, T, nk);
+        steno_kv_view view;
+        steno_status st = steno_kv_update_and_fetch(c->kv[l], k, v, T, &view);
+        if (st != STENO_OK) return st;
+        if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        llm_dump(c, "kqv_out", l, att, T, hp->n_head * hp->head_dim_v);
+        if (steno_matmul(c->pool, &c->work, &L->wo, att, T, xb2, E))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "attn_out", l, xb2, T, E);
+        for (int t = 0; t < T; t++) {
+            float *o = xb2 + (size_t)t * E, *xt = x + (size_t)t * E;
+            steno_rmsnorm_ggml(o, o, L->post_attn_norm, E, hp->norm_eps);
+            for (int i = 0; i < E; i++) xt[i] = o[i] + xt[i];
+        }
+        llm_dump(c, "sa_out", l, x, T, E);
+
+        /* feed-forward block: GeGLU between two norms */
+        for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+        if (steno_matmul(c->pool, &c->work, &L->ffn_gate, xb, T, hb, F) ||
+            steno_matmul(c->pool, &c->work, &L->ffn_up, xb, T, hb2, F))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "ffn_gate", l, hb, T, F);
+        llm_dump(c, "ffn_up", l, hb2, T, F);
+        steno_geglu_ggml(hb, hb, hb2, T * F);
+        llm_dump(c, "ffn_geglu", l, hb, T, F);
+        if (steno_matmul(c->pool, &c->work, &L->ffn_down, hb, T, xb2, E))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "ffn_out", l, xb2, T, E);
+        for (int t = 0; t < T; t++) {
+            float *o = xb2 + (size_t)t * E, *xt = x + (size_t)t * E;
+            steno_rmsnorm_ggml(o, o, L->post_ffn_norm, E, hp->norm_eps);
+            for (int i = 0; i < E; i++) xt[i] = o[i] + xt[i];
+        }
+        llm_dump(c, "l_out", l, x, T, E);
+    }
+    c->n_past += T;
+    if (!logits) return STENO_OK;
+    return logits_all ? llm_output(c, 0, T, logits) : llm_output(c, T - 1, 1, logits);
+}

@@ -1,0 +1,353 @@
+/* kvcache.c — plain and rotating KV caches; see kvcache.h. */
+#include "llm/kvcache.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "kernels/quant.h"
+
+static size_t elem_size(int dtype) { return dtype == STENO_T_F16 ? 2 : 4; }
+
+/* Writes one float row into dst as dtype. */
+static void put_row(int dtype, uint8_t *dst, const float *src, int n) {
+    if (dtype == STENO_T_F16) {
+        for (int i = 0; i < n; i++) {
+            uint16_t h = steno_f32_to_f16(src[i]);
+            memcpy(dst + 2 * (size_t)i, &h, 2);
+        }
+    } else {
+        memcpy(dst, src, (size_t)n * 4);
+    }
+}
+
+void steno_kv_make_mask(const steno_kv_view *view, int q0, int T, float *mask) {
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < view->n_slots; s++)
+            mask[(size_t)t * view->n_slots + s] = steno_kv_visible(view, view->pos[s], q0 + t) ? 0.0f : -INFINITY;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* plain                                                                                          */
+
+typedef struct {
+    steno_kv_cache base;
+    int offset, cap;
+    size_t krb, vrb;
+    uint8_t *k, *v;
+    int32_t *pos;
+} plain_cache;
+
+static int plain_offset(const steno_kv_cache *c) { return ((const plain_cache *)c)->offset; }
+
+static steno_status plain_update(steno_kv_cache *c, const float *k, const float *v, int T, steno_kv_view *view) {
+    plain_cache *pc = (plain_cache *)c;
+    const steno_kv_params *p = &c->p;
+    if (T < 0) return steno_fail(STENO_E_INVALID_ARG, "KV cache: negative token count");
+    if (p->max_tokens > 0 && pc->offset + T > p->max_tokens)
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache full: %d + %d tokens exceed the context of %d", pc->offset, T,
+                          p->max_tokens);
+    if (pc->offset + T > pc->cap) {
+        int step = p->step > 0 ? p->step : 256;
+        int ncap = (pc->offset + T + step - 1) / step * step;
+        if (p->max_tokens > 0 && ncap > p->max_tokens) ncap = p->max_tokens;
+        uint8_t *nk = realloc(pc->k, (size_t)ncap * pc->krb);
+        if (!nk) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory growing to %d tokens", ncap);
+        pc->k = nk;
+        uint8_t *nv = realloc(pc->v, (size_t)ncap * pc->vrb);
+        if (!nv) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory growing to %d tokens", ncap);
+        pc->v = nv;
+        int32_t *np = realloc(pc->pos, (size_t)ncap * sizeof(int32_t));
+        if (!np) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory growing to %d tokens", ncap);
+        pc->pos = np;
+        for (int s = pc->cap; s < ncap; s++) pc->pos[s] = s;
+        pc->cap = ncap;
+    }
+    int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
+    for (int t = 0; t < T; t++) {
+        int s = pc->offset + t;
+        put_row(p->dtype, pc->k + (size_t)s * pc->krb, k + (size_t)t * nk, nk);
+        put_row(p->dtype, pc->v + (size_t)s * pc->vrb, v + (size_t)t * nv, nv);
+    }
+    pc->offset += T;
+    if (view) {
+        view->dtype = p->dtype;
+        view->n_slots = pc->offset;
+        view->pos = pc->pos;
+        view->order = NULL; /* identity */
+        view->n_order = pc->offset;
+        view->k = pc->k;
+        view->v = pc->v;
+        view->k_row_bytes = pc->krb;
+        view->v_row_bytes = pc->vrb;
+        view->window = 0;
+        view->keep = 0;
+    }
+    return STENO_OK;
+}
+
+static int plain_can_trim(const steno_kv_cache *c, int n) { return n >= 0 && n <= ((const plain_cache *)c)->offset; }
+
+static steno_status plain_trim(steno_kv_cache *c, int n) {
+    plain_cache *pc = (plain_cache *)c;
+    if (!plain_can_trim(c, n))
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache: cannot roll back %d tokens, only %d are cached", n, pc->offset);
+    pc->offset -= n;
+    return STENO_OK;
+}
+
+static size_t plain_bpt(const steno_kv_cache *c) { return ((const plain_cache *)c)->krb + ((const plain_cache *)c)->vrb; }
+static size_t plain_nbytes(const steno_kv_cache *c) {
+    const plain_cache *pc = (const plain_cache *)c;
+    return (size_t)pc->cap * (pc->krb + pc->vrb);
+}
+static void plain_state(const steno_kv_cache *c, steno_kv_state *st) {
+    const plain_cache *pc = (const plain_cache *)c;
+    st->offset = pc->offset;
+    st->n_slots = pc->offset;
+    st->pos = pc->pos;
+    st->k = pc->k;
+    st->v = pc->v;
+    st->k_row_bytes = pc->krb;
+    st->v_row_bytes = pc->vrb;
+}
+static void plain_reset(steno_kv_cache *c) { ((plain_cache *)c)->offset = 0; }
+static void plain_destroy(steno_kv_cache *c) {
+    plain_cache *pc = (plain_cache *)c;
+    free(pc->k);
+    free(pc->v);
+    free(pc->pos);
+    free(pc);
+}
+
+static const steno_kv_ops PLAIN_OPS = {"plain", plain_offset, plain_update, plain_can_trim, plain_trim,
+                                       plain_bpt, plain_nbytes, plain_state, plain_reset, plain_destroy};
+
+/* ------------------------------------------------------------------------------------------- */
+/* rotating                                                                                       */
+
+typedef struct {
+    steno_kv_cache base;
+    int offset;
+    int ring;     /* R: slots for positions >= keep */
+    int cap;      /* keep + ring */
+    size_t krb, vrb;
+    uint8_t *k, *v;
+    int32_t *pos;   /* [cap] */
+    int32_t *order; /* [cap] */
+    int n_order;
+} rot_cache;
+
+static inline int rot_slot(const rot_cache *rc, int p) {
+    int keep = rc->base.p.keep;
+    return p < keep ? p : keep + (p - keep) % rc->ring;
+}
+
+static void rot_rebuild_order(rot_cache *rc) {
+    int keep = rc->base.p.keep, n = 0;
+    for (int p = 0; p < keep && p < rc->offset; p++)
+        if (rc->pos[p] == p) rc->order[n++] = p;
+    int lo = rc->offset - rc->ring;
+    if (lo < keep) lo = keep;
+    for (int p = lo; p < rc->offset; p++) {
+        int s = rot_slot(rc, p);
+        if (rc->pos[s] == p) rc->order[n++] = s;
+    }
+    rc->n_order = n;
+}
+
+/* Grows the ring to at least `ring` slots, moving every retained token to its new slot. */
+static steno_status rot_grow(rot_cache *rc, int ring) {
+    const steno_kv_params *p = &rc->base.p;
+    int cap = p->keep + ring;
+    uint8_t *nk = malloc((size_t)cap * rc->krb), *nv = malloc((size_t)cap * rc->vrb);
+    int32_t *np = malloc((size_t)cap * sizeof(int32_t)), *no = malloc((size_t)cap * sizeof(int32_t));
+    if (!nk || !nv || !np || !no) {
+        free(nk);
+        free(nv);
+        free(np);
+        free(no);
+        return steno_fail(STENO_E_NOMEM, "rotating KV cache: out of memory growing to %d slots", cap);
+    }
+    for (int s = 0; s < cap; s++) np[s] = -1;
+    for (int s = 0; s < rc->cap; s++) {
+        int pp = rc->pos[s];
+        if (pp < 0) continue;
+        int ns = pp < p->keep ? pp : p->keep + (pp - p->keep) % ring;
+        memcpy(nk + (size_t)ns * rc->krb, rc->k + (size_t)s * rc->krb, rc->krb);
+        memcpy(nv + (size_t)ns * rc->vrb, rc->v + (size_t)s * rc->vrb, rc->vrb);
+        np[ns] = pp;
+    }
+    free(rc->k);
+    free(rc->v);
+    free(rc->pos);
+    free(rc->order);
+    rc->k = nk;
+    rc->v = nv;
+    rc->pos = np;
+    rc->order = no;
+    rc->ring = ring;
+    rc->cap = cap;
+    rot_rebuild_order(rc);
+    return STENO_OK;
+}
+
+static int rot_offset(const steno_kv_cache *c) { return ((const rot_cache *)c)->offset; }
+
+static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v, int T, steno_kv_view *view) {
+    rot_cache *rc = (rot_cache *)c;
+    const steno_kv_params *p = &c->p;
+    if (T < 0) return steno_fail(STENO_E_INVALID_ARG, "KV cache: negative token count");
+    /* Every query of this update must find its whole window still in the ring, and `reserve`
+     * tokens of history must survive for rollback. */
+    int need = (p->max_size - p->keep) + p->reserve + (T > 0 ? T - 1 : 0);
+    if (need > rc->ring) {
+        steno_status st = rot_grow(rc, need);
+        if (st != STENO_OK) return st;
+    }
+    int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
+    for (int t = 0; t < T; t++) {
+        int pp = rc->offset + t;
+        int s = rot_slot(rc, pp);
+        put_row(p->dtype, rc->k + (size_t)s * rc->krb, k + (size_t)t * nk, nk);
+        put_row(p->dtype, rc->v + (size_t)s * rc->vrb, v + (size_t)t * nv, nv);
+        rc->pos[s] = pp;
+    }
+    rc->offset += T;
+    rot_rebuild_order(rc);
+    if (view) {
+        view->dtype = p->dtype;
+        view->n_slots = rc->cap;
+        view->pos = rc->pos;
+        view->order = rc->order;
+        view->n_order = rc->n_order;
+        view->k = rc->k;
+        view->v = rc->v;
+        view->k_row_bytes = rc->krb;
+        view->v_row_bytes = rc->vrb;
+        view->window = p->max_size;
+        view->keep = p->keep;
+    }
+    return STENO_OK;
+}
+
+/* First position the next query (at q) needs that is not in the kept prefix, or q if none. */
+static int rot_needed_from(const rot_cache *rc, int q) {
+    const steno_kv_params *p = &rc->base.p;
+    int lo = q - (p->max_size - p->keep) + 1;
+    return lo < p->keep ? p->keep : lo;
+}
+
+static int rot_can_trim(const steno_kv_cache *c, int n) {
+    const rot_cache *rc = (const rot_cache *)c;
+    if (n < 0 || n > rc->offset) return 0;
+    int q = rc->offset - n;
+    for (int pp = 0; pp < c->p.keep && pp < q; pp++)
+        if (rc->pos[pp] != pp) return 0;
+    for (int pp = rot_needed_from(rc, q); pp < q; pp++)
+        if (rc->pos[rot_slot(rc, pp)] != pp) return 0;
+    return 1;
+}
+
+static steno_status rot_trim(steno_kv_cache *c, int n) {
+    rot_cache *rc = (rot_cache *)c;
+    if (n < 0 || n > rc->offset)
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache: cannot roll back %d tokens, only %d were processed", n,
+                          rc->offset);
+    if (!rot_can_trim(c, n)) {
+        int q = rc->offset - n, lost = 0;
+        for (int pp = rot_needed_from(rc, q); pp < q; pp++)
+            if (rc->pos[rot_slot(rc, pp)] != pp) lost++;
+        return steno_fail(STENO_E_INVALID_ARG,
+                          "rotating KV cache (window %d, keep %d, reserve %d): cannot roll back %d tokens: "
+                          "%d positions of the window at %d were already overwritten; the ring retains only "
+                          "%d tokens of rollback history (raise the reserve)",
+                          c->p.max_size, c->p.keep, c->p.reserve, n, lost, q, rc->ring - (c->p.max_size - c->p.keep) + 1);
+    }
+    int q = rc->offset - n;
+    for (int pp = q; pp < rc->offset; pp++) {
+        int s = rot_slot(rc, pp);
+        if (rc->pos[s] == pp) rc->pos[s] = -1;
+    }
+    rc->offset = q;
+    rot_rebuild_order(rc);
+    return STENO_OK;
+}
+
+static size_t rot_bpt(const steno_kv_cache *c) { return ((const rot_cache *)c)->krb + ((const rot_cache *)c)->vrb; }
+static size_t rot_nbytes(const steno_kv_cache *c) {
+    const rot_cache *rc = (const rot_cache *)c;
+    return (size_t)rc->cap * (rc->krb + rc->vrb);
+}
+static void rot_state(const steno_kv_cache *c, steno_kv_state *st) {
+    const rot_cache *rc = (const rot_cache *)c;
+    st->offset = rc->offset;
+    st->n_slots = rc->cap;
+    st->pos = rc->pos;
+    st->k = rc->k;
+    st->v = rc->v;
+    st->k_row_bytes = rc->krb;
+    st->v_row_bytes = rc->vrb;
+}
+static void rot_reset(steno_kv_cache *c) {
+    rot_cache *rc = (rot_cache *)c;
+    rc->offset = 0;
+    for (int s = 0; s < rc->cap; s++) rc->pos[s] = -1;
+    rc->n_order = 0;
+}
+static void rot_destroy(steno_kv_cache *c) {
+    rot_cache *rc = (rot_cache *)c;
+    free(rc->k);
+    free(rc->v);
+    free(rc->pos);
+    free(rc->order);
+    free(rc);
+}
+
+static const steno_kv_ops ROT_OPS = {"rotating", rot_offset, rot_update, rot_can_trim, rot_trim,
+                                     rot_bpt, rot_nbytes, rot_state, rot_reset, rot_destroy};
+
+/* ------------------------------------------------------------------------------------------- */
+
+steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
+    *out = NULL;
+    if (p->n_kv_heads <= 0 || p->head_dim_k <= 0 || p->head_dim_v <= 0 ||
+        (p->dtype != STENO_T_F32 && p->dtype != STENO_T_F16))
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache: invalid geometry or element type");
+    size_t es = elem_size(p->dtype);
+    size_t krb = (size_t)p->n_kv_heads * (size_t)p->head_dim_k * es;
+    size_t vrb = (size_t)p->n_kv_heads * (size_t)p->head_dim_v * es;
+    if (p->kind == STENO_KV_PLAIN) {
+        plain_cache *pc = calloc(1, sizeof *pc);
+        if (!pc) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory");
+        pc->base.ops = &PLAIN_OPS;
+        pc->base.p = *p;
+        pc->krb = krb;
+        pc->vrb = vrb;
+        *out = &pc->base;
+        return STENO_OK;
+    }
+    if (p->kind != STENO_KV_ROTATING) return steno_fail(STENO_E_INVALID_ARG, "KV cache: unknown kind %d", p->kind);
+    if (p->max_size < 1 || p->keep < 0 || p->keep >= p->max_size || p->reserve < 0)
+        return steno_fail(STENO_E_INVALID_ARG,
+                          "rotating KV cache: need max_size >= 1 and 0 <= keep < max_size (got max_size %d, keep %d)",
+                          p->max_size, p->keep);
+    rot_cache *rc = calloc(1, sizeof *rc);
+    if (!rc) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory");
+    rc->base.ops = &ROT_OPS;
+    rc->base.p = *p;
+    rc->krb = krb;
+    rc->vrb = vrb;
+    steno_status st = rot_grow(rc, p->max_size - p->keep + p->reserve);
+    if (st != STENO_OK) {
+        rot_destroy(&rc->base);
+        return st;
+    }
+    *out = &rc->base;
+    return STENO_OK;
+}
+
+void steno_kv_free(steno_kv_cache *c) {
+    if (c) c->ops->destroy(c);
+}

@@ -1,0 +1,85 @@
+/* llama.c — the Llama-family forward pass (llama.cpp src/models/llama.cpp for GGUF files; llama2.c
+ * run.c forward() for llama2.c checkpoints, whose numerics it reproduces bit for bit: float sums,
+ * run.c's RoPE and RMSNorm, f32 KV cache). Reads top to bottom in the paper's order; see model.h. */
+#include <math.h>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/ggml_simd.h"
+#include "kernels/ops.h"
+#include "llm/model.h"
+
+steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all) {
+    const steno_llm *m = c->m;
+    const llm_hparams *hp = &m->hp;
+    const int E = hp->n_embd, nq = hp->n_head * hp->head_dim_k, nk = hp->n_head_kv * hp->head_dim_k,
+              nv = hp->n_head_kv * hp->head_dim_v, no = hp->n_head * hp->head_dim_v, F = hp->n_ff;
+    const int pos0 = c->n_past;
+    float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
+          *hb2 = c->hb2;
+    steno_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, hp->kq_scale,
+                            sqrtf((float)hp->head_dim_k), hp->llama2c};
+
+    /* token embedding */
+    for (int t = 0; t < T; t++) steno_mat_row_f32(&m->tok_embd, tokens[t], x + (size_t)t * E);
+
+    for (int l = 0; l < hp->n_layer; l++) {
+        const llm_layer *L = &m->layers[l];
+
+        /* attention: RMSNorm, QKV projections, RoPE, cache, attention, output projection */
+        for (int t = 0; t < T; t++) {
+            if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
+            else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
+        }
+        llm_dump(c, "attn_norm", l, xb, T, E);
+        if (steno_matmul(c->pool, &c->work, &L->wq, xb, T, q, nq) || steno_matmul(c->pool, &c->work, &L->wk, xb, T, k, nk) ||
+            steno_matmul(c->pool, &c->work, &L->wv, xb, T, v, nv))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "Vcur", l, v, T, nv);
+        llm_dump(c, "Qpre", l, q, T, nq);
+        for (int t = 0; t < T; t++) {
+            if (hp->llama2c) {
+                steno_rope_llama2c(q + (size_t)t * nq, nq, hp->head_dim_k, pos0 + t);
+                steno_rope_llama2c(k + (size_t)t * nk, nk, hp->head_dim_k, pos0 + t);
+            } else {
+                steno_rope_ggml(q + (size_t)t * nq, hp->n_head, hp->head_dim_k, hp->n_rot, pos0 + t, hp->rope_base,
+                                hp->rope_freq_scale, 0);
+                steno_rope_ggml(k + (size_t)t * nk, hp->n_head_kv, hp->head_dim_k, hp->n_rot, pos0 + t, hp->rope_base,
+                                hp->rope_freq_scale, 0);
+            }
+        }
+        llm_dump(c, "Qcur", l, q, T, nq);
+        llm_dump(c, "Kcur", l, k, T, nk);
+        steno_kv_view view;
+        steno_status st = steno_kv_update_and_fetch(c->kv[l], k, v, T, &view);
+        if (st != STENO_OK) return st;
+        if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        llm_dump(c, "kqv_out", l, att, T, no);
+        if (steno_matmul(c->pool, &c->work, &L->wo, att, T, xb2, E))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "attn_out", l, xb2, T, E);
+        for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
+        llm_dump(c, "ffn_inp", l, x, T, E);
+
+        /* feed-forward: RMSNorm, SwiGLU */
+        for (int t = 0; t < T; t++) {
+            if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+            else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+        }
+        if (steno_matmul(c->pool, &c->work, &L->ffn_gate, xb, T, hb, F) ||
+            steno_matmul(c->pool, &c->work, &L->ffn_up, xb, T, hb2, F))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        if (!hp->llama2c && steno_ggml_exact_available()) steno_ggml_swiglu(hb, hb, hb2, T * F);
+        else steno_swiglu(hb, hb, hb2, T * F);
+        llm_dump(c, "ffn_swiglu", l, hb, T, F);
+        if (steno_matmul(c->pool, &c->work, &L->ffn_down, hb, T, xb2, E))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        llm_dump(c, "ffn_out", l, xb2, T, E);
+        for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
+        llm_dump(c, "l_out", l, x, T, E);
+    }
+    c->n_past += T;
+    if (!logits) return STENO_OK;
+    return logits_all ? llm_output(c, 0, T, logits) : llm_output(c, T - 1, 1, logits);
+}

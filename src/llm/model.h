@@ -1,0 +1,106 @@
+/* model.h — the LLM model: configuration (hyper-parameters read from the file), weights (views
+ * into the mmap'd file), tokenizer; and the context that runs it (KV caches, scratch, threads).
+ *
+ * Llama family (llama.cpp src/models/llama.cpp; llama2.c run.c forward()):
+ *   x = embed(token)
+ *   per layer: h = RMSNorm(x)·w_attn_norm; q,k,v = h·Wq, h·Wk, h·Wv; RoPE(q, k) with the file's base
+ *              (adjacent pairs); attention over the cache (GQA); x += attn·Wo;
+ *              h = RMSNorm(x)·w_ffn_norm; x += (silu(h·Wgate) ⊙ h·Wup)·Wdown        (SwiGLU)
+ *   logits = RMSNorm(x)·w_out_norm · Wout  (Wout = the token embedding when tied)
+ * Gemma 3 (llama.cpp src/models/gemma3.cpp):
+ *   x = embed(token) · sqrt(n_embd)
+ *   per layer: h = RMSNorm(x)·w; q,k,v = h·W; q,k = RMSNorm per head (QK-norm); RoPE (halves,
+ *              base rope.freq_base on global layers, freq_base_swa = 10000 on sliding-window
+ *              layers); q ·= 1/sqrt(head_dim); attention (sliding-window layers see the last
+ *              n_swa positions); x += RMSNorm(attn·Wo)·w_post_attn;
+ *              h = RMSNorm(x)·w_ffn; x += RMSNorm((gelu(h·Wgate) ⊙ h·Wup)·Wdown)·w_post_ffw (GeGLU)
+ *   logits = RMSNorm(x)·w · Wembᵀ (tied), optional final soft-capping
+ *   Layer i is sliding-window unless i % pattern == pattern - 1 (pattern 6,
+ *   `gemma3.attention.sliding_window_pattern` when present).
+ * Norm weights are used as stored: the GGUF converter already folded Gemma's (1 + w).
+ */
+#ifndef STENO_LLM_MODEL_H
+#define STENO_LLM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/matmul.h"
+#include "core/threadpool.h"
+#include "llm/kvcache.h"
+#include "steno_llm.h"
+
+struct gguf_file;
+struct llama2c_file;
+struct steno_vocab;
+
+typedef enum { LLM_ARCH_LLAMA = 0, LLM_ARCH_GEMMA3 = 1 } llm_arch;
+
+typedef struct llm_hparams {
+    llm_arch arch;
+    int llama2c;          /* 1: llama2.c checkpoint, run.c numerics; 0: GGUF, ggml numerics */
+    int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff;
+    float norm_eps;
+    int n_rot;            /* rotary dims per head */
+    int rope_neox;        /* 0: adjacent pairs; 1: halves */
+    float rope_base, rope_base_swa, rope_freq_scale;
+    int n_swa;            /* sliding window (0: none) */
+    uint8_t *is_swa;      /* [n_layer] */
+    float q_scale;        /* Gemma: q ·= q_scale before attention (attention scale 1) */
+    float kq_scale;       /* Llama: softmax scale 1/sqrt(head_dim) */
+    float embd_scale;     /* Gemma: sqrt(n_embd); Llama: 1 */
+    float logit_softcap;  /* 0: none */
+} llm_hparams;
+
+typedef struct llm_layer {
+    const float *attn_norm, *ffn_norm;          /* [n_embd] */
+    const float *q_norm, *k_norm;               /* [head_dim_k] (Gemma 3) */
+    const float *post_attn_norm, *post_ffn_norm; /* [n_embd] (Gemma 3) */
+    steno_mat wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+} llm_layer;
+
+struct steno_llm {
+    llm_hparams hp;
+    steno_mat tok_embd;   /* [n_vocab rows][n_embd] */
+    steno_mat output;     /* [n_vocab rows][n_embd]; == tok_embd when tied */
+    const float *output_norm;
+    llm_layer *layers;
+    float **owned;        /* norm vectors converted to float32 */
+    int n_owned;
+    struct gguf_file *gguf;
+    struct llama2c_file *l2c;
+    struct steno_vocab *vocab;
+    char *path, *name, *chat_template;
+    size_t weight_bytes;
+};
+
+struct steno_llm_ctx {
+    const steno_llm *m;
+    steno_llm_ctx_params p;
+    steno_pool *pool;
+    steno_work work, attn_work;
+    steno_kv_cache **kv; /* [n_layer] */
+    int n_past;
+    int n_batch;
+    /* debugging hook (parity work): called with a tensor's name ("attn_out"), layer and T rows */
+    void (*dump)(void *user, const char *name, int layer, const float *data, int rows, int cols);
+    void *dump_user;
+    /* scratch, n_batch rows each */
+    float *x, *xb, *xb2, *q, *k, *v, *att, *hb, *hb2;
+};
+
+/** One forward pass of T <= c->n_batch tokens at positions c->n_past.. (per architecture:
+ *  llama.c, gemma3.c). logits: NULL, n_vocab floats (last token) or T × n_vocab (logits_all).
+ *  Advances c->n_past by T on success; on failure the caches are rolled back. */
+steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
+steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
+
+/** Calls c->dump when set (see above). */
+static inline void llm_dump(const steno_llm_ctx *c, const char *name, int layer, const float *data, int rows, int cols) {
+    if (c->dump) c->dump(c->dump_user, name, layer, data, rows, cols);
+}
+
+/** Shared by the forwards: final norm + output projection of rows [r0, r0+nr) of c->x into logits. */
+steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits);
+
+#endif
