@@ -11,6 +11,7 @@
 
 #include "audio/mel.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "text/tokenizer.h"
 
 #define GGML_FILE_MAGIC 0x67676d6c /* "ggml" */
@@ -49,8 +50,8 @@ typedef struct writer {
     const char *path;
     int use_f16;
     steno_status st;
-    uint16_t *half; /* conversion buffer, n_half elements */
-    size_t n_half;
+    float *buf; /* conversion buffer, n_buf floats */
+    size_t n_buf;
 } writer;
 
 static void put(writer *w, const void *p, size_t n) {
@@ -61,11 +62,17 @@ static void put(writer *w, const void *p, size_t n) {
 
 static void put_i32(writer *w, int32_t v) { put(w, &v, 4); }
 
-/* One tensor. shape is PyTorch's order (slowest axis first), written reversed as ggml's ne[].
- * as_f16: the tensor is stored as float16 when the file is f16 (convert-pt-to-ggml.py's rule). */
-static void put_tensor(writer *w, const char *name, const float *data, int rank,
-                       const int64_t *shape, int as_f16) {
+/* One tensor from float32 data, or from float16 data16 when data is NULL (models loaded with
+ * whisper_model_load_ex(decoder_f16) keep some matrices only as float16). shape is PyTorch's
+ * order (slowest axis first), written reversed as ggml's ne[]. as_f16: the tensor is stored as
+ * float16 when the file is f16 (convert-pt-to-ggml.py's rule). */
+static void put_tensor16(writer *w, const char *name, const float *data, const uint16_t *data16,
+                         int rank, const int64_t *shape, int as_f16) {
     if (w->st != STENO_OK) return;
+    if (!data && !data16) {
+        w->st = steno_fail(STENO_E_INVALID_ARG, "%s: model has no weights for %s", w->path, name);
+        return;
+    }
     int64_t n = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] <= 0 || shape[i] > INT32_MAX) goto too_big;
@@ -79,14 +86,25 @@ static void put_tensor(writer *w, const char *name, const float *data, int rank,
     put_i32(w, f16 ? GGML_TTYPE_F16 : GGML_TTYPE_F32);
     for (int i = rank - 1; i >= 0; i--) put_i32(w, (int32_t)shape[i]);
     put(w, name, len);
-    if (!f16) {
+    if (!f16 && data) {
         put(w, data, (size_t)n * sizeof(float));
         return;
     }
-    for (int64_t off = 0; off < n && w->st == STENO_OK; off += (int64_t)w->n_half) {
-        size_t k = (size_t)(n - off) < w->n_half ? (size_t)(n - off) : w->n_half;
-        for (size_t i = 0; i < k; i++) w->half[i] = f32_to_f16(data[off + (int64_t)i]);
-        put(w, w->half, k * sizeof(uint16_t));
+    if (f16 && !data && data16) {
+        put(w, data16, (size_t)n * sizeof(uint16_t));
+        return;
+    }
+    /* convert in chunks through w->buf (n_buf floats or 2·n_buf halves) */
+    for (int64_t off = 0; off < n && w->st == STENO_OK; off += (int64_t)w->n_buf) {
+        size_t k = (size_t)(n - off) < w->n_buf ? (size_t)(n - off) : w->n_buf;
+        if (f16) {
+            uint16_t *h = (uint16_t *)w->buf;
+            for (size_t i = 0; i < k; i++) h[i] = f32_to_f16(data[off + (int64_t)i]);
+            put(w, h, k * sizeof(uint16_t));
+        } else {
+            for (size_t i = 0; i < k; i++) w->buf[i] = steno_fp16_to_f32(data16[off + (int64_t)i]);
+            put(w, w->buf, k * sizeof(float));
+        }
     }
     return;
 too_big:
@@ -94,14 +112,20 @@ too_big:
                        w->path, name);
 }
 
+static void put_tensor(writer *w, const char *name, const float *data, int rank,
+                       const int64_t *shape, int as_f16) {
+    put_tensor16(w, name, data, NULL, rank, shape, as_f16);
+}
+
 static void put_vec(writer *w, const char *name, const float *data, int n) {
     const int64_t shape[1] = {n};
     put_tensor(w, name, data, 1, shape, 0);
 }
 
-static void put_mat(writer *w, const char *name, const float *data, int rows, int cols) {
+static void put_mat(writer *w, const char *name, const float *data, const uint16_t *data16,
+                    int rows, int cols) {
     const int64_t shape[2] = {rows, cols};
-    put_tensor(w, name, data, 2, shape, 1);
+    put_tensor16(w, name, data, data16, 2, shape, 1);
 }
 
 static void put_ln(writer *w, const char *prefix, const nn_layernorm *ln) {
@@ -123,7 +147,8 @@ static void put_linear_rows(writer *w, const char *prefix, const nn_linear *l, i
         return;
     }
     snprintf(name, sizeof name, "%s.weight", prefix);
-    put_mat(w, name, l->w + (size_t)row0 * (size_t)l->n_in, D, l->n_in);
+    const size_t off = (size_t)row0 * (size_t)l->n_in;
+    put_mat(w, name, l->w ? l->w + off : NULL, l->w16 ? l->w16 + off : NULL, D, l->n_in);
     if (with_bias) {
         snprintf(name, sizeof name, "%s.bias", prefix);
         put_vec(w, name, l->b + row0, D);
@@ -189,7 +214,7 @@ static void put_tensors(writer *w, const whisper_model *m) {
 
     shape[0] = m->n_text_ctx, shape[1] = Dt;
     put_tensor(w, "decoder.positional_embedding", m->dec_pos, 2, shape, 0);
-    put_mat(w, "decoder.token_embedding.weight", m->tok_emb, m->n_vocab, Dt);
+    put_mat(w, "decoder.token_embedding.weight", m->tok_emb, m->tok_emb16, m->n_vocab, Dt);
     for (int i = 0; i < m->n_text_layer; i++) {
         const whisper_layer *y = &m->dec[i];
         snprintf(b, sizeof b, "decoder.blocks.%d", i);
@@ -249,9 +274,9 @@ steno_status whisper_write_ggml_ex(const whisper_model *m, const char *path, int
 
     steno_status st;
     float *filters = malloc((size_t)m->n_mels * (STENO_N_FFT / 2 + 1) * sizeof(float));
-    writer w = {.path = path, .use_f16 = use_f16 != 0, .n_half = 1 << 16};
-    w.half = malloc(w.n_half * sizeof(uint16_t));
-    if (!filters || !w.half) {
+    writer w = {.path = path, .use_f16 = use_f16 != 0, .n_buf = 1 << 16};
+    w.buf = malloc(w.n_buf * sizeof(float));
+    if (!filters || !w.buf) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto done;
     }
@@ -284,7 +309,7 @@ steno_status whisper_write_ggml_ex(const whisper_model *m, const char *path, int
     st = w.st;
 done:
     free(filters);
-    free(w.half);
+    free(w.buf);
     return st;
 }
 

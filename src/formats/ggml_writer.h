@@ -23,6 +23,11 @@
  * attn.key, attn.value; cross attention/linear_1 [2D][D] → cross_attn.key, cross_attn.value. The
  * key projections have no bias in openai-whisper (CTranslate2 stores a zero one), and whisper.cpp
  * rejects a key bias, so none is written.
+ *
+ * Weights may be held as float32 (nn_linear.w, tok_emb) or only as float16 (w16, tok_emb16, as
+ * whisper_model_load_ex(decoder_f16) keeps the decoder); float16 sources are copied bit-exactly
+ * into an f16 file. float32 → float16 rounds to nearest even (numpy's astype(float16)), which is
+ * exact for weights that came from a float16 model.
  */
 #ifndef STENO_FORMATS_GGML_WRITER_H
 #define STENO_FORMATS_GGML_WRITER_H
