@@ -499,7 +499,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
         float *samples = NULL;
         size_t n_samples = 0;
         if (steno_audio_load(input, &samples, &n_samples) != STENO_OK) {
-            report(strstr(steno_errmsg(), input) ? NULL : input, steno_errmsg());
+            /* the library's message already names the input ("stdin" for "-") */
+            const int named = strstr(steno_errmsg(), strcmp(input, "-") == 0 ? "stdin" : input) != NULL;
+            report(named ? NULL : input, steno_errmsg());
             rc = 1;
             continue;
         }
