@@ -11,58 +11,10 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/file.h"
 
 #define CONFIG_MAX_BYTES (64u << 20)
 
-/* Reads the whole file; NUL-terminated. */
-static steno_status read_file(const char *path, char **buf, size_t *len) {
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return steno_fail(STENO_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return steno_fail(STENO_E_IO, "%s: is a directory", path);
-    }
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap);
-    if (!b) {
-        fclose(f);
-        return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap >= CONFIG_MAX_BYTES) {
-                free(b);
-                fclose(f);
-                return steno_fail(STENO_E_FORMAT, "%s: too large for a config file (> %u bytes)",
-                                  path, CONFIG_MAX_BYTES);
-            }
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                fclose(f);
-                return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
-            }
-            b = nb;
-            cap *= 2;
-        }
-        size_t got = fread(b + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(b);
-        return steno_fail(STENO_E_IO, "%s: read error", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return STENO_OK;
-}
 
 static int json_int(const cJSON *it, int *out) {
     if (!cJSON_IsNumber(it)) return 0;
@@ -135,7 +87,7 @@ steno_status whisper_config_load(const char *path, whisper_config *out) {
 
     char *buf;
     size_t len;
-    steno_status s = read_file(path, &buf, &len);
+    steno_status s = steno_read_file(path, CONFIG_MAX_BYTES, &buf, &len);
     if (s != STENO_OK) return s;
 
     const char *end = NULL;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/file.h"
 
 #define TOK_MAX_FILE_BYTES (512u << 20)
 
@@ -195,59 +196,6 @@ static void merge_insert(steno_tokenizer *t, int a, int b, int rank, int merged)
 /* ------------------------------------------------------------------------------------------- */
 /* Loading                                                                                       */
 
-static steno_status slurp(const char *path, char **buf, size_t *len) {
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return steno_fail(STENO_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return steno_fail(STENO_E_IO, "%s: not a readable file", path);
-    }
-    if ((uint64_t)st.st_size > TOK_MAX_FILE_BYTES) {
-        fclose(f);
-        return steno_fail(STENO_E_FORMAT, "%s: file too large (%lld bytes)", path,
-                          (long long)st.st_size);
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *b = malloc(cap);
-    if (!b) {
-        fclose(f);
-        return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (n + 1 >= cap) { /* file grew, or a pipe/procfs file with st_size 0 */
-            if (cap >= TOK_MAX_FILE_BYTES) {
-                free(b);
-                fclose(f);
-                return steno_fail(STENO_E_FORMAT, "%s: file too large", path);
-            }
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                fclose(f);
-                return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
-            }
-            b = nb;
-            cap *= 2;
-        }
-        size_t got = fread(b + n, 1, cap - 1 - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(b);
-        return steno_fail(STENO_E_IO, "%s: read error", path);
-    }
-    b[n] = '\0';
-    *buf = b;
-    *len = n;
-    return STENO_OK;
-}
-
 static char *path_join(const char *dir, const char *name) {
     size_t a = strlen(dir), b = strlen(name);
     char *p = malloc(a + b + 2);
@@ -395,7 +343,7 @@ static steno_status build_vocab(steno_tokenizer *t, const char *path, const strl
 static steno_status load_merges(steno_tokenizer *t, const char *path) {
     char *buf;
     size_t len;
-    steno_status s = slurp(path, &buf, &len);
+    steno_status s = steno_read_file(path, TOK_MAX_FILE_BYTES, &buf, &len);
     if (s != STENO_OK) return s;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
@@ -502,10 +450,10 @@ steno_status steno_tokenizer_load(const char *model_dir, steno_tokenizer **out) 
     }
 
     if (file_exists(txt_path) || !file_exists(json_path)) {
-        s = slurp(txt_path, &buf, &len);
+        s = steno_read_file(txt_path, TOK_MAX_FILE_BYTES, &buf, &len);
         if (s == STENO_OK) s = vocab_from_txt(txt_path, buf, len, &L);
     } else {
-        s = slurp(json_path, &buf, &len);
+        s = steno_read_file(json_path, TOK_MAX_FILE_BYTES, &buf, &len);
         if (s == STENO_OK) {
             vjson = cJSON_ParseWithLength(buf, len);
             if (!vjson) s = steno_fail(STENO_E_FORMAT, "%s: not JSON", json_path);
