@@ -25,17 +25,22 @@ struct steno_pool {
     atomic_int stop;
     steno_task_fn fn;
     void *ctx;
-    int n_tasks;
+    atomic_int n_tasks;
 };
+
+#define CLAIM_CLOSED 0xffffffffull
 
 static void drain(steno_pool *p) {
     unsigned long long v = atomic_load(&p->claim);
     const unsigned long long job = v >> 32;
     for (;;) {
-        if ((v >> 32) != job || (long long)(v & 0xffffffffull) >= (long long)p->n_tasks) return;
+        const int n = atomic_load_explicit(&p->n_tasks, memory_order_relaxed);
+        if ((v >> 32) != job || (v & 0xffffffffull) >= (unsigned long long)n) return;
+        /* n may belong to a newer job than v, but then the claim word has moved on (it is
+         * closed before n changes) and this compare-and-swap fails */
         if (!atomic_compare_exchange_weak(&p->claim, &v, v + 1)) continue; /* v reloaded */
         const int t = (int)(v & 0xffffffffull);
-        p->fn(p->ctx, t, p->n_tasks);
+        p->fn(p->ctx, t, n);
         atomic_fetch_sub(&p->pending, 1);
         v = atomic_load(&p->claim);
     }
@@ -108,11 +113,16 @@ void steno_pool_run(steno_pool *p, steno_task_fn fn, void *ctx, int n_tasks) {
         for (int t = 0; t < n_tasks; t++) fn(ctx, t, n_tasks);
         return;
     }
+    /* Close the claim word under the new job's number before touching fn/ctx/n_tasks: a worker
+     * still holding the previous job's claim value can then no longer win a compare-and-swap and
+     * run a task index of the new job with the old count (the race CI caught on a busy 2-core box) */
+    const unsigned long long job = (unsigned long long)(++p->job & 0xffffffffu) << 32;
+    atomic_store(&p->claim, job | CLAIM_CLOSED);
     p->fn = fn;
     p->ctx = ctx;
-    p->n_tasks = n_tasks;
+    atomic_store(&p->n_tasks, n_tasks);
     atomic_store(&p->pending, n_tasks);
-    atomic_store(&p->claim, (unsigned long long)(++p->job) << 32);
+    atomic_store(&p->claim, job);
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
     pthread_cond_broadcast(&p->cv);

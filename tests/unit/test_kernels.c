@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     for (int th = 1; th <= 4; th++) {
         steno_pool *p;
         CHECK(steno_pool_create(th, &p) == STENO_OK, "pool create");
-        for (int rep = 0; rep < 200; rep++) {
+        for (int rep = 0; rep < 3000; rep++) { /* many short jobs back to back: the race between a late worker and the next job */
             int hits[64] = {0};
             const int n = 1 + rep % 64;
             steno_pool_run(p, count_task, hits, n);
