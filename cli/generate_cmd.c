@@ -484,6 +484,9 @@ int steno_cmd_generate(int argc, char **argv) {
         rc = 1;
         goto out;
     }
+    if (st.stop_reason == STENO_STOP_CTX_FULL)
+        fprintf(stderr, "steno: stopped: the context is full after %d prompt + %d generated tokens (raise -c/--ctx-size)\n",
+                st.n_prompt, st.n_generated);
     fprintf(stderr, "steno: prompt: %d tokens in %.3f s (%.1f tok/s); decode: %d tokens in %.3f s (%.1f tok/s)\n",
             st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
             st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);

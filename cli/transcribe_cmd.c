@@ -413,8 +413,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
             else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
             else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
         } else if (!strcmp(name, "audio-ctx")) {
-            if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0)
-                FAIL_USAGE("--audio-ctx: expected an integer >= 0, got '%s'", v);
+            if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0 || o.load.audio_ctx > 1500)
+                FAIL_USAGE("--audio-ctx: expected an integer in 0..1500 (Whisper's n_audio_ctx), got '%s'", v);
         }
     }
 

@@ -183,9 +183,19 @@ void steno_sampler_accept(steno_sampler *s, int token);
  * Generation and chat
  * ------------------------------------------------------------------------------------------- */
 
+/** Why steno_llm_generate stopped. */
+typedef enum steno_stop_reason {
+    STENO_STOP_EOG = 0,       /* an end-of-generation token was sampled */
+    STENO_STOP_N_PREDICT = 1, /* n_predict tokens were generated */
+    STENO_STOP_CTX_FULL = 2,  /* the context (n_ctx) is full */
+    STENO_STOP_CALLBACK = 3,  /* the token callback asked to stop */
+    STENO_STOP_ERROR = 4      /* an evaluation failed (see the returned status) */
+} steno_stop_reason;
+
 typedef struct steno_gen_stats {
     int n_prompt, n_generated;
     double prompt_seconds, decode_seconds;
+    steno_stop_reason stop_reason;
 } steno_gen_stats;
 
 /** Called for each generated token with its text (bytes, may be empty or an incomplete UTF-8

@@ -222,6 +222,7 @@ steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *p
     st0.prompt_seconds = t1 - t0;
     int prev = n_prompt > 0 ? prompt[n_prompt - 1] : -1;
     char piece[256];
+    st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
     for (int i = 0; st == STENO_OK && (n_predict < 0 || i < n_predict); i++) {
         int tok = steno_sampler_sample(s, logits, NULL, NULL);
         if (steno_vocab_is_eog(m->vocab, tok)) break;
@@ -229,11 +230,21 @@ steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *p
         int pl = steno_vocab_piece(m->vocab, tok, prev, 0, piece, (int)sizeof piece);
         if (pl < 0) pl = 0;
         prev = tok;
-        if (cb && cb(user, tok, piece, pl)) break;
-        if (n_predict >= 0 && i + 1 >= n_predict) break;
-        if (c->n_past + 1 > c->p.n_ctx) break;
+        if (cb && cb(user, tok, piece, pl)) {
+            st0.stop_reason = STENO_STOP_CALLBACK;
+            break;
+        }
+        if (n_predict >= 0 && i + 1 >= n_predict) {
+            st0.stop_reason = STENO_STOP_N_PREDICT;
+            break;
+        }
+        if (c->n_past + 1 > c->p.n_ctx) {
+            st0.stop_reason = STENO_STOP_CTX_FULL;
+            break;
+        }
         st = steno_llm_eval(c, &tok, 1, logits, 0);
     }
+    if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
     st0.decode_seconds = now_s() - t1;
     free(logits);
     if (stats) *stats = st0;

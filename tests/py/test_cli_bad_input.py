@@ -454,6 +454,8 @@ def usage_errors_exit_2():
         ["transcribe", "--model"],                              # missing value
         ["transcribe", "-", "-"],                               # stdin twice
         ["transcribe", "--model", MODEL, "--language", "de", JFK],  # English-only model
+        ["transcribe", "--audio-ctx", "2000", JFK],             # more than n_audio_ctx
+        ["transcribe", "--audio-ctx", "-1", JFK],
     ]
     for args in bad:
         rc, out, err, ctx = run(args)

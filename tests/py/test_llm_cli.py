@@ -170,6 +170,14 @@ def chat_needs_template():
 
 
 @case
+def context_full_is_reported():
+    code, out, err = run(["generate", "-m", os.path.join(STORIES, "stories260K.bin"), "-p", "Once upon a time",
+                          "--temp", "0", "-c", "20"])
+    check(code == 0, "exit %d: %s" % (code, err))
+    check("context is full" in err, "a run stopped by -c 20 does not say so: %r" % err)
+
+
+@case
 def bad_inputs():
     expect_error(["generate", "-m", os.path.join(TMP, "missing.gguf"), "-p", "x"], 1, "missing.gguf")
     p = os.path.join(TMP, "badmagic.gguf")
