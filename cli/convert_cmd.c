@@ -3,7 +3,7 @@
  *   int steno_cmd_convert(int argc, char **argv);   (declared in cli/commands.h)
  *
  * Loads a CTranslate2 Whisper model directory with the faithful path's loader (whisper_model_load)
- * and writes it as a whisper.cpp ggml model file (src/formats/ggml_writer.h: float16 weights,
+ * and writes it as a whisper.cpp ggml model file (src/whisper/ggml_export.h: float16 weights,
  * float32 biases, norms and positional embeddings, as whisper.cpp's convert-pt-to-ggml.py
  * writes), so that whisper.cpp runs exactly the weights steno runs (bench/run_bench.py).
  *
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/ggml_writer.h"
+#include "whisper/ggml_export.h"
 #include "whisper/model.h"
 
 #define DEFAULT_MODEL "tiny.en"

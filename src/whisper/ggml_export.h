@@ -1,4 +1,4 @@
-/* ggml_writer.h — writes a loaded Whisper model as a whisper.cpp ggml model file (the legacy
+/* ggml_export.h — writes a loaded Whisper model as a whisper.cpp ggml model file (the legacy
  * "ggml" container that whisper.cpp's src/whisper.cpp: whisper_model_load reads and
  * models/convert-pt-to-ggml.py writes), so that whisper.cpp can run the very weights steno runs.
  *
@@ -29,8 +29,8 @@
  * into an f16 file. float32 → float16 rounds to nearest even (numpy's astype(float16)), which is
  * exact for weights that came from a float16 model.
  */
-#ifndef STENO_FORMATS_GGML_WRITER_H
-#define STENO_FORMATS_GGML_WRITER_H
+#ifndef STENO_WHISPER_GGML_EXPORT_H
+#define STENO_WHISPER_GGML_EXPORT_H
 
 #include "steno.h"
 #include "whisper/model.h"

@@ -1,6 +1,6 @@
-/* ggml_writer.c — whisper.cpp ggml model files from a loaded Whisper model (see ggml_writer.h;
+/* ggml_export.c — whisper.cpp ggml model files from a loaded Whisper model (see ggml_export.h;
  * follows whisper.cpp's models/convert-pt-to-ggml.py and src/whisper.cpp: whisper_model_load). */
-#include "formats/ggml_writer.h"
+#include "whisper/ggml_export.h"
 
 #include <errno.h>
 #include <limits.h>
