@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text/bigram_heap.h"
 #include "text/llm_vocab.h"
 
 #define PRE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
@@ -128,58 +129,7 @@ typedef struct {
     int prev, next;
 } bsym;
 
-typedef struct {
-    int left, right, rank, size;
-} bgram;
-
-typedef struct {
-    bgram *a;
-    int n, cap;
-} bheap;
-
-static int bbefore(const bgram *x, const bgram *y) {
-    return x->rank < y->rank || (x->rank == y->rank && x->left < y->left);
-}
-
-static int bpush(bheap *h, bgram b) {
-    if (h->n == h->cap) {
-        int nc = h->cap ? h->cap * 2 : 64;
-        bgram *p = realloc(h->a, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        h->a = p;
-        h->cap = nc;
-    }
-    int i = h->n++;
-    h->a[i] = b;
-    while (i > 0) {
-        int par = (i - 1) / 2;
-        if (!bbefore(&h->a[i], &h->a[par])) break;
-        bgram t = h->a[i];
-        h->a[i] = h->a[par];
-        h->a[par] = t;
-        i = par;
-    }
-    return 0;
-}
-
-static bgram bpop(bheap *h) {
-    bgram top = h->a[0];
-    h->a[0] = h->a[--h->n];
-    int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && bbefore(&h->a[l], &h->a[m])) m = l;
-        if (r < h->n && bbefore(&h->a[r], &h->a[m])) m = r;
-        if (m == i) break;
-        bgram t = h->a[i];
-        h->a[i] = h->a[m];
-        h->a[m] = t;
-        i = m;
-    }
-    return top;
-}
-
-static int add_bigram(const steno_vocab *v, const char *w, const bsym *s, bheap *h, int left, int right,
+static int add_bigram(const steno_vocab *v, const char *w, const bsym *s, text_bigram_heap *h, int left, int right,
                       char *tmp) {
     if (left < 0 || right < 0) return 0;
     int ln = s[left].n, rn = s[right].n;
@@ -188,12 +138,7 @@ static int add_bigram(const steno_vocab *v, const char *w, const bsym *s, bheap 
     memcpy(tmp + ln + 1, w + s[right].start, (size_t)rn);
     int rank = steno_strmap_get(v->merges, tmp, (size_t)(ln + 1 + rn));
     if (rank < 0) return 0;
-    return bpush(h, (bgram){left, right, rank, ln + rn});
-}
-
-static int utf8_len(unsigned char c) {
-    static const int lookup[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
-    return lookup[c >> 4];
+    return text_bigram_push(h, (text_bigram){left, right, ln + rn, -(double)rank});
 }
 
 /* Maps one pre-tokenized word's bytes to byte-level characters and runs the merges. */
@@ -201,7 +146,7 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
     int rc = -1;
     char *w = malloc(n * 2 + 1), *tmp = malloc(n * 4 + 2);
     bsym *s = malloc((n ? n : 1) * sizeof *s);
-    bheap h = {0};
+    text_bigram_heap h = {0};
     if (!w || !tmp || !s) goto done;
     int wl = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
@@ -225,7 +170,7 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
     for (int i = 1; i < ns; i++)
         if (add_bigram(v, w, s, &h, i - 1, i, tmp) != 0) goto done;
     while (h.n > 0) {
-        bgram g = bpop(&h);
+        text_bigram g = text_bigram_pop(&h);
         bsym *l = &s[g.left], *r = &s[g.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != g.size || l->next != g.right) continue;
         l->n += r->n;
@@ -244,7 +189,7 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
         }
         /* not a token: one token per UTF-8 character (each is a byte-level char) */
         for (int j = s[i].start; j < s[i].start + s[i].n;) {
-            int cl = utf8_len((unsigned char)w[j]);
+            int cl = text_utf8_len((unsigned char)w[j]);
             if (j + cl > s[i].start + s[i].n) cl = s[i].start + s[i].n - j;
             int t = steno_vocab_find(v, w + j, (size_t)cl);
             if (t < 0) t = v->unk >= 0 ? v->unk : 0;
@@ -254,7 +199,7 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
     }
     rc = 0;
 done:
-    free(h.a);
+    text_bigram_heap_free(&h);
     free(s);
     free(tmp);
     free(w);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text/bigram_heap.h"
 #include "text/llm_vocab.h"
 
 typedef struct {
@@ -15,71 +16,11 @@ typedef struct {
     int prev, next;
 } sym;
 
-typedef struct {
-    int left, right;
-    float score;
-    int size;
-} bigram;
-
-typedef struct {
-    bigram *a;
-    int n, cap;
-} heap;
-
-/* max-heap on score, then min left */
-static int before(const bigram *x, const bigram *y) {
-    return x->score > y->score || (x->score == y->score && x->left < y->left);
-}
-
-static int heap_push(heap *h, bigram b) {
-    if (h->n == h->cap) {
-        int nc = h->cap ? h->cap * 2 : 64;
-        bigram *p = realloc(h->a, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        h->a = p;
-        h->cap = nc;
-    }
-    int i = h->n++;
-    h->a[i] = b;
-    while (i > 0) {
-        int par = (i - 1) / 2;
-        if (!before(&h->a[i], &h->a[par])) break;
-        bigram t = h->a[i];
-        h->a[i] = h->a[par];
-        h->a[par] = t;
-        i = par;
-    }
-    return 0;
-}
-
-static bigram heap_pop(heap *h) {
-    bigram top = h->a[0];
-    h->a[0] = h->a[--h->n];
-    int i = 0;
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && before(&h->a[l], &h->a[m])) m = l;
-        if (r < h->n && before(&h->a[r], &h->a[m])) m = r;
-        if (m == i) break;
-        bigram t = h->a[i];
-        h->a[i] = h->a[m];
-        h->a[m] = t;
-        i = m;
-    }
-    return top;
-}
-
-static int utf8_len(unsigned char c) {
-    static const int lookup[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
-    return lookup[c >> 4];
-}
-
-static int try_add(const steno_vocab *v, sym *s, heap *h, int left, int right) {
+static int try_add(const steno_vocab *v, sym *s, text_bigram_heap *h, int left, int right) {
     if (left < 0 || right < 0) return 0;
     int id = steno_vocab_find(v, s[left].text, (size_t)(s[left].n + s[right].n));
     if (id < 0) return 0;
-    bigram b = {left, right, v->score[id], s[left].n + s[right].n};
-    return heap_push(h, b);
+    return text_bigram_push(h, (text_bigram){left, right, s[left].n + s[right].n, v->score[id]});
 }
 
 int steno_spm_tokenize(const steno_vocab *v, const char *text, size_t len, steno_ivec *out) {
@@ -104,11 +45,11 @@ int steno_spm_tokenize(const steno_vocab *v, const char *text, size_t len, steno
     }
     int rc = -1;
     sym *s = malloc((len ? len : 1) * sizeof *s);
-    heap h = {0};
+    text_bigram_heap h = {0};
     if (!s) goto done;
     int ns = 0;
     for (size_t off = 0; off < len;) {
-        int l = utf8_len((unsigned char)text[off]);
+        int l = text_utf8_len((unsigned char)text[off]);
         if ((size_t)l > len - off) l = (int)(len - off);
         s[ns].text = text + off;
         s[ns].n = l;
@@ -120,7 +61,7 @@ int steno_spm_tokenize(const steno_vocab *v, const char *text, size_t len, steno
     for (int i = 1; i < ns; i++)
         if (try_add(v, s, &h, i - 1, i) != 0) goto done;
     while (h.n > 0) {
-        bigram b = heap_pop(&h);
+        text_bigram b = text_bigram_pop(&h);
         sym *l = &s[b.left], *r = &s[b.right];
         if (l->n == 0 || r->n == 0 || l->n + r->n != b.size) continue;
         l->n += r->n;
@@ -145,7 +86,7 @@ int steno_spm_tokenize(const steno_vocab *v, const char *text, size_t len, steno
     }
     rc = 0;
 done:
-    free(h.a);
+    text_bigram_heap_free(&h);
     free(s);
     free(esc);
     return rc;
