@@ -24,33 +24,10 @@
 #include "formats/whisper_config.h"
 #include "steno.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "test_util.h"
 
-static char g_model_dir[4096];
+static const char *g_model_dir; /* test_model_dir() */
 static char g_tmp[256];
-
-static int find_model_dir(void) {
-    const char *e = getenv("STENO_MODEL_DIR");
-    if (e && *e) snprintf(g_model_dir, sizeof g_model_dir, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e)
-        snprintf(g_model_dir, sizeof g_model_dir, "%s/steno/models/tiny.en", e);
-    else if ((e = getenv("HOME")) && *e)
-        snprintf(g_model_dir, sizeof g_model_dir, "%s/.cache/steno/models/tiny.en", e);
-    else return 0;
-    char p[4200];
-    snprintf(p, sizeof p, "%s/model.bin", g_model_dir);
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 static void write_bytes(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -503,7 +480,7 @@ static void test_fuzz(int iters) {
                     for (int64_t j = 0; j < v->n_elems; j++) sink += scratch[j];
                 }
                 const ct2_var *f = ct2_find(m, v->name);
-                if (!f) g_fail++, fprintf(stderr, "FAIL fuzz: find(%s) after open\n", v->name);
+                if (!f) g_failures++, fprintf(stderr, "FAIL fuzz: find(%s) after open\n", v->name);
                 int ok;
                 (void)ct2_scalar_int(m, v->name, &ok);
             }
@@ -511,7 +488,7 @@ static void test_fuzz(int iters) {
             (void)sink;
             ct2_close(m);
         } else if (st != STENO_E_FORMAT || !strstr(steno_errmsg(), p)) {
-            g_fail++;
+            g_failures++;
             fprintf(stderr, "FAIL fuzz iter %d: status %d msg '%s'\n", it, st, steno_errmsg());
         }
     }
@@ -606,13 +583,7 @@ static void test_config(void) {
 }
 
 int main(int argc, char **argv) {
-    if (!find_model_dir()) {
-        fprintf(stderr,
-                "FAIL: the tiny.en model is not installed (looked for model.bin in '%s'; set "
-                "STENO_MODEL_DIR or install it under $HOME/.cache/steno/models/tiny.en)\n",
-                g_model_dir);
-        return 1;
-    }
+    g_model_dir = test_model_dir();
     /* thousands of small files are written: prefer RAM-backed /dev/shm unless TMPDIR is set */
     const char *td = getenv("TMPDIR");
     if (!td || !*td) td = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
@@ -629,8 +600,8 @@ int main(int argc, char **argv) {
     test_config();
 
     rmdir(g_tmp);
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("test_ct2: all checks passed\n");

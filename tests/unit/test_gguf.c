@@ -25,16 +25,7 @@
 #include "kernels/quant.h"
 #include "steno_llm.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "test_util.h"
 
 /* ------------------------------------------------------------------------------------------- */
 
@@ -622,8 +613,8 @@ int main(void) {
     test_llama2c();
     test_resolve();
     unlink(g_tmp);
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("all passed\n");

@@ -14,16 +14,7 @@
 
 #include "steno_llm.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "test_util.h"
 
 #define V 10
 
@@ -187,8 +178,8 @@ int main(void) {
     CHECK(steno_sampler_new(&bad, V, &s) == STENO_E_INVALID_ARG, "repeat_penalty 0 accepted");
     CHECK(steno_sampler_new(NULL, 0, &s) == STENO_E_INVALID_ARG, "empty vocabulary accepted");
 
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("all passed\n");

@@ -20,16 +20,7 @@
 
 #include "steno_llm.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "test_util.h"
 
 static char g_dir[4096];
 
@@ -325,8 +316,8 @@ int main(void) {
     test_rollback(m);
     test_rotating(m);
     steno_llm_free(m);
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("all passed\n");

@@ -17,32 +17,9 @@
 #include "steno.h"
 #include "text/tokenizer.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "test_util.h"
 
-static char g_model_dir[4096];
-
-static int find_model_dir(void) {
-    const char *e = getenv("STENO_MODEL_DIR");
-    if (e && *e) snprintf(g_model_dir, sizeof g_model_dir, "%s", e);
-    else if ((e = getenv("XDG_CACHE_HOME")) && *e)
-        snprintf(g_model_dir, sizeof g_model_dir, "%s/steno/models/tiny.en", e);
-    else if ((e = getenv("HOME")) && *e)
-        snprintf(g_model_dir, sizeof g_model_dir, "%s/.cache/steno/models/tiny.en", e);
-    else return 0;
-    char p[4200];
-    snprintf(p, sizeof p, "%s/vocabulary.txt", g_model_dir);
-    struct stat st;
-    return stat(p, &st) == 0;
-}
+static const char *g_model_dir; /* test_model_dir() */
 
 static char *read_all(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -327,13 +304,7 @@ static void test_bad_dirs(void) {
 }
 
 int main(void) {
-    if (!find_model_dir()) {
-        fprintf(stderr,
-                "FAIL: the tiny.en model is not installed (looked for vocabulary.txt in '%s'; set "
-                "STENO_MODEL_DIR or install it under $HOME/.cache/steno/models/tiny.en)\n",
-                g_model_dir);
-        return 1;
-    }
+    g_model_dir = test_model_dir();
     steno_tokenizer *t = NULL;
     steno_status st = steno_tokenizer_load(g_model_dir, &t);
     if (st != STENO_OK) {
@@ -357,8 +328,8 @@ int main(void) {
     test_encode_misc(t);
     steno_tokenizer_free(t);
     test_bad_dirs();
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("test_tokenizer: all checks passed\n");
