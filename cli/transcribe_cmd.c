@@ -442,9 +442,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
         } else if (!strcmp(name, "max-line-width") || !strcmp(name, "max-line-count") ||
                    !strcmp(name, "max-words-per-line")) {
             /* openai's optional_int: an integer or None */
-            int *dst = name[4] == 'l' && name[9] == 'w' ? &o.writer.max_line_width
-                       : name[4] == 'l'                 ? &o.writer.max_line_count
-                                                        : &o.writer.max_words_per_line;
+            int *dst = !strcmp(name, "max-line-width")   ? &o.writer.max_line_width
+                       : !strcmp(name, "max-line-count") ? &o.writer.max_line_count
+                                                         : &o.writer.max_words_per_line;
             if (strcmp(v, "None") == 0) *dst = 0;
             else if (!parse_int(v, dst) || *dst < 1)
                 FAIL_USAGE("--%s: expected an integer >= 1 or None, got '%s'", name, v);

@@ -251,6 +251,7 @@ static int skip_hallucination(whisper_wt_segment *segs, int *n, double threshold
         const double gap = first->start - time_offset;
         if (gap > threshold) {
             *seek = previous_seek + (int)nearbyint(gap * 100.0);
+            if (*seek <= previous_seek) *seek = previous_seek + 1; /* a gap under 5 ms must still advance */
             return 1;
         }
     }

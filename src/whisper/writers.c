@@ -312,7 +312,6 @@ static void write_word_subtitles(const steno_result *r, FILE *f, bool srt, const
     double last = r->segments[0].start; /* get_start(segments) or 0.0 */
     for (int i = 0, found = 0; i < r->n_segments && !found; i++)
         if (r->segments[i].n_words) last = r->segments[i].words[0].start, found = 1;
-    if (last == 0) last = 0.0;
     for (int si = 0; si < r->n_segments; si++) {
         const steno_segment *s = &r->segments[si];
         for (int chunk = 0; chunk < s->n_words; chunk += max_words_per_line) {

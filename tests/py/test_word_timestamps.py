@@ -6,11 +6,14 @@ against faster-whisper word_timestamps=True, and the hallucination guard.
    tests/fixtures/oracle_words/<stem>.json (tools/oracle_word_timestamps.py: faster-whisper 1.2.1,
    CT2 float32, tiny.en, greedy, openai-whisper defaults). A clip is WORD-EQUAL when the words of
    all segments (strings, in order) are equal; over the word-equal clips the mean |Δstart| and
-   mean |Δend| must be <= 20 ms (the max is printed). At least MIN_WORD_EQUAL of the clips must be
+   mean |Δend| must be <= 20 ms (the max is printed), and every word probability within
+   MAX_PROB_DELTA of the oracle's. At least MIN_WORD_EQUAL of the clips must be
    word-equal; a differing clip is explained by its tokens: when steno's tokens differ from the
    oracle's, the words cannot match (token parity is test_oracle_parity.py's job).
    The faithful path (--path faithful) runs FAITHFUL_CLIPS and is held to the same bounds.
-2. Hallucination guard: a WAV built here from 10 s of silence + jfk.wav + 10 s of silence,
+2. Usage: the subtitle word options and --hallucination-silence-threshold without
+   --word-timestamps True are usage errors (exit 2, one line naming the option), as in openai's CLI.
+3. Hallucination guard: a WAV built here from 10 s of silence + jfk.wav + 10 s of silence,
    transcribed with --word-timestamps True --hallucination-silence-threshold 2, yields no segment
    (with text) that starts inside either silence.
 
@@ -29,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 MAX_MEAN_DELTA = 0.020  # seconds
+MAX_PROB_DELTA = 0.01   # float32 logits of two implementations
 MIN_WORD_EQUAL = 0.95
 FAITHFUL_CLIPS = ["jfk.wav", "ls_dev-clean_1272-141231-0000.flac", "arctic_aew_a0001.wav",
                   "ls_test-clean_1221-135766-0001.wav", "timit_LDC93S1.wav", "ljspeech_LJ001-0005.flac"]
@@ -83,6 +87,10 @@ def compare(label, rows, results):
                 ow[k][0] if k < len(ow) else None, "equal" if tok_same else "differ"))
             continue
         n_eq += 1
+        dp = max((abs(a[3] - b[3]) for a, b in zip(sw, ow)), default=0.0)
+        if dp > MAX_PROB_DELTA:
+            se.fail("%s: a word probability differs from the oracle's by %.4f (> %.2f)" % (row["file"], dp,
+                                                                                          MAX_PROB_DELTA))
         ds = [abs(a[1] - b[1]) for a, b in zip(sw, ow)]
         de = [abs(a[2] - b[2]) for a, b in zip(sw, ow)]
         ds_all += ds
@@ -160,6 +168,22 @@ def hallucination_guard(tmp):
     return True
 
 
+def usage_errors():
+    ok = True
+    clip = os.path.join(se.audio_dir(), "jfk.wav")
+    for args in (["--max-line-width", "20"], ["--max-line-count", "2"], ["--max-words-per-line", "3"],
+                 ["--highlight-words", "True"], ["--hallucination-silence-threshold", "2"],
+                 ["--word-timestamps", "maybe"]):
+        rc, _, err, _ = se.run([se.steno_bin(), "transcribe", "--model", se.model_dir(), "-o", "-"] + args + [clip])
+        name = args[0] if args[0] != "--word-timestamps" else "--word-timestamps"
+        good = rc == 2 and name in err and len(err.strip().splitlines()) == 1
+        print("usage %-40s rc=%d %s" % (" ".join(args), rc, err.strip()))
+        if not good:
+            print("FAIL: expected exit 2 and one line naming %s" % name)
+            ok = False
+    return ok
+
+
 def main():
     rows = se.read_manifest(language="en")
     if not rows:
@@ -169,7 +193,7 @@ def main():
     if se.sanitize():
         faithful_rows = faithful_rows[:2]
         print("STENO_SANITIZE=1: faithful path on %s" % ", ".join(r["file"] for r in faithful_rows))
-    ok = True
+    ok = usage_errors()
     with tempfile.TemporaryDirectory() as tmp:
         fast_dir, faithful_dir = os.path.join(tmp, "fast"), os.path.join(tmp, "faithful")
         os.makedirs(fast_dir)
