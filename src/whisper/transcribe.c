@@ -102,13 +102,17 @@ steno_transcribe_params steno_transcribe_default_params(void) {
     return p;
 }
 
+static void free_words(steno_word *w, int n) {
+    for (int k = 0; k < n; k++) free(w[k].word);
+    free(w);
+}
+
 void steno_result_free(steno_result *r) {
     if (!r) return;
     for (int i = 0; i < r->n_segments; i++) {
         free(r->segments[i].text);
         free(r->segments[i].tokens);
-        for (int k = 0; k < r->segments[i].n_words; k++) free(r->segments[i].words[k].word);
-        free(r->segments[i].words);
+        free_words(r->segments[i].words, r->segments[i].n_words);
     }
     free(r->segments);
     free(r->text);
@@ -195,7 +199,7 @@ static steno_status add_segment(steno_result *r, int *cap, const whisper_model *
     ws->n_words = 0;
     s->text = decode_text(m, tokens, n_tokens);
     if (!s->text) {
-        whisper_wt_segments_clear(&(whisper_wt_segment){.words = s->words, .n_words = s->n_words}, 1);
+        free_words(s->words, s->n_words);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
     size_t len;
@@ -203,14 +207,14 @@ static steno_status add_segment(steno_result *r, int *cap, const whisper_model *
     if (start == end || len == 0) { /* instantaneous or textless: keep the slot, clear it */
         s->text[0] = '\0';
         n_tokens = 0;
-        whisper_wt_segments_clear(&(whisper_wt_segment){.words = s->words, .n_words = s->n_words}, 1);
+        free_words(s->words, s->n_words);
         s->words = NULL;
         s->n_words = 0;
     }
     s->tokens = malloc(sizeof(int) * (size_t)(n_tokens ? n_tokens : 1));
     if (!s->tokens) {
         free(s->text);
-        whisper_wt_segments_clear(&(whisper_wt_segment){.words = s->words, .n_words = s->n_words}, 1);
+        free_words(s->words, s->n_words);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
     memcpy(s->tokens, tokens, sizeof(int) * (size_t)n_tokens);
@@ -244,7 +248,7 @@ static const whisper_wt_segment *next_words_segment(const whisper_wt_segment *se
 static int skip_hallucination(whisper_wt_segment *segs, int *n, double threshold, double time_offset,
                               double segment_duration, int previous_seek, int content_frames,
                               double last_speech_timestamp, int *seek) {
-    const double window_end_time = (previous_seek + 3000) / 100.0;
+    const double window_end_time = (previous_seek + 3000) / 100.0; /* N_FRAMES: a full window */
     const double content_duration = content_frames / 100.0;
     const whisper_wt_segment *first = next_words_segment(segs, *n);
     if (first && whisper_segment_is_anomaly(first)) {
