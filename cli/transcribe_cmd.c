@@ -98,6 +98,16 @@ void steno_transcribe_usage(FILE *f) {
         "  --condition-on-previous-text True|False\n"
         "                          prompt each window with the previous text (default: True)\n"
         "  --initial-prompt TEXT   prompt for the first window\n"
+        "  --word-timestamps True|False  word-level timestamps (default False): \"words\" in JSON,\n"
+        "                          subtitles built from words\n"
+        "  --prepend-punctuations P  merged into the next word (default \"'\u201c\u00bf([{-)\n"
+        "  --append-punctuations P   merged into the previous word (default \"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001)\n"
+        "  --highlight-words True|False  underline each word as it is spoken (srt, vtt)\n"
+        "  --max-line-width N      characters per subtitle line (srt, vtt)\n"
+        "  --max-line-count N      lines per subtitle (srt, vtt; needs --max-line-width)\n"
+        "  --max-words-per-line N  words per subtitle line (srt, vtt; not with --max-line-width)\n"
+        "  --hallucination-silence-threshold T  skip silences longer than T s before a possible\n"
+        "                          hallucination (None; needs --word-timestamps True)\n"
         "  --threads N             CPU threads (default: 0 = all cores)\n"
         "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
         "                          step, gated token-exact against faithful) or faithful (an\n"
@@ -276,12 +286,16 @@ typedef struct options {
     bool condition_on_previous_text;
     int threads;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
+    bool word_timestamps;
+    const char *prepend_punctuations, *append_punctuations;
+    steno_writer_options writer; /* --max-line-width, --max-line-count, --max-words-per-line, --highlight-words */
+    double hallucination_silence_threshold; /* < 0: None */
 } options;
 
 /* Writes r to <dir>/<stem>.<fmt> for each format, or to stdout. Returns false after reporting. */
 static bool write_outputs(const steno_result *r, const options *o, const char *input) {
     if (strcmp(o->output_dir, "-") == 0) {
-        if (steno_write_result(r, o->output_format, stdout) != STENO_OK) {
+        if (steno_write_result_ex(r, o->output_format, &o->writer, stdout) != STENO_OK) {
             report("standard output", steno_errmsg());
             return false;
         }
@@ -300,7 +314,7 @@ static bool write_outputs(const steno_result *r, const options *o, const char *i
             ok = false;
             continue;
         }
-        steno_status st = steno_write_result(r, FORMATS[i], f);
+        steno_status st = steno_write_result_ex(r, FORMATS[i], &o->writer, f);
         int close_err = fclose(f);
         if (st != STENO_OK || close_err != 0) {
             report(path, st != STENO_OK ? steno_errmsg() : strerror(errno));
@@ -324,6 +338,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .temperature = 0.0, .increment = 0.2, .compression_ratio_threshold = 2.4,
         .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
         .condition_on_previous_text = true, .threads = 0, .load = steno_whisper_default_options(),
+        .hallucination_silence_threshold = -1,
     };
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) { report(NULL, "out of memory"); return 1; }
@@ -361,7 +376,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "model", "model-dir", "output-dir", "output-format", "language", "initial-prompt",
             "verbose", "condition-on-previous-text", "temperature",
             "temperature-increment-on-fallback", "compression-ratio-threshold",
-            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx"};
+            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx",
+            "word-timestamps", "prepend-punctuations", "append-punctuations", "highlight-words",
+            "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(name, with_value[k]) == 0;
@@ -412,6 +429,31 @@ int steno_cmd_transcribe(int argc, char **argv) {
             if (!strcmp(v, "f16")) o.load.weights = STENO_WEIGHTS_F16;
             else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
             else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
+        } else if (!strcmp(name, "word-timestamps")) {
+            if (!parse_bool(v, &o.word_timestamps))
+                FAIL_USAGE("--word-timestamps: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "highlight-words")) {
+            if (!parse_bool(v, &b)) FAIL_USAGE("--highlight-words: expected True or False, got '%s'", v);
+            o.writer.highlight_words = b;
+        } else if (!strcmp(name, "prepend-punctuations")) {
+            o.prepend_punctuations = v;
+        } else if (!strcmp(name, "append-punctuations")) {
+            o.append_punctuations = v;
+        } else if (!strcmp(name, "max-line-width") || !strcmp(name, "max-line-count") ||
+                   !strcmp(name, "max-words-per-line")) {
+            /* openai's optional_int: an integer or None */
+            int *dst = !strcmp(name, "max-line-width")   ? &o.writer.max_line_width
+                       : !strcmp(name, "max-line-count") ? &o.writer.max_line_count
+                                                         : &o.writer.max_words_per_line;
+            if (strcmp(v, "None") == 0) *dst = 0;
+            else if (!parse_int(v, dst) || *dst < 1)
+                FAIL_USAGE("--%s: expected an integer >= 1 or None, got '%s'", name, v);
+        } else if (!strcmp(name, "hallucination-silence-threshold")) {
+            bool none;
+            if (!parse_optional_double(v, &o.hallucination_silence_threshold, &none) ||
+                (!none && !(o.hallucination_silence_threshold >= 0)))
+                FAIL_USAGE("--hallucination-silence-threshold: expected a number >= 0 or None, got '%s'", v);
+            if (none) o.hallucination_silence_threshold = -1;
         } else if (!strcmp(name, "audio-ctx")) {
             if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0 || o.load.audio_ctx > 1500)
                 FAIL_USAGE("--audio-ctx: expected an integer in 0..1500 (Whisper's n_audio_ctx), got '%s'", v);
@@ -450,6 +492,19 @@ int steno_cmd_transcribe(int argc, char **argv) {
     }
     if (o.load.path == STENO_PATH_FAITHFUL && o.load.audio_ctx)
         FAIL_USAGE("--audio-ctx needs --path fast");
+    /* openai-whisper's cli(): the subtitle word options require word timestamps */
+    if (!o.word_timestamps) {
+        if (o.writer.highlight_words) FAIL_USAGE("--highlight-words requires --word-timestamps True");
+        if (o.writer.max_line_count) FAIL_USAGE("--max-line-count requires --word-timestamps True");
+        if (o.writer.max_line_width) FAIL_USAGE("--max-line-width requires --word-timestamps True");
+        if (o.writer.max_words_per_line) FAIL_USAGE("--max-words-per-line requires --word-timestamps True");
+        if (o.hallucination_silence_threshold >= 0)
+            FAIL_USAGE("--hallucination-silence-threshold requires --word-timestamps True");
+    }
+    if (o.writer.max_line_count && !o.writer.max_line_width)
+        fprintf(stderr, "steno: warning: --max-line-count has no effect without --max-line-width\n");
+    if (o.writer.max_words_per_line && o.writer.max_line_width)
+        fprintf(stderr, "steno: warning: --max-words-per-line has no effect with --max-line-width\n");
 #undef FAIL_USAGE
 
     int rc = 0;
@@ -513,6 +568,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.no_speech_threshold = o.no_no_speech ? -1.0 : o.no_speech_threshold;
         p.condition_on_previous_text = o.condition_on_previous_text;
         p.initial_prompt = o.initial_prompt;
+        p.word_timestamps = o.word_timestamps;
+        p.prepend_punctuations = o.prepend_punctuations;
+        p.append_punctuations = o.append_punctuations;
+        p.hallucination_silence_threshold = o.hallucination_silence_threshold;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
         p.on_progress = rs.progress ? on_progress : NULL;

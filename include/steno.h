@@ -53,6 +53,13 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
 typedef struct steno_whisper steno_whisper;
 struct steno_segment;
 
+/** One word of a segment (word timestamps), as in openai-whisper's segment["words"]. */
+typedef struct steno_word {
+    char *word;         /* UTF-8 with its leading space and merged punctuation, owned by the result */
+    double start, end;  /* seconds, rounded to 0.01 */
+    double probability; /* mean probability of its tokens */
+} steno_word;
+
 /** Which implementation of the model math runs. Both share the decoding loop, the logit filters
  *  and the writers; the fast path is gated token-exact against the faithful one (L2). */
 typedef enum steno_path {
@@ -104,6 +111,11 @@ typedef struct steno_transcribe_params {
     double max_initial_timestamp;       /* 1.0 s */
     uint64_t seed;                      /* RNG seed for sampling at temperature > 0 */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
+    int word_timestamps;                /* 0; 1: steno_segment.words (whisper/alignment.h) */
+    const char *prepend_punctuations;   /* NULL → "\"'“¿([{-" (merged into the next word) */
+    const char *append_punctuations;    /* NULL → "\"'.。,，!！?？:：”)]}、" (into the previous) */
+    double hallucination_silence_threshold; /* seconds; < 0 (default -1) disables; needs
+                                               word_timestamps (openai transcribe.py) */
     /* Called after each new segment (may be NULL). Return non-zero to abort. */
     int (*on_segment)(void *user, const struct steno_segment *seg);
     /* Progress in [0, 1] over the input (may be NULL). */
@@ -125,6 +137,8 @@ typedef struct steno_segment {
     double avg_logprob;
     double compression_ratio;
     double no_speech_prob;
+    steno_word *words;        /* word timestamps (params.word_timestamps), owned by the result */
+    int n_words;              /* 0 without word timestamps */
 } steno_segment;
 
 /** A transcription, as in openai-whisper's transcribe() result. */
@@ -134,6 +148,7 @@ typedef struct steno_result {
     steno_segment *segments;
     int n_segments;
     double duration;          /* seconds of input audio */
+    int word_timestamps;      /* 1 when the segments carry words (the writers then use them) */
 } steno_result;
 
 /** Transcribes samples (16 kHz mono float32, n may be 0) with openai-whisper's transcribe()
@@ -149,6 +164,20 @@ void steno_result_free(steno_result *r);
 
 /** Formats: "txt", "srt", "vtt", "tsv", "json". Writes to an open stdio stream. */
 steno_status steno_write_result(const steno_result *r, const char *format, void *FILE_stream);
+
+/** Subtitle options (openai utils.py SubtitlesWriter.iterate_result); they act only on results with
+ *  word timestamps (r->word_timestamps), whose srt/vtt cues are then built from the words.
+ *  0 means "not set" (None) for each field. */
+typedef struct steno_writer_options {
+    int max_line_width;     /* characters per line; with max_line_count, cues ignore segments */
+    int max_line_count;     /* lines per cue (needs max_line_width) */
+    int max_words_per_line; /* words per line (ignored with max_line_width) */
+    int highlight_words;    /* one cue per word with the word underlined (<u>…</u>) */
+} steno_writer_options;
+
+/** As steno_write_result with subtitle options (NULL = none). */
+steno_status steno_write_result_ex(const steno_result *r, const char *format, const steno_writer_options *opts,
+                                   void *FILE_stream);
 
 #ifdef __cplusplus
 }

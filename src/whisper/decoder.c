@@ -1,4 +1,5 @@
 #include <cblas.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,8 @@ steno_status whisper_decoder_forward(whisper_decoder *d, const int *tokens, int 
 
         nn_layernorm_forward(&L->cross_ln, x, T, h);
         nn_linear_forward(&L->cross_q, h, T, qkv);
+        whisper_xattn_capture_layer(d->capture, l, T, qkv, D, 1.0f / sqrtf((float)dh), d->cross_k + (size_t)l * A * D,
+                                    D, 0, dh);
         nn_attention(qkv, D, d->cross_k + (size_t)l * A * D, d->cross_v + (size_t)l * A * D, D, T, A,
                      H, dh, 0, 0, att, d->scores);
         nn_linear_forward(&L->cross_out, att, T, h);

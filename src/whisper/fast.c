@@ -359,6 +359,7 @@ struct whisper_fast_decoder {
     float *self_k, *self_v;   /* keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
     float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
     float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
+    const whisper_xattn_capture *capture; /* NULL, or scores to record (word timestamps) */
 };
 
 steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
@@ -435,6 +436,8 @@ void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
 
 void whisper_fast_decoder_reset(whisper_fast_decoder *d) { d->n_past = 0; }
 
+void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xattn_capture *c) { d->capture = c; }
+
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
@@ -474,6 +477,8 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         layernorm(f, &L->cross_ln, d->x, T, d->h);
         linear(f, dt, FL->cross_q, L->cross_q.b, d->h, T, D, D, d->q);
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
+        whisper_xattn_capture_layer(d->capture, l, T, d->q, D, 1.0f, d->cross_k + (size_t)l * D * d->ldk_cross,
+                                    d->ldk_cross, 1, dh);
         attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
                        d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, T, dh, H, 0, 0, 0, d->att};
         attention(f, &cj);

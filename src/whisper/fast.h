@@ -21,6 +21,7 @@
 
 #include "core/threadpool.h"
 #include "kernels/vec.h"
+#include "whisper/alignment.h"
 #include "whisper/model.h"
 
 typedef struct whisper_fast whisper_fast;
@@ -47,6 +48,8 @@ void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa);
 void whisper_fast_decoder_reset(whisper_fast_decoder *d);
 /** As whisper_decoder_forward with all_positions = 0: logits [n_vocab] of the last position. */
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits);
+/** Records cross-attention scores in the next forwards (NULL stops; word timestamps). */
+void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xattn_capture *c);
 /** Logits of position t of the last forward call. */
 void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logits);
 

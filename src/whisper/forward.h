@@ -10,6 +10,7 @@
 #ifndef STENO_WHISPER_FORWARD_H
 #define STENO_WHISPER_FORWARD_H
 
+#include "whisper/alignment.h"
 #include "whisper/model.h"
 
 /** Runs the encoder. mel: [n_mels][2·n_audio_ctx] float32 row-major; xa: [n_audio_ctx][D] out. */
@@ -25,6 +26,7 @@ typedef struct whisper_decoder {
     float *cross_k;  /* [n_text_layer][n_audio_ctx][D] */
     float *cross_v;
     float *x, *h, *qkv, *attn, *mlp, *scores; /* scratch sized for n_text_ctx tokens */
+    const whisper_xattn_capture *capture; /* NULL, or cross-attention scores to record (alignment.h) */
 } whisper_decoder;
 
 steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m);

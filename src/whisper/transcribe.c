@@ -1,6 +1,6 @@
 /* transcribe.c — long-form transcription over 30-s windows, a port of openai-whisper's
- * whisper/transcribe.py: transcribe() (without clip_timestamps, word timestamps and the
- * hallucination guard, which the decoding-completeness work adds).
+ * whisper/transcribe.py: transcribe() (without clip_timestamps), with word timestamps and the
+ * hallucination guard as faster-whisper 1.2.1's generate_segments has them (whisper/alignment.h).
  *
  * The log-mel spectrogram of the whole input is computed once with 30 s of zero padding; each
  * window takes up to 3000 content frames at `seek`, padded with zeros (in log-mel space) to 3000.
@@ -18,6 +18,7 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "text/utf8.h"
+#include "whisper/alignment.h"
 #include "whisper/decoding.h"
 
 struct steno_whisper {
@@ -97,7 +98,13 @@ steno_transcribe_params steno_transcribe_default_params(void) {
     p.condition_on_previous_text = 1;
     p.suppress_blank = 1;
     p.max_initial_timestamp = 1.0;
+    p.hallucination_silence_threshold = -1;
     return p;
+}
+
+static void free_words(steno_word *w, int n) {
+    for (int k = 0; k < n; k++) free(w[k].word);
+    free(w);
 }
 
 void steno_result_free(steno_result *r) {
@@ -105,6 +112,7 @@ void steno_result_free(steno_result *r) {
     for (int i = 0; i < r->n_segments; i++) {
         free(r->segments[i].text);
         free(r->segments[i].tokens);
+        free_words(r->segments[i].words, r->segments[i].n_words);
     }
     free(r->segments);
     free(r->text);
@@ -159,13 +167,19 @@ static void format_ts(double t, char *buf, size_t n) {
     else snprintf(buf, n, "%02ld:%02ld.%03ld", mi, s, ms);
 }
 
-static steno_status add_segment(steno_result *r, int *cap, const whisper_model *m, int seek, double start,
-                                double end, const int *tokens, int n_tokens,
+/* Appends a segment; takes the words of ws (word timestamps) in every case. */
+static steno_status add_segment(steno_result *r, int *cap, const whisper_model *m, int seek, whisper_wt_segment *ws,
                                 const whisper_window_result *wr) {
+    const double start = ws->start, end = ws->end;
+    const int *tokens = ws->tokens;
+    int n_tokens = ws->n_tokens;
     if (r->n_segments == *cap) {
         int nc = *cap ? *cap * 2 : 16;
         steno_segment *s = realloc(r->segments, sizeof *s * (size_t)nc);
-        if (!s) return steno_fail(STENO_E_NOMEM, "out of memory");
+        if (!s) {
+            whisper_wt_segments_clear(ws, 1);
+            return steno_fail(STENO_E_NOMEM, "out of memory");
+        }
         r->segments = s;
         *cap = nc;
     }
@@ -179,23 +193,94 @@ static steno_status add_segment(steno_result *r, int *cap, const whisper_model *
     s->avg_logprob = wr->avg_logprob;
     s->compression_ratio = wr->compression_ratio;
     s->no_speech_prob = wr->no_speech_prob;
+    s->words = ws->words;
+    s->n_words = ws->n_words;
+    ws->words = NULL;
+    ws->n_words = 0;
     s->text = decode_text(m, tokens, n_tokens);
-    if (!s->text) return steno_fail(STENO_E_NOMEM, "out of memory");
+    if (!s->text) {
+        free_words(s->words, s->n_words);
+        return steno_fail(STENO_E_NOMEM, "out of memory");
+    }
     size_t len;
     steno_strip(s->text, &len);
     if (start == end || len == 0) { /* instantaneous or textless: keep the slot, clear it */
         s->text[0] = '\0';
         n_tokens = 0;
+        free_words(s->words, s->n_words);
+        s->words = NULL;
+        s->n_words = 0;
     }
     s->tokens = malloc(sizeof(int) * (size_t)(n_tokens ? n_tokens : 1));
     if (!s->tokens) {
         free(s->text);
+        free_words(s->words, s->n_words);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
     memcpy(s->tokens, tokens, sizeof(int) * (size_t)n_tokens);
     s->n_tokens = n_tokens;
     r->n_segments++;
     return STENO_OK;
+}
+
+/* transcribe.py get_end: the end of the last word, else of the last segment; 0 when no segment. */
+static int get_end(const whisper_wt_segment *segs, int n, double *end) {
+    for (int i = n - 1; i >= 0; i--)
+        if (segs[i].n_words > 0) {
+            *end = segs[i].words[segs[i].n_words - 1].end;
+            return 1;
+        }
+    if (n == 0) return 0;
+    *end = segs[n - 1].end;
+    return 1;
+}
+
+static const whisper_wt_segment *next_words_segment(const whisper_wt_segment *segs, int n) {
+    for (int i = 0; i < n; i++)
+        if (segs[i].n_words > 0) return &segs[i];
+    return NULL;
+}
+
+/* The hallucination guard of faster-whisper's generate_segments (= openai transcribe.py): returns
+ * 1 when the whole window is dropped and decoding resumes at *seek (leading silence before a
+ * possible hallucination); otherwise it may cut the window's segments at a possible
+ * hallucination surrounded by silence (*n shrinks, *seek moves to it). Times in seconds. */
+static int skip_hallucination(whisper_wt_segment *segs, int *n, double threshold, double time_offset,
+                              double segment_duration, int previous_seek, int content_frames,
+                              double last_speech_timestamp, int *seek) {
+    const double window_end_time = (previous_seek + 3000) / 100.0; /* N_FRAMES: a full window */
+    const double content_duration = content_frames / 100.0;
+    const whisper_wt_segment *first = next_words_segment(segs, *n);
+    if (first && whisper_segment_is_anomaly(first)) {
+        const double gap = first->start - time_offset;
+        if (gap > threshold) {
+            *seek = previous_seek + (int)nearbyint(gap * 100.0);
+            if (*seek <= previous_seek) *seek = previous_seek + 1; /* a gap under 5 ms must still advance */
+            return 1;
+        }
+    }
+    double hal_last_end = last_speech_timestamp;
+    for (int si = 0; si < *n; si++) {
+        const whisper_wt_segment *sg = &segs[si];
+        if (sg->n_words == 0) continue;
+        if (whisper_segment_is_anomaly(sg)) {
+            const whisper_wt_segment *next = next_words_segment(segs + si + 1, *n - si - 1);
+            const double hal_next_start = next ? next->words[0].start : time_offset + segment_duration;
+            const int silence_before =
+                sg->start - hal_last_end > threshold || sg->start < threshold || sg->start - time_offset < 2.0;
+            const int silence_after = hal_next_start - sg->end > threshold || whisper_segment_is_anomaly(next) ||
+                                      window_end_time - sg->end < 2.0;
+            if (silence_before && silence_after) {
+                *seek = (int)nearbyint(fmax(time_offset + 1, sg->start) * 100.0);
+                if (content_duration - sg->end < threshold) *seek = content_frames;
+                whisper_wt_segments_clear(segs + si, *n - si);
+                *n = si;
+                break;
+            }
+        }
+        hal_last_end = sg->end;
+    }
+    return 0;
 }
 
 steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
@@ -217,6 +302,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     steno_result *r = calloc(1, sizeof *r);
     if (!r) return steno_fail(STENO_E_NOMEM, "out of memory");
     snprintf(r->language, sizeof r->language, "en");
+    r->word_timestamps = p->word_timestamps != 0;
     r->duration = (double)n / STENO_SAMPLE_RATE;
 
     steno_mel mel = {0};
@@ -226,6 +312,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     float *window = NULL, *xa = NULL;
     int *initial = NULL, n_initial = 0;
     whisper_window_result wr = {0};
+    whisper_wt_segment *cur = NULL; /* the window's segments before they join the result */
+    double last_speech_timestamp = 0.0;
     steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
     if (st != STENO_OK) goto done;
     if ((st = whisper_decode_ctx_init(&dc, m, w->fast, p)) != STENO_OK) goto done;
@@ -233,7 +321,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
     xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
-    if (!window || !xa || !wr.tokens) {
+    cur = malloc(sizeof *cur * (size_t)(m->n_text_ctx + 1));
+    if (!window || !xa || !wr.tokens || !cur) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto done;
     }
@@ -289,7 +378,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         const int previous_seek = seek, first_new = r->n_segments;
         const int *tok = wr.tokens, nt = wr.n_tokens, tb = m->special.timestamp_begin;
         const int single_timestamp_ending = nt >= 2 && tok[nt - 2] < tb && tok[nt - 1] >= tb;
-        int n_consecutive = 0;
+        int n_consecutive = 0, n_cur = 0;
         for (int i = 1; i < nt; i++) n_consecutive += tok[i] >= tb && tok[i - 1] >= tb;
         if (n_consecutive > 0) {
             int last_slice = 0;
@@ -298,10 +387,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                 if (!is_cut) continue;
                 const int *sl = tok + last_slice;
                 const int sn = i - last_slice;
-                const double start = time_offset + (sl[0] - tb) * time_precision;
-                const double end = time_offset + (sl[sn - 1] - tb) * time_precision;
-                if ((st = add_segment(r, &seg_cap, m, previous_seek, start, end, sl, sn, &wr)) != STENO_OK)
-                    goto done;
+                cur[n_cur++] = (whisper_wt_segment){sl, sn, time_offset + (sl[0] - tb) * time_precision,
+                                                    time_offset + (sl[sn - 1] - tb) * time_precision, NULL, 0};
                 last_slice = i;
             }
             if (single_timestamp_ending) seek += segment_size;
@@ -316,10 +403,30 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
             for (int i = 0; i < nt; i++)
                 if (tok[i] >= tb) last_ts = tok[i];
             if (last_ts >= 0 && last_ts != tb) duration = (last_ts - tb) * time_precision;
-            if ((st = add_segment(r, &seg_cap, m, previous_seek, time_offset, time_offset + duration, tok, nt,
-                                  &wr)) != STENO_OK)
-                goto done;
+            cur[n_cur++] = (whisper_wt_segment){tok, nt, time_offset, time_offset + duration, NULL, 0};
             seek += segment_size;
+        }
+
+        if (p->word_timestamps) {
+            if ((st = whisper_add_word_timestamps(&dc, cur, n_cur, previous_seek, segment_size, p->prepend_punctuations,
+                                                  p->append_punctuations, last_speech_timestamp)) != STENO_OK)
+                goto done;
+            double last_word_end;
+            if (!single_timestamp_ending && get_end(cur, n_cur, &last_word_end) && last_word_end > time_offset)
+                seek = (int)nearbyint(last_word_end * 100.0);
+            if (p->hallucination_silence_threshold >= 0 &&
+                skip_hallucination(cur, &n_cur, p->hallucination_silence_threshold, time_offset, segment_duration,
+                                   previous_seek, content_frames, last_speech_timestamp, &seek)) {
+                whisper_wt_segments_clear(cur, n_cur);
+                continue;
+            }
+            if (get_end(cur, n_cur, &last_word_end)) last_speech_timestamp = last_word_end;
+        }
+        for (int i = 0; i < n_cur; i++) {
+            if ((st = add_segment(r, &seg_cap, m, previous_seek, &cur[i], &wr)) != STENO_OK) {
+                whisper_wt_segments_clear(cur + i + 1, n_cur - i - 1);
+                goto done;
+            }
         }
 
         for (int i = first_new; i < r->n_segments; i++) {
@@ -355,6 +462,7 @@ done:
     free(window);
     free(xa);
     free(wr.tokens);
+    free(cur);
     free(initial);
     if (st != STENO_OK) {
         steno_result_free(r);

@@ -211,8 +211,155 @@ static void write_txt(const steno_result *r, FILE *f) {
     }
 }
 
-static void write_subtitles(const steno_result *r, FILE *f, bool srt) {
+/* ---- subtitles from words (utils.py SubtitlesWriter.iterate_result) --------------------------- */
+
+/* len(s) in code points. */
+static size_t cp_len(const char *s, size_t n) {
+    size_t i = 0, k = 0;
+    while (i < n) {
+        uint32_t cp;
+        i += utf8_next((const unsigned char *)s + i, n - i, &cp);
+        k++;
+    }
+    return k;
+}
+
+typedef struct sub_word {
+    char *text; /* the word as shown: stripped at a line start, "\n" before a line break */
+    double start, end;
+} sub_word;
+
+typedef struct sub_out {
+    FILE *f;
+    bool srt;
+    int index;
+} sub_out;
+
+static void emit_cue(sub_out *o, const char *start, const char *end, const char *text) {
+    if (o->srt) fprintf(o->f, "%d\n", ++o->index);
+    fprintf(o->f, "%s --> %s\n%s\n\n", start, end, text);
+}
+
+/* Writes one subtitle (a list of words) as a cue, or one cue per word with highlight_words. */
+static void emit_subtitle(sub_out *o, const sub_word *w, int n, bool highlight) {
+    char start[64], end[64], last[64];
+    const char dm = o->srt ? ',' : '.';
+    format_timestamp(start, sizeof start, w[0].start, o->srt, dm);
+    format_timestamp(end, sizeof end, w[n - 1].end, o->srt, dm);
+    size_t total = 1;
+    for (int i = 0; i < n; i++) total += strlen(w[i].text) + 7;
+    char *text = malloc(total), *hl = malloc(total);
+    if (!text || !hl) {
+        free(text);
+        free(hl);
+        return;
+    }
+    text[0] = '\0';
+    for (int i = 0; i < n; i++) strcat(text, w[i].text);
+    if (!highlight) {
+        emit_cue(o, start, end, text);
+    } else {
+        snprintf(last, sizeof last, "%s", start);
+        for (int i = 0; i < n; i++) {
+            char ws[64], we[64];
+            format_timestamp(ws, sizeof ws, w[i].start, o->srt, dm);
+            format_timestamp(we, sizeof we, w[i].end, o->srt, dm);
+            if (strcmp(last, ws) != 0) emit_cue(o, last, ws, text);
+            /* re.sub(r"^(\s*)(.*)$", r"\1<u>\2</u>", word) */
+            char *p = hl;
+            for (int j = 0; j < n; j++) {
+                const char *t = w[j].text;
+                if (j != i) {
+                    p += sprintf(p, "%s", t);
+                    continue;
+                }
+                size_t b, e, len = strlen(t);
+                py_strip(t, &b, &e);
+                if (e == 0) b = len; /* all whitespace: \s* takes it all, (.*) is empty */
+                p += sprintf(p, "%.*s<u>%s</u>", (int)b, t, t + b);
+            }
+            emit_cue(o, ws, we, hl);
+            snprintf(last, sizeof last, "%s", we);
+        }
+    }
+    free(text);
+    free(hl);
+}
+
+static char *dup_range(const char *s, size_t b, size_t e, const char *prefix) {
+    const size_t lp = strlen(prefix);
+    char *t = malloc(lp + e - b + 1);
+    if (!t) return NULL;
+    memcpy(t, prefix, lp);
+    memcpy(t + lp, s + b, e - b);
+    t[lp + e - b] = '\0';
+    return t;
+}
+
+static void write_word_subtitles(const steno_result *r, FILE *f, bool srt, const steno_writer_options *opt) {
+    const int max_line_count = opt ? opt->max_line_count : 0;
+    const bool preserve_segments = !max_line_count || !(opt && opt->max_line_width);
+    const size_t max_line_width = opt && opt->max_line_width ? (size_t)opt->max_line_width : 1000;
+    const int max_words_per_line = opt && opt->max_words_per_line ? opt->max_words_per_line : 1000;
+    const bool highlight = opt && opt->highlight_words;
+    int total = 0;
+    for (int i = 0; i < r->n_segments; i++) total += r->segments[i].n_words;
+    sub_word *sub = malloc(sizeof *sub * (size_t)(total + 1));
+    if (!sub) return;
+    int n = 0, line_count = 1;
+    size_t line_len = 0;
+    sub_out o = {f, srt, 0};
+    double last = r->segments[0].start; /* get_start(segments) or 0.0 */
+    for (int i = 0, found = 0; i < r->n_segments && !found; i++)
+        if (r->segments[i].n_words) last = r->segments[i].words[0].start, found = 1;
+    for (int si = 0; si < r->n_segments; si++) {
+        const steno_segment *s = &r->segments[si];
+        for (int chunk = 0; chunk < s->n_words; chunk += max_words_per_line) {
+            const int count = s->n_words - chunk < max_words_per_line ? s->n_words - chunk : max_words_per_line;
+            for (int i = 0; i < count; i++) {
+                const steno_word *w = &s->words[chunk + i];
+                const char *word = w->word ? w->word : "";
+                const size_t wlen = cp_len(word, strlen(word));
+                const bool long_pause = !preserve_segments && w->start - last > 3.0;
+                const bool has_room = line_len + wlen <= max_line_width;
+                const bool seg_break = i == 0 && n > 0 && preserve_segments;
+                char *text;
+                if (line_len > 0 && has_room && !long_pause && !seg_break) {
+                    line_len += wlen; /* line continuation */
+                    text = dup_range(word, 0, strlen(word), "");
+                } else { /* new line */
+                    size_t b, e;
+                    py_strip(word, &b, &e);
+                    const char *prefix = "";
+                    if ((n > 0 && max_line_count && (long_pause || line_count >= max_line_count)) || seg_break) {
+                        emit_subtitle(&o, sub, n, highlight); /* subtitle break */
+                        for (int k = 0; k < n; k++) free(sub[k].text);
+                        n = 0;
+                        line_count = 1;
+                    } else if (line_len > 0) {
+                        line_count++; /* line break */
+                        prefix = "\n";
+                    }
+                    line_len = cp_len(word + b, e - b);
+                    text = dup_range(word, b, e, prefix);
+                }
+                if (!text) continue;
+                sub[n++] = (sub_word){text, w->start, w->end};
+                last = w->start;
+            }
+        }
+    }
+    if (n > 0) emit_subtitle(&o, sub, n, highlight);
+    for (int k = 0; k < n; k++) free(sub[k].text);
+    free(sub);
+}
+
+static void write_subtitles(const steno_result *r, FILE *f, bool srt, const steno_writer_options *opt) {
     if (!srt) fputs("WEBVTT\n\n", f);
+    if (r->word_timestamps && r->n_segments > 0) {
+        write_word_subtitles(r, f, srt, opt);
+        return;
+    }
     for (int i = 0; i < r->n_segments; i++) {
         const steno_segment *s = &r->segments[i];
         char start[128], end[128];
@@ -301,6 +448,22 @@ static void write_json(const steno_result *r, FILE *f) {
         json_float(f, s->compression_ratio);
         fputs(", \"no_speech_prob\": ", f);
         json_float(f, s->no_speech_prob);
+        if (r->word_timestamps) { /* openai's add_word_timestamps adds "words" to every segment */
+            fputs(", \"words\": [", f);
+            for (int k = 0; k < s->n_words; k++) {
+                const steno_word *w = &s->words[k];
+                fputs(k ? ", {\"word\": " : "{\"word\": ", f);
+                json_string(f, w->word);
+                fputs(", \"start\": ", f);
+                json_float(f, w->start);
+                fputs(", \"end\": ", f);
+                json_float(f, w->end);
+                fputs(", \"probability\": ", f);
+                json_float(f, w->probability);
+                fputc('}', f);
+            }
+            fputc(']', f);
+        }
         fputc('}', f);
     }
     fputs("], \"language\": ", f);
@@ -309,13 +472,18 @@ static void write_json(const steno_result *r, FILE *f) {
 }
 
 steno_status steno_write_result(const steno_result *r, const char *format, void *FILE_stream) {
+    return steno_write_result_ex(r, format, NULL, FILE_stream);
+}
+
+steno_status steno_write_result_ex(const steno_result *r, const char *format, const steno_writer_options *opts,
+                                   void *FILE_stream) {
     FILE *f = FILE_stream;
     if (!r || !format || !f) return steno_fail(STENO_E_INVALID_ARG, "steno_write_result: NULL argument");
     if (r->n_segments < 0 || (r->n_segments > 0 && !r->segments))
         return steno_fail(STENO_E_INVALID_ARG, "steno_write_result: result has no segments array");
     if (strcmp(format, "txt") == 0) write_txt(r, f);
-    else if (strcmp(format, "vtt") == 0) write_subtitles(r, f, false);
-    else if (strcmp(format, "srt") == 0) write_subtitles(r, f, true);
+    else if (strcmp(format, "vtt") == 0) write_subtitles(r, f, false, opts);
+    else if (strcmp(format, "srt") == 0) write_subtitles(r, f, true, opts);
     else if (strcmp(format, "tsv") == 0) write_tsv(r, f);
     else if (strcmp(format, "json") == 0) write_json(r, f);
     else
