@@ -34,6 +34,8 @@ typedef struct whisper_decode_ctx {
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
     uint64_t rng[4];  /* reseeded for each decoding attempt */
+    int *prefix, n_prefix;     /* tokenized p->prefix (NULL: none) */
+    int *hotwords, n_hotwords; /* tokenized p->hotwords (NULL: none) */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the
@@ -42,7 +44,9 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
                                      const steno_transcribe_params *p);
 void whisper_decode_ctx_free(whisper_decode_ctx *c);
 
-/** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens),
+/** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens,
+ *  whisper_prompt_previous) and p's hotwords; the window at seek 0 also gets p's prefix
+ *  (faster-whisper: prefix only where seek == 0), whose forced tokens begin res->tokens.
  *  with the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. window
  *  (the seek, in mel frames) and the attempt's index seed the sampler, so each attempt's draws
  *  depend only on (p->seed, window, attempt), not on how many draws came before. */
