@@ -478,10 +478,12 @@ int steno_cmd_transcribe(int argc, char **argv) {
                             &o.n_clip_timestamps))
                 FAIL_USAGE("--clip-timestamps: expected start,end,... in seconds (numbers >= 0), "
                            "got '%s'", v);
-            for (int k = 1; k < o.n_clip_timestamps; k += 2)
-                if (o.clip_timestamps[k] < o.clip_timestamps[k - 1])
+            for (int k = 1; k < o.n_clip_timestamps; k += 2) {
+                const double start = o.clip_timestamps[k - 1], end = o.clip_timestamps[k];
+                if (end < start) /* (FAIL_USAGE frees the list: print copies) */
                     FAIL_USAGE("--clip-timestamps: clip %d ends at %g s, before its start %g s",
-                               k / 2 + 1, o.clip_timestamps[k], o.clip_timestamps[k - 1]);
+                               k / 2 + 1, end, start);
+            }
         } else if (!strcmp(name, "suppress-tokens")) {
             free(o.suppress_tokens);
             if (!parse_list(v, sizeof(int), parse_token_item, (void **)&o.suppress_tokens,

@@ -75,12 +75,13 @@ CASES = [
         (HESTER, {"clip_timestamps": "0.5,2.25,2.5,4.8"}, ["--clip-timestamps", "0.5,2.25,2.5,4.8"]),
         (TED, {"clip_timestamps": "40,75"}, ["--clip-timestamps", "40,75"]),
     ]),
-    ("initial_prompt", "initial_prompt in the first window's prompt", [
+    ("initial_prompt", "initial_prompt in the first window's prompt (with carry_initial_prompt, "
+     "which changes nothing in a single window, on one run)", [
         (JFK, {"initial_prompt": "President Kennedy's inaugural address, 1961."},
          ["--initial-prompt", "President Kennedy's inaugural address, 1961."]),
-        (HESTER, {"initial_prompt": "Hester Prynne"}, ["--initial-prompt", "Hester Prynne"]),
-        (TED, {"initial_prompt": "A TED talk about energy.", "clip_timestamps": "40,75"},
-         ["--initial-prompt", "A TED talk about energy.", "--clip-timestamps", "40,75"]),
+        (HESTER, {"initial_prompt": "Hester Prynne"},
+         ["--initial-prompt", "Hester Prynne", "--carry-initial-prompt", "True"]),
+        (CHEST, {"initial_prompt": "The arena."}, ["--initial-prompt", "The arena."]),
     ]),
 ]
 

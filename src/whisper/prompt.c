@@ -65,7 +65,7 @@ int whisper_prompt_previous(const int *all, int n_all, int n_initial, int reset_
     if (!carry) {
         const int from = reset_since < n_all ? reset_since : n_all;
         const int n = n_all - from < keep ? n_all - from : keep;
-        memcpy(out, all + n_all - n, sizeof(int) * (size_t)n);
+        if (n > 0) memcpy(out, all + n_all - n, sizeof(int) * (size_t)n);
         return n;
     }
     /* prompt = initial + rest[py_tail_start:], then the last `keep` of that */
