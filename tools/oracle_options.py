@@ -83,6 +83,17 @@ CASES = [
          ["--initial-prompt", "Hester Prynne", "--carry-initial-prompt", "True"]),
         (CHEST, {"initial_prompt": "The arena."}, ["--initial-prompt", "The arena."]),
     ]),
+    ("initial_prompt_no_condition", "initial_prompt with condition_on_previous_text=False: the first "
+     "window still sees it", [
+        (JFK, {"initial_prompt": "President Kennedy's inaugural address, 1961.",
+               "condition_on_previous_text": False},
+         ["--initial-prompt", "President Kennedy's inaugural address, 1961.",
+          "--condition-on-previous-text", "False"]),
+        (TED, {"initial_prompt": "A TED talk about energy.", "condition_on_previous_text": False,
+               "clip_timestamps": "75,110"},
+         ["--initial-prompt", "A TED talk about energy.", "--condition-on-previous-text", "False",
+          "--clip-timestamps", "75,110"]),
+    ]),
 ]
 
 
