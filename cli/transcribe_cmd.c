@@ -108,6 +108,21 @@ void steno_transcribe_usage(FILE *f) {
         "  --max-words-per-line N  words per subtitle line (srt, vtt; not with --max-line-width)\n"
         "  --hallucination-silence-threshold T  skip silences longer than T s before a possible\n"
         "                          hallucination (None; needs --word-timestamps True)\n"
+        "  --carry-initial-prompt True|False\n"
+        "                          start the prompt of every window with the initial prompt\n"
+        "                          (openai-whisper's rule; default: False)\n"
+        "  --prefix TEXT           text that the first window's transcript starts with (forced\n"
+        "                          after the SOT sequence, faster-whisper's prefix)\n"
+        "  --hotwords TEXT         hint phrases put in the prompt of every window that has no\n"
+        "                          prefix (faster-whisper's hotwords)\n"
+        "  --clip-timestamps LIST  start,end,start,end,... seconds: transcribe only these clips;\n"
+        "                          the last end defaults to the end of the audio (default: 0)\n"
+        "  --suppress-tokens LIST  comma-separated token ids never to sample; -1 is the model's\n"
+        "                          non-speech set, \"\" none (default: -1)\n"
+        "  --suppress-blank True|False\n"
+        "                          no blank or end-of-text as the first sampled token (default: True)\n"
+        "  --without-timestamps True|False\n"
+        "                          sample text only: one segment per window (default: False)\n"
         "  --threads N             CPU threads (default: 0 = all cores)\n"
         "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
         "                          step, gated token-exact against faithful) or faithful (an\n"
@@ -181,6 +196,55 @@ static bool parse_bool(const char *s, bool *out) {
     if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes")) { *out = true; return true; }
     if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no")) { *out = false; return true; }
     return false;
+}
+
+/* Splits a comma-separated list into *items (malloc'd, *n of them; "" gives none) with parse
+ * applied to each item after trimming blanks. Returns false (and frees) on a malformed item. */
+static bool parse_list(const char *s, size_t size, bool (*parse)(const char *, void *), void **items, int *n) {
+    *items = NULL;
+    *n = 0;
+    size_t len = strlen(s);
+    int cap = 1;
+    for (const char *c = s; *c; c++) cap += *c == ',';
+    char *buf = malloc(len + 1);
+    unsigned char *out = malloc(size * (size_t)cap);
+    if (!buf || !out) { free(buf); free(out); return false; }
+    const char *c = s;
+    bool ok = true;
+    bool blank = true;
+    for (const char *d = s; *d; d++) blank &= isspace((unsigned char)*d) != 0;
+    if (!blank) {
+        for (;;) {
+            size_t k = strcspn(c, ",");
+            const char *a = c, *b = c + k;
+            while (a < b && isspace((unsigned char)*a)) a++;
+            while (b > a && isspace((unsigned char)b[-1])) b--;
+            memcpy(buf, a, (size_t)(b - a));
+            buf[b - a] = '\0';
+            if (!parse(buf, out + size * (size_t)*n)) { ok = false; break; }
+            (*n)++;
+            if (!c[k]) break;
+            c += k + 1;
+        }
+    }
+    free(buf);
+    if (!ok) { free(out); *n = 0; return false; }
+    *items = out;
+    return true;
+}
+
+static bool parse_seconds_item(const char *s, void *out) {
+    double v;
+    if (!parse_double(s, &v) || v < 0 || v > 1e7) return false;
+    *(double *)out = v;
+    return true;
+}
+
+static bool parse_token_item(const char *s, void *out) {
+    int v;
+    if (!parse_int(s, &v) || v < -1) return false;
+    *(int *)out = v;
+    return true;
 }
 
 static bool is_dir(const char *path) {
@@ -284,6 +348,13 @@ typedef struct options {
         no_speech_threshold;
     bool no_increment, no_compression, no_logprob, no_no_speech;
     bool condition_on_previous_text;
+    bool carry_initial_prompt, suppress_blank, without_timestamps;
+    const char *prefix, *hotwords;
+    double *clip_timestamps; /* malloc'd */
+    int n_clip_timestamps;
+    int *suppress_tokens; /* malloc'd; NULL: the default "-1" */
+    int n_suppress_tokens;
+    bool has_suppress_tokens;
     int threads;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
     bool word_timestamps;
@@ -337,14 +408,16 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .model = DEFAULT_MODEL, .output_dir = ".", .output_format = NULL, .verbose = -1,
         .temperature = 0.0, .increment = 0.2, .compression_ratio_threshold = 2.4,
         .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
-        .condition_on_previous_text = true, .threads = 0, .load = steno_whisper_default_options(),
-        .hallucination_silence_threshold = -1,
+        .condition_on_previous_text = true, .suppress_blank = true, .threads = 0,
+        .load = steno_whisper_default_options(), .hallucination_silence_threshold = -1,
     };
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) { report(NULL, "out of memory"); return 1; }
     int n_files = 0;
     bool only_files = false;
-#define FAIL_USAGE(...) do { free(files); return usage_error(__VA_ARGS__); } while (0)
+#define FREE_ALL() (free(files), free(o.clip_timestamps), free(o.suppress_tokens))
+#define FAIL_USAGE(...) \
+    do { FREE_ALL(); return usage_error(__VA_ARGS__); } while (0)
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -369,7 +442,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
             if (!strcmp(name, "progress")) { o.progress = true; continue; }
             if (!strcmp(name, "help")) steno_transcribe_usage(stdout);
             else printf("steno %s\n", STENO_VERSION);
-            free(files);
+            FREE_ALL();
             return 0;
         }
         static const char *const with_value[] = {
@@ -378,7 +451,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "temperature-increment-on-fallback", "compression-ratio-threshold",
             "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx",
             "word-timestamps", "prepend-punctuations", "append-punctuations", "highlight-words",
-            "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold"};
+            "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold",
+            "carry-initial-prompt", "prefix", "hotwords", "clip-timestamps", "suppress-tokens",
+            "suppress-blank", "without-timestamps"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(name, with_value[k]) == 0;
@@ -400,6 +475,38 @@ int steno_cmd_transcribe(int argc, char **argv) {
         } else if (!strcmp(name, "condition-on-previous-text")) {
             if (!parse_bool(v, &o.condition_on_previous_text))
                 FAIL_USAGE("--condition-on-previous-text: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "carry-initial-prompt")) {
+            if (!parse_bool(v, &o.carry_initial_prompt))
+                FAIL_USAGE("--carry-initial-prompt: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "suppress-blank")) {
+            if (!parse_bool(v, &o.suppress_blank))
+                FAIL_USAGE("--suppress-blank: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "without-timestamps")) {
+            if (!parse_bool(v, &o.without_timestamps))
+                FAIL_USAGE("--without-timestamps: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "prefix")) {
+            o.prefix = v;
+        } else if (!strcmp(name, "hotwords")) {
+            o.hotwords = v;
+        } else if (!strcmp(name, "clip-timestamps")) {
+            free(o.clip_timestamps);
+            if (!parse_list(v, sizeof(double), parse_seconds_item, (void **)&o.clip_timestamps,
+                            &o.n_clip_timestamps))
+                FAIL_USAGE("--clip-timestamps: expected start,end,... in seconds (numbers >= 0), "
+                           "got '%s'", v);
+            for (int k = 1; k < o.n_clip_timestamps; k += 2) {
+                const double start = o.clip_timestamps[k - 1], end = o.clip_timestamps[k];
+                if (end < start) /* (FAIL_USAGE frees the list: print copies) */
+                    FAIL_USAGE("--clip-timestamps: clip %d ends at %g s, before its start %g s",
+                               k / 2 + 1, end, start);
+            }
+        } else if (!strcmp(name, "suppress-tokens")) {
+            free(o.suppress_tokens);
+            if (!parse_list(v, sizeof(int), parse_token_item, (void **)&o.suppress_tokens,
+                            &o.n_suppress_tokens))
+                FAIL_USAGE("--suppress-tokens: expected comma-separated token ids (-1 or >= 0), "
+                           "got '%s'", v);
+            o.has_suppress_tokens = true;
         } else if (!strcmp(name, "temperature")) {
             if (!parse_double(v, &o.temperature) || o.temperature < 0)
                 FAIL_USAGE("--temperature: expected a number >= 0, got '%s'", v);
@@ -510,22 +617,32 @@ int steno_cmd_transcribe(int argc, char **argv) {
     int rc = 0;
     if (!to_stdout && make_dirs(o.output_dir) != 0) {
         report(o.output_dir, strerror(errno));
-        free(files);
+        FREE_ALL();
         return 1;
     }
 
     /* Load the model once. */
     char model_path[8192];
     if (steno_cli_model_path(o.model, o.model_dir, model_path, sizeof model_path) != 0) {
-        free(files);
+        FREE_ALL();
         return 1;
     }
     steno_whisper *w = NULL;
     o.load.n_threads = o.threads;
     if (steno_whisper_load_ex(model_path, &o.load, &w) != STENO_OK) {
         report(NULL, steno_errmsg());
-        free(files);
+        FREE_ALL();
         return 1;
+    }
+    for (int k = 0; k < o.n_suppress_tokens; k++) {
+        if (o.suppress_tokens[k] >= steno_whisper_n_vocab(w)) {
+            fprintf(stderr, "steno: --suppress-tokens: token id %d is outside the vocabulary of "
+                            "model %s (0..%d)\n", o.suppress_tokens[k], o.model,
+                    steno_whisper_n_vocab(w) - 1);
+            steno_whisper_free(w);
+            FREE_ALL();
+            return 2;
+        }
     }
     if (lang) {
         if (!steno_whisper_is_multilingual(w) && strcmp(lang, "en") != 0) {
@@ -539,7 +656,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         }
         if (rc) {
             steno_whisper_free(w);
-            free(files);
+            FREE_ALL();
             return rc;
         }
     }
@@ -572,6 +689,17 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.prepend_punctuations = o.prepend_punctuations;
         p.append_punctuations = o.append_punctuations;
         p.hallucination_silence_threshold = o.hallucination_silence_threshold;
+        p.carry_initial_prompt = o.carry_initial_prompt;
+        p.prefix = o.prefix;
+        p.hotwords = o.hotwords;
+        p.clip_timestamps = o.clip_timestamps;
+        p.n_clip_timestamps = o.n_clip_timestamps;
+        p.suppress_blank = o.suppress_blank;
+        p.without_timestamps = o.without_timestamps;
+        if (o.has_suppress_tokens) {
+            p.suppress_tokens = o.suppress_tokens; /* non-NULL even when empty ("") */
+            p.n_suppress_tokens = o.n_suppress_tokens;
+        }
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
         p.on_progress = rs.progress ? on_progress : NULL;
@@ -597,6 +725,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rc = 1;
     }
     steno_whisper_free(w);
-    free(files);
+    FREE_ALL();
     return rc;
+#undef FREE_ALL
 }

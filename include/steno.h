@@ -95,6 +95,9 @@ void steno_whisper_free(steno_whisper *w);
 /** True (1) for multilingual checkpoints, 0 for English-only (.en) ones. */
 int steno_whisper_is_multilingual(const steno_whisper *w);
 
+/** The vocabulary size (51864 for tiny.en): valid token ids are 0 .. n_vocab − 1. */
+int steno_whisper_n_vocab(const steno_whisper *w);
+
 /** Decoding parameters, openai-whisper transcribe() defaults (whisper/transcribe.py). */
 typedef struct steno_transcribe_params {
     const double *temperatures; /* fallback ladder; NULL → numpy.arange(0, 1 + 1e-6, 0.2) */
@@ -105,10 +108,22 @@ typedef struct steno_transcribe_params {
     int condition_on_previous_text;     /* 1 */
     const char *initial_prompt;         /* NULL */
     int suppress_blank;                 /* 1 */
-    const int *suppress_tokens;         /* NULL → the "-1" set (config.json suppress_ids) */
+    const int *suppress_tokens;         /* NULL → {-1}; -1 stands for the non-speech set
+                                           (config.json suppress_ids); other ids 0..n_vocab−1 */
     int n_suppress_tokens;
     int without_timestamps;             /* 0 */
     double max_initial_timestamp;       /* 1.0 s */
+    /* faster-whisper's options (transcribe.py get_prompt, generate_segments) and openai-whisper's
+     * carry_initial_prompt / clip_timestamps; the prompt layout is in src/whisper/prompt.h. */
+    const char *prefix;                 /* NULL; text forced after the SOT sequence of the window at
+                                           seek 0 (after <|0.00|> with timestamps); part of the output */
+    const char *hotwords;               /* NULL; text after <|startofprev|> of every window that has
+                                           no prefix */
+    int carry_initial_prompt;           /* 0; 1: initial_prompt starts every window's prompt */
+    const double *clip_timestamps;      /* NULL = whole input; else seconds start,end,start,...
+                                           (an odd count: the last clip ends at the end); each
+                                           start >= 0 and end >= start */
+    int n_clip_timestamps;
     uint64_t seed;                      /* RNG seed for sampling at temperature > 0 */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
     int word_timestamps;                /* 0; 1: steno_segment.words (whisper/alignment.h) */

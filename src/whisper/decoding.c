@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "text/utf8.h"
+#include "whisper/prompt.h"
 
 /* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
  * exactly as openai-whisper reports it */
@@ -43,9 +44,12 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     steno_status st = fast ? whisper_fast_decoder_create(fast, &c->fdec) : whisper_decoder_init(&c->dec, m);
     if (st != STENO_OK) return st;
     const whisper_special *sp = &m->special;
-    const int *base = p->suppress_tokens ? p->suppress_tokens : m->config.suppress_ids;
-    const int n_base = p->suppress_tokens ? p->n_suppress_tokens : m->config.n_suppress_ids;
-    c->suppress_ids = malloc(sizeof(int) * (size_t)(n_base + 6));
+    /* suppress_tokens: -1 stands for the non-speech set (config.json suppress_ids, which
+     * CTranslate2 uses for -1 too); NULL is {-1}. */
+    static const int minus_one = -1;
+    const int *list = p->suppress_tokens ? p->suppress_tokens : &minus_one;
+    const int n_list = p->suppress_tokens ? p->n_suppress_tokens : 1;
+    c->suppress_ids = malloc(sizeof(int) * (size_t)(n_list + m->config.n_suppress_ids + 6));
     int *blank = NULL, n_blank = 0;
     st = steno_tokenizer_encode(m->tokenizer, " ", &blank, &n_blank);
     c->blank_ids = malloc(sizeof(int) * (size_t)(n_blank + 1));
@@ -59,13 +63,22 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
         whisper_decode_ctx_free(c);
         return st != STENO_OK ? st : steno_fail(STENO_E_NOMEM, "decoder: out of memory");
     }
-    for (int i = 0; i < n_base; i++) {
-        if (base[i] < 0 || base[i] >= m->n_vocab) {
+    int expanded = 0;
+    for (int i = 0; i < n_list; i++) {
+        if (list[i] == -1) {
+            if (!expanded)
+                for (int k = 0; k < m->config.n_suppress_ids; k++)
+                    c->suppress_ids[c->n_suppress++] = m->config.suppress_ids[k];
+            expanded = 1;
+            continue;
+        }
+        if (list[i] < 0 || list[i] >= m->n_vocab) {
             free(blank);
             whisper_decode_ctx_free(c);
-            return steno_fail(STENO_E_INVALID_ARG, "suppress_tokens: token id %d out of range", base[i]);
+            return steno_fail(STENO_E_INVALID_ARG, "suppress_tokens: token id %d out of range (-1 or 0..%d)",
+                              list[i], m->n_vocab - 1);
         }
-        c->suppress_ids[c->n_suppress++] = base[i];
+        c->suppress_ids[c->n_suppress++] = list[i];
     }
     const int always[] = {sp->transcribe, sp->translate, sp->sot, sp->sot_prev, sp->sot_lm, sp->no_speech};
     for (int i = 0; i < 6; i++) c->suppress_ids[c->n_suppress++] = always[i];
@@ -74,6 +87,16 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     for (int i = 0; i < c->n_suppress; i++)
         if (u == 0 || c->suppress_ids[u - 1] != c->suppress_ids[i]) c->suppress_ids[u++] = c->suppress_ids[i];
     c->n_suppress = u;
+    /* faster-whisper's prefix and hotwords: tokenized once, cut to n_text_ctx/2 − 1 tokens */
+    if ((p->prefix && *p->prefix &&
+         (st = whisper_prompt_encode(m->tokenizer, p->prefix, m->n_text_ctx, &c->prefix, &c->n_prefix)) != STENO_OK) ||
+        (p->hotwords && *p->hotwords &&
+         (st = whisper_prompt_encode(m->tokenizer, p->hotwords, m->n_text_ctx, &c->hotwords, &c->n_hotwords)) !=
+             STENO_OK)) {
+        free(blank);
+        whisper_decode_ctx_free(c);
+        return st;
+    }
     memcpy(c->blank_ids, blank, sizeof(int) * (size_t)n_blank);
     free(blank);
     c->blank_ids[n_blank] = sp->eot;
@@ -111,6 +134,8 @@ void whisper_decode_ctx_free(whisper_decode_ctx *c) {
     free(c->logprobs);
     free(c->row);
     free(c->seq);
+    free(c->prefix);
+    free(c->hotwords);
     memset(c, 0, sizeof *c);
 }
 
@@ -164,25 +189,29 @@ static void logits_at(whisper_decode_ctx *c, int t, float *logits) {
 
 /* One DecodingTask.run at one temperature. */
 static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
-                                double temperature, whisper_window_result *res) {
+                                int use_prefix, double temperature, whisper_window_result *res) {
     const whisper_model *m = c->m;
     const whisper_special *sp = &m->special;
     const int N = m->n_text_ctx, V = m->n_vocab, eot = sp->eot;
-    int n = 0;
-    if (n_prompt > 0) {
-        const int keep = n_prompt < N / 2 - 1 ? n_prompt : N / 2 - 1;
-        c->seq[n++] = sp->sot_prev;
-        memcpy(c->seq + n, prompt + (n_prompt - keep), sizeof(int) * (size_t)keep);
-        n += keep;
-    }
-    const int sot_index = n;
-    c->seq[n++] = sp->sot;
+    int sot_seq[3], n_sot = 0;
+    sot_seq[n_sot++] = sp->sot;
     if (m->multilingual) {
-        c->seq[n++] = sp->lang_first; /* English until language detection lands */
-        c->seq[n++] = sp->transcribe;
+        sot_seq[n_sot++] = sp->lang_first; /* English until language detection lands */
+        sot_seq[n_sot++] = sp->transcribe;
     }
-    if (!c->filters.timestamps) c->seq[n++] = sp->no_timestamps;
-    const int sample_begin = n, sample_len = N / 2;
+    const whisper_prompt_in pin = {
+        .n_text_ctx = N, .sot_prev = sp->sot_prev, .no_timestamps = sp->no_timestamps,
+        .timestamp_begin = sp->timestamp_begin, .sot_seq = sot_seq, .n_sot_seq = n_sot,
+        .hotwords = c->hotwords, .n_hotwords = c->n_hotwords, .previous = prompt, .n_previous = n_prompt,
+        .prefix = use_prefix ? c->prefix : NULL, .n_prefix = use_prefix ? c->n_prefix : 0,
+        .without_timestamps = !c->filters.timestamps};
+    whisper_prompt_layout lay;
+    steno_status st = whisper_prompt_build(&pin, c->seq, N + 1, &lay);
+    if (st != STENO_OK) return st;
+    int n = lay.n;
+    const int sot_index = lay.sot_index, sample_begin = lay.sample_begin, sample_len = N / 2;
+    const int filter_begin = sample_begin + lay.n_forced; /* the filters see only sampled tokens */
+    c->filters.after_prefix = lay.n_forced > 0;
 
     if (c->fast) whisper_fast_decoder_reset(c->fdec);
     else whisper_decoder_reset(&c->dec);
@@ -190,16 +219,17 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     double sum_logprob = 0.0;
     res->no_speech_prob = 0.0;
     int fed = 0; /* tokens of seq already in the KV cache */
-    for (int i = 0; i < sample_len; i++) {
-        steno_status st = step(c, c->seq + fed, n - fed, c->logits);
+    /* forced tokens count toward the sample_len limit (CTranslate2 returns them with the output) */
+    for (int i = lay.n_forced; i < sample_len; i++) {
+        st = step(c, c->seq + fed, n - fed, c->logits);
         if (st != STENO_OK) return st;
-        if (i == 0) {
-            logits_at(c, sot_index - fed, c->row);
+        if (fed == 0) {
+            logits_at(c, sot_index, c->row);
             whisper_log_softmax(c->row, V, c->logprobs);
             res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
         }
         fed = n;
-        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin,
+        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + filter_begin, n - filter_begin,
                                                           c->logits);
         const int next = temperature > 0.0 ? sample_token(c->logits, V, temperature, c->rng, c->row) : fr.argmax;
         sum_logprob += (double)c->logits[next] - fr.lse;
@@ -234,7 +264,7 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     else whisper_decoder_set_audio(&c->dec, xa);
     for (int ti = 0; ti < n_temps; ti++) {
         rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
-        steno_status st = decode_once(c, xa, prompt, n_prompt, temps[ti], res);
+        steno_status st = decode_once(c, xa, prompt, n_prompt, window == 0, temps[ti], res);
         if (st != STENO_OK) return st;
         int needs_fallback = 0;
         if (p->compression_ratio_threshold > 0 && res->compression_ratio > p->compression_ratio_threshold)

@@ -1,11 +1,12 @@
 /* decoding.h — decoding one 30-s window (openai-whisper whisper/decoding.py: DecodingTask with
  * GreedyDecoder; whisper/transcribe.py: decode_with_fallback).
  *
- * The SOT sequence is [<|startofprev|>, prompt[-(n_text_ctx/2 − 1):]...]? + [<|startoftranscript|>]
- * (+ language and task tokens for multilingual models) (+ <|notimestamps|>). At most
- * n_text_ctx/2 tokens are sampled. Temperature 0 takes the argmax; above 0 it samples from
- * softmax(logits / T). The no-speech probability is softmax(raw logits at the SOT position)
- * [<|nocaptions|>]. avg_logprob = sum of sampled log-probabilities (eot included) / (n + 1). */
+ * The prompt (previous text, hotwords, SOT sequence, <|notimestamps|>, a forced prefix) is laid
+ * out by whisper_prompt_build (prompt.h). At most n_text_ctx/2 tokens are sampled, forced ones
+ * included. Temperature 0 takes the argmax; above 0 it samples from softmax(logits / T). The
+ * no-speech probability is softmax(raw logits at the SOT position)[<|nocaptions|>].
+ * avg_logprob = sum of sampled log-probabilities (eot included) / (n + 1), n counting the forced
+ * tokens too (whose log-probability is 0), as CTranslate2 scores a prefix. */
 #ifndef STENO_WHISPER_DECODING_H
 #define STENO_WHISPER_DECODING_H
 
@@ -34,16 +35,22 @@ typedef struct whisper_decode_ctx {
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
     uint64_t rng[4];  /* reseeded for each decoding attempt */
+    int *prefix, n_prefix;     /* tokenized p->prefix (NULL: none) */
+    int *hotwords, n_hotwords; /* tokenized p->hotwords (NULL: none) */
 } whisper_decode_ctx;
 
-/** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the
- *  special tokens transcribe, translate, sot, sot_prev, sot_lm, no_speech are always added). */
+/** Prepares a decoding context on the faithful path (fast == NULL) or the fast path.
+ *  p->suppress_tokens: NULL → {-1}; each -1 → config.json suppress_ids; the special tokens
+ *  transcribe, translate, sot, sot_prev, sot_lm, no_speech are always added; an id outside
+ *  -1..n_vocab−1 is STENO_E_INVALID_ARG. p->prefix and p->hotwords are tokenized here. */
 steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model *m, whisper_fast *fast,
                                      const steno_transcribe_params *p);
 void whisper_decode_ctx_free(whisper_decode_ctx *c);
 
-/** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens),
- *  with the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. window
+/** Decodes the window whose encoder output is xa, conditioned on prompt (previous text tokens,
+ *  whisper_prompt_previous) and p's hotwords; the window at seek 0 also gets p's prefix
+ *  (faster-whisper: prefix only where seek == 0), whose forced tokens begin res->tokens;
+ *  retries along the temperature fallback ladder of p. res->tokens must hold n_text_ctx ints. window
  *  (the seek, in mel frames) and the attempt's index seed the sampler, so each attempt's draws
  *  depend only on (p->seed, window, attempt), not on how many draws came before. */
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,

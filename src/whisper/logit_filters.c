@@ -18,7 +18,8 @@ steno_status whisper_filters_build(whisper_filters *f) {
     const int n = f->n_vocab, tb = f->timestamp_begin;
     f->mask = calloc((size_t)n, sizeof(float));
     f->mask_first = calloc((size_t)n, sizeof(float));
-    if (!f->mask || !f->mask_first) {
+    f->mask_blank = calloc((size_t)n, sizeof(float));
+    if (!f->mask || !f->mask_first || !f->mask_blank) {
         whisper_filters_free(f);
         return steno_fail(STENO_E_NOMEM, "logit filters: out of memory");
     }
@@ -27,6 +28,7 @@ steno_status whisper_filters_build(whisper_filters *f) {
     for (int i = 0; i < n; i++) f->mask_first[i] = f->mask[i];
     if (f->suppress_blank)
         for (int i = 0; i < f->n_blank_ids; i++) f->mask_first[f->blank_ids[i]] = -INFINITY;
+    for (int i = 0; i < n; i++) f->mask_blank[i] = f->mask_first[i];
     if (f->timestamps) {
         for (int i = 0; i < tb && i < n; i++) f->mask_first[i] = -INFINITY; /* a timestamp comes first */
         if (f->max_initial_timestamp_index >= 0)
@@ -38,13 +40,14 @@ steno_status whisper_filters_build(whisper_filters *f) {
 void whisper_filters_free(whisper_filters *f) {
     free(f->mask);
     free(f->mask_first);
-    f->mask = f->mask_first = NULL;
+    free(f->mask_blank);
+    f->mask = f->mask_first = f->mask_blank = NULL;
 }
 
 whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
                                        float *logits) {
     const int n = f->n_vocab, tb = f->timestamp_begin;
-    const float *mask = n_sampled == 0 ? f->mask_first : f->mask;
+    const float *mask = n_sampled > 0 ? f->mask : f->after_prefix ? f->mask_blank : f->mask_first;
     /* dynamic rules as two ranges set to -inf: [cut0, cut1) and [ts0, ts1) */
     int cut0 = 0, cut1 = 0, ts0 = tb, ts1 = tb;
     if (f->timestamps && n_sampled > 0) {
@@ -100,7 +103,7 @@ whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *samp
     if (r.argmax < 0) r.argmax = 0;
     r.lse = lse;
     /* if the summed probability of the timestamps beats every text token, sample a timestamp */
-    if (f->timestamps && arg_ts >= 0 && arg_text >= 0 && lse_ts - lse > (double)m_text - lse) {
+    if (f->timestamps && n_sampled > 0 && arg_ts >= 0 && arg_text >= 0 && lse_ts - lse > (double)m_text - lse) {
         for (int i = 0; i < tb; i++) logits[i] = -INFINITY;
         r.argmax = arg_ts;
         r.lse = lse_ts;

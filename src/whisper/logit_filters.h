@@ -23,6 +23,12 @@ typedef struct whisper_filters {
     int max_initial_timestamp_index; /* round(max_initial_timestamp / 0.02); < 0: no limit */
     float *mask;       /* [n_vocab] 0 or -inf: every step (built by whisper_filters_build) */
     float *mask_first; /* [n_vocab] 0 or -inf: the first sampled position */
+    float *mask_blank; /* [n_vocab] 0 or -inf: the first sampled position after a forced prefix */
+    /* Set by the decoder for each window: 1 when forced prefix tokens precede the first sampled
+     * one. CTranslate2 (faster-whisper's prefix) then applies at that position only the suppress
+     * set and the blank suppression, not the first-timestamp and max_initial_timestamp rules nor
+     * the timestamp-probability rule (ApplyTimestampRules acts from step > sample_begin). */
+    int after_prefix;
 } whisper_filters;
 
 /** Builds the two masks from the fields above (allocates them). Errors: STENO_E_NOMEM. */

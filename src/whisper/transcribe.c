@@ -1,6 +1,9 @@
 /* transcribe.c — long-form transcription over 30-s windows, a port of openai-whisper's
- * whisper/transcribe.py: transcribe() (without clip_timestamps), with word timestamps and the
- * hallucination guard as faster-whisper 1.2.1's generate_segments has them (whisper/alignment.h).
+ * whisper/transcribe.py: transcribe(), with word timestamps and the hallucination guard as
+ * faster-whisper 1.2.1's generate_segments has them (whisper/alignment.h). clip_timestamps
+ * restricts seek to [start, end) clips as in openai-whisper and faster-whisper (an end past the
+ * audio is clamped to it, as faster-whisper does); the prompt of each window is
+ * whisper_prompt_previous (prompt.h).
  *
  * The log-mel spectrogram of the whole input is computed once with 30 s of zero padding; each
  * window takes up to 3000 content frames at `seek`, padded with zeros (in log-mel space) to 3000.
@@ -20,6 +23,7 @@
 #include "text/utf8.h"
 #include "whisper/alignment.h"
 #include "whisper/decoding.h"
+#include "whisper/prompt.h"
 
 struct steno_whisper {
     whisper_model *model;
@@ -88,6 +92,8 @@ void steno_whisper_free(steno_whisper *w) {
 }
 
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
+
+int steno_whisper_n_vocab(const steno_whisper *w) { return w->model->n_vocab; }
 
 steno_transcribe_params steno_transcribe_default_params(void) {
     steno_transcribe_params p;
@@ -290,6 +296,16 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     if (!w || (!samples && n) || !params) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
     const whisper_model *m = w->model;
     const steno_transcribe_params *p = params;
+    if (p->clip_timestamps && p->n_clip_timestamps < 0)
+        return steno_fail(STENO_E_INVALID_ARG, "clip_timestamps: negative count %d", p->n_clip_timestamps);
+    for (int i = 0; p->clip_timestamps && i < p->n_clip_timestamps; i++) {
+        const double t = p->clip_timestamps[i];
+        if (!isfinite(t) || t < 0)
+            return steno_fail(STENO_E_INVALID_ARG, "clip_timestamps: value %d (%g) is not a time >= 0", i + 1, t);
+        if (i % 2 && t < p->clip_timestamps[i - 1])
+            return steno_fail(STENO_E_INVALID_ARG, "clip_timestamps: clip %d ends (%g s) before it starts (%g s)",
+                              i / 2 + 1, t, p->clip_timestamps[i - 1]);
+    }
     /* The faithful path lets OpenBLAS thread each GEMM; the fast path splits GEMMs over its own
      * pool on a fixed column grid and runs single-threaded OpenBLAS inside each task. */
     openblas_set_num_threads(w->fast ? 1 : w->n_threads);
@@ -310,7 +326,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     int dc_ready = 0, seg_cap = 0;
     ivec all_tokens = {0};
     float *window = NULL, *xa = NULL;
-    int *initial = NULL, n_initial = 0;
+    int *initial = NULL, n_initial = 0, *clips = NULL, *prev = NULL;
     whisper_window_result wr = {0};
     whisper_wt_segment *cur = NULL; /* the window's segments before they join the result */
     double last_speech_timestamp = 0.0;
@@ -327,19 +343,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         goto done;
     }
     if (p->initial_prompt && *p->initial_prompt) {
-        size_t len;
-        const char *s = steno_strip(p->initial_prompt, &len);
-        char *spaced = malloc(len + 2);
-        if (!spaced) {
-            st = steno_fail(STENO_E_NOMEM, "out of memory");
+        if ((st = whisper_prompt_encode(m->tokenizer, p->initial_prompt, 0, &initial, &n_initial)) != STENO_OK)
             goto done;
-        }
-        spaced[0] = ' ';
-        memcpy(spaced + 1, s, len);
-        spaced[len + 1] = '\0';
-        st = steno_tokenizer_encode(m->tokenizer, spaced, &initial, &n_initial);
-        free(spaced);
-        if (st != STENO_OK) goto done;
         if (ivec_push(&all_tokens, initial, n_initial)) {
             st = steno_fail(STENO_E_NOMEM, "out of memory");
             goto done;
@@ -347,12 +352,40 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     }
 
     const int content_frames = mel.n_frames - n_frames_window;
-    int seek = 0, prompt_reset_since = 0;
-    while (seek < content_frames) {
+    /* clip_timestamps → frame pairs: round(ts · 100) (Python's round: half to even), an odd count
+     * ends at the content end, ends past the content clamp to it (faster-whisper) */
+    const int n_ts = p->clip_timestamps ? p->n_clip_timestamps : 0;
+    const int n_clips = n_ts ? (n_ts + 1) / 2 : 1;
+    clips = malloc(sizeof(int) * 2 * (size_t)n_clips);
+    if (!clips) {
+        st = steno_fail(STENO_E_NOMEM, "out of memory");
+        goto done;
+    }
+    clips[0] = 0;
+    clips[1] = content_frames;
+    for (int i = 0; i < n_ts; i++) {
+        const double f = nearbyint(p->clip_timestamps[i] * (STENO_SAMPLE_RATE / STENO_HOP_LENGTH));
+        clips[i] = f < (double)content_frames ? (int)f : content_frames;
+    }
+    if (n_ts % 2) clips[n_ts] = content_frames;
+    prev = malloc(sizeof(int) * (size_t)(m->n_text_ctx / 2));
+    if (!prev) {
+        st = steno_fail(STENO_E_NOMEM, "out of memory");
+        goto done;
+    }
+    int clip = 0, seek = clips[0], prompt_reset_since = 0;
+    while (clip < n_clips) {
+        if (seek < clips[2 * clip]) seek = clips[2 * clip];
+        if (seek >= clips[2 * clip + 1]) {
+            if (++clip < n_clips) seek = clips[2 * clip];
+            continue;
+        }
+        const int clip_end = clips[2 * clip + 1];
         const double time_offset = (double)seek * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
         /* a reduced audio_ctx (Lab) shortens the window: the encoder sees 2·audio_ctx frames */
         const int window_frames = 2 * audio_ctx;
         int segment_size = content_frames - seek < window_frames ? content_frames - seek : window_frames;
+        if (clip_end - seek < segment_size) segment_size = clip_end - seek;
         const double segment_duration = (double)segment_size * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
         for (int c = 0; c < m->n_mels; c++) {
             float *dst = window + (size_t)c * n_frames_window;
@@ -361,9 +394,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         }
         st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
         if (st != STENO_OK) goto done;
-        const int *prompt = all_tokens.v + prompt_reset_since;
-        const int n_prompt = p->condition_on_previous_text ? all_tokens.n - prompt_reset_since : 0;
-        if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, seek, &wr)) != STENO_OK)
+        /* without condition_on_previous_text the reset after every window leaves only the initial
+         * prompt, for the first window (openai-whisper, faster-whisper) */
+        const int n_prompt = whisper_prompt_previous(all_tokens.v, all_tokens.n, n_initial, prompt_reset_since,
+                                                     p->carry_initial_prompt, m->n_text_ctx, prev);
+        if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prev : NULL, n_prompt, p, seek, &wr)) != STENO_OK)
             goto done;
 
         if (p->no_speech_threshold >= 0) {
@@ -464,6 +499,8 @@ done:
     free(wr.tokens);
     free(cur);
     free(initial);
+    free(clips);
+    free(prev);
     if (st != STENO_OK) {
         steno_result_free(r);
         return st;

@@ -464,6 +464,23 @@ def usage_errors_exit_2():
 
 
 @case
+def transcription_option_values_exit_2():
+    # malformed values of the decoding options: one line naming the option, exit 2, before any
+    # audio is read (the vocabulary check needs the model, so it comes after loading it)
+    bad = [
+        ("--clip-timestamps", "1,x"), ("--clip-timestamps", "5,2"), ("--clip-timestamps", "-1"),
+        ("--clip-timestamps", "1,,2"), ("--clip-timestamps", "0,nan"), ("--clip-timestamps", "2,1,3"),
+        ("--suppress-tokens", "a,1"), ("--suppress-tokens", "-2"), ("--suppress-tokens", "1.5"),
+        ("--suppress-tokens", "-1,51864"), ("--suppress-tokens", "99999999"),
+        ("--suppress-blank", "maybe"), ("--without-timestamps", "2"),
+        ("--carry-initial-prompt", "yes please"),
+    ]
+    for opt, val in bad:
+        rc, out, err, ctx = run(transcribe_args(opt, val, JFK))
+        expect_one_line_error(rc, err, ctx, [opt], rc_want=2)
+
+
+@case
 def help_and_version():
     for args in (["--help"], ["transcribe", "--help"], ["--version"]):
         rc, out, err, ctx = run(args)
