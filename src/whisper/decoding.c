@@ -79,6 +79,9 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     c->blank_ids[n_blank] = sp->eot;
     c->n_blank = n_blank + 1;
 
+    c->lang_token = sp->lang_first;
+    c->task_token = p->task == STENO_TASK_TRANSLATE ? sp->translate : sp->transcribe;
+
     whisper_filters *f = &c->filters;
     f->n_vocab = m->n_vocab;
     f->eot = sp->eot;
@@ -178,8 +181,8 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     const int sot_index = n;
     c->seq[n++] = sp->sot;
     if (m->multilingual) {
-        c->seq[n++] = sp->lang_first; /* English until language detection lands */
-        c->seq[n++] = sp->transcribe;
+        c->seq[n++] = c->lang_token;
+        c->seq[n++] = c->task_token;
     }
     if (!c->filters.timestamps) c->seq[n++] = sp->no_timestamps;
     const int sample_begin = n, sample_len = N / 2;

@@ -34,6 +34,8 @@ typedef struct whisper_decode_ctx {
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
     uint64_t rng[4];  /* reseeded for each decoding attempt */
+    int lang_token, task_token; /* multilingual SOT sequence: <|en|> and p->task's token unless
+                                   the caller sets the language (transcribe.c) */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "text/utf8.h"
 #include "whisper/decoding.h"
+#include "whisper/language.h"
 
 struct steno_whisper {
     whisper_model *model;
@@ -87,6 +88,12 @@ void steno_whisper_free(steno_whisper *w) {
 }
 
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
+
+void steno_whisper_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {
+    *m = w->model;
+    *fast = w->fast;
+    *n_threads = w->n_threads;
+}
 
 steno_transcribe_params steno_transcribe_default_params(void) {
     steno_transcribe_params p;
@@ -214,9 +221,14 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     const int input_stride = 2;                      /* mel frames per encoder position */
     const double time_precision = (double)input_stride * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
 
+    int lang_token;
+    steno_status st = whisper_resolve_language(m, p, &lang_token);
+    if (st != STENO_OK) return st;
+    int detect = m->multilingual && lang_token < 0; /* on the first window's encoder output */
     steno_result *r = calloc(1, sizeof *r);
     if (!r) return steno_fail(STENO_E_NOMEM, "out of memory");
-    snprintf(r->language, sizeof r->language, "en");
+    snprintf(r->language, sizeof r->language, "%s", lang_token >= 0 ? p->language : "en");
+    r->language_probability = 1.0;
     r->duration = (double)n / STENO_SAMPLE_RATE;
 
     steno_mel mel = {0};
@@ -226,10 +238,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     float *window = NULL, *xa = NULL;
     int *initial = NULL, n_initial = 0;
     whisper_window_result wr = {0};
-    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
+    st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
     if (st != STENO_OK) goto done;
     if ((st = whisper_decode_ctx_init(&dc, m, w->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
+    if (lang_token >= 0) dc.lang_token = lang_token;
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
     xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
@@ -258,6 +271,12 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     }
 
     const int content_frames = mel.n_frames - n_frames_window;
+    if (detect && content_frames <= 0) { /* no window: detect on silence, as faster-whisper does */
+        memset(window, 0, sizeof(float) * (size_t)m->n_mels * n_frames_window);
+        st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
+        if (st == STENO_OK) st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability);
+        if (st != STENO_OK) goto done;
+    }
     int seek = 0, prompt_reset_since = 0;
     while (seek < content_frames) {
         const double time_offset = (double)seek * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
@@ -272,6 +291,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         }
         st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
         if (st != STENO_OK) goto done;
+        if (detect) {
+            if ((st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability)) != STENO_OK)
+                goto done;
+            detect = 0;
+        }
         const int *prompt = all_tokens.v + prompt_reset_since;
         const int n_prompt = p->condition_on_previous_text ? all_tokens.n - prompt_reset_since : 0;
         if ((st = whisper_decode_with_fallback(&dc, xa, n_prompt ? prompt : NULL, n_prompt, p, seek, &wr)) != STENO_OK)
