@@ -111,7 +111,7 @@ steno_status steno_detect_language(steno_whisper *w, const float *samples, size_
     const whisper_model *m;
     whisper_fast *fast;
     int n_threads;
-    steno_whisper_parts(w, &m, &fast, &n_threads);
+    whisper_handle_parts(w, &m, &fast, &n_threads);
     const int n_lang = whisper_n_languages(m);
     if (n_lang == 0)
         return steno_fail(STENO_E_UNSUPPORTED, "language detection needs a multilingual model; this one is "

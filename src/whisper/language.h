@@ -41,6 +41,6 @@ steno_status whisper_resolve_language(const whisper_model *m, const steno_transc
 
 /** Defined in transcribe.c (which owns struct steno_whisper): the model, the fast-path state
  *  (NULL on the faithful path) and the thread count. */
-void steno_whisper_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads);
+void whisper_handle_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads);
 
 #endif

@@ -89,7 +89,7 @@ void steno_whisper_free(steno_whisper *w) {
 
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
 
-void steno_whisper_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {
+void whisper_handle_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {
     *m = w->model;
     *fast = w->fast;
     *n_threads = w->n_threads;
