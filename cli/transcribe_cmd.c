@@ -86,7 +86,15 @@ void steno_transcribe_usage(FILE *f) {
         "                          standard output as it is decoded (default: True, False with\n"
         "                          -o -, where the lines go to standard error)\n"
         "  --progress              show progress on standard error (default: when it is a terminal)\n"
-        "  --language LANG         the spoken language; English-only (.en) models accept only en\n"
+        "  --language LANG         the spoken language (code or name), or auto (default): a\n"
+        "                          multilingual model detects it on the first 30 s and prints\n"
+        "                          \"Detected language: <Name> with probability <p>\" to stderr;\n"
+        "                          English-only (.en) models accept only en (and auto)\n"
+        "  --task transcribe|translate\n"
+        "                          translate: English text from speech in another language\n"
+        "                          (multilingual models only; default: transcribe)\n"
+        "  --detect-language       print each FILE's 5 most probable languages (TSV: file, code,\n"
+        "                          name, probability) and stop (multilingual models only)\n"
         "  --temperature T         sampling temperature (default: 0)\n"
         "  --temperature-increment-on-fallback INC\n"
         "                          retry ladder T, T+INC, ... <= 1.0 when decoding fails the\n"
@@ -342,6 +350,8 @@ static void on_progress(void *user, double fraction) {
 
 typedef struct options {
     const char *model, *model_dir, *output_dir, *output_format, *language, *initial_prompt;
+    steno_task task;
+    bool detect_language; /* --detect-language: print the language probabilities and stop */
     int verbose; /* -1: default */
     bool progress;
     double temperature, increment, compression_ratio_threshold, logprob_threshold,
@@ -395,6 +405,31 @@ static bool write_outputs(const steno_result *r, const options *o, const char *i
     return ok;
 }
 
+/* The name of a language code, title-cased as openai-whisper prints it ("Haitian Creole"). */
+static void language_name(const char *code, char *out, size_t n) {
+    snprintf(out, n, "%s", code);
+    for (size_t i = 0; i < sizeof LANGUAGES / sizeof LANGUAGES[0]; i++)
+        if (!strcmp(code, LANGUAGES[i][0])) {
+            snprintf(out, n, "%s", LANGUAGES[i][1]);
+            break;
+        }
+    for (char *c = out; *c; c++)
+        if (c == out || c[-1] == ' ') *c = (char)toupper((unsigned char)*c);
+}
+
+/* --detect-language: prints the 5 most probable languages of samples as TSV lines. */
+static steno_status print_languages(steno_whisper *w, const char *input, const float *samples, size_t n) {
+    steno_language_prob top[5];
+    int n_top = 0;
+    steno_status st = steno_detect_language(w, samples, n, top, 5, &n_top);
+    for (int i = 0; st == STENO_OK && i < n_top; i++) {
+        char name[64];
+        language_name(top[i].code, name, sizeof name);
+        printf("%s\t%s\t%s\t%.4f\n", input, top[i].code, name, top[i].probability);
+    }
+    return st;
+}
+
 /* Looks LANG up in LANGUAGES (code or name, any case); NULL when unknown. */
 static const char *language_code(const char *lang) {
     for (size_t i = 0; i < sizeof LANGUAGES / sizeof LANGUAGES[0]; i++)
@@ -437,9 +472,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         } else {
             FAIL_USAGE("unknown option '%s'", a);
         }
-        if (!strcmp(name, "help") || !strcmp(name, "version") || !strcmp(name, "progress")) {
+        if (!strcmp(name, "help") || !strcmp(name, "version") || !strcmp(name, "progress") ||
+            !strcmp(name, "detect-language")) {
             if (v) FAIL_USAGE("option --%s takes no value", name);
             if (!strcmp(name, "progress")) { o.progress = true; continue; }
+            if (!strcmp(name, "detect-language")) { o.detect_language = true; continue; }
             if (!strcmp(name, "help")) steno_transcribe_usage(stdout);
             else printf("steno %s\n", STENO_VERSION);
             FREE_ALL();
@@ -453,7 +490,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "word-timestamps", "prepend-punctuations", "append-punctuations", "highlight-words",
             "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold",
             "carry-initial-prompt", "prefix", "hotwords", "clip-timestamps", "suppress-tokens",
-            "suppress-blank", "without-timestamps"};
+            "suppress-blank", "without-timestamps", "task"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(name, with_value[k]) == 0;
@@ -469,6 +506,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         else if (!strcmp(name, "output-format")) o.output_format = v;
         else if (!strcmp(name, "language")) o.language = v;
         else if (!strcmp(name, "initial-prompt")) o.initial_prompt = v;
+        else if (!strcmp(name, "task")) {
+            if (!strcmp(v, "transcribe")) o.task = STENO_TASK_TRANSCRIBE;
+            else if (!strcmp(v, "translate")) o.task = STENO_TASK_TRANSLATE;
+            else FAIL_USAGE("--task: expected transcribe or translate, got '%s'", v);
+        }
         else if (!strcmp(name, "verbose")) {
             if (!parse_bool(v, &b)) FAIL_USAGE("--verbose: expected True or False, got '%s'", v);
             o.verbose = b;
@@ -582,7 +624,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
     for (int k = 0; k < n_files; k++) n_stdin += strcmp(files[k], "-") == 0;
     if (n_stdin > 1) FAIL_USAGE("standard input (-) can be read only once");
     const char *lang = NULL;
-    if (o.language && !(lang = language_code(o.language)))
+    if (o.language && strcasecmp(o.language, "auto") != 0 && !(lang = language_code(o.language)))
         FAIL_USAGE("--language: unknown language '%s'", o.language);
 
     /* The temperature ladder: numpy.arange(temperature, 1.0 + 1e-6, increment). */
@@ -644,21 +686,23 @@ int steno_cmd_transcribe(int argc, char **argv) {
             return 2;
         }
     }
-    if (lang) {
-        if (!steno_whisper_is_multilingual(w) && strcmp(lang, "en") != 0) {
-            fprintf(stderr, "steno: --language %s: model %s is English-only (use --language en)\n",
-                    o.language, o.model);
-            rc = 2;
-        } else if (steno_whisper_is_multilingual(w)) {
-            fprintf(stderr, "steno: --language: choosing the language of a multilingual model is "
-                            "not supported yet; omit --language\n");
-            rc = 2;
-        }
-        if (rc) {
+    const bool multilingual = steno_whisper_is_multilingual(w);
+    if (!multilingual) { /* options that need a multilingual model are usage errors here */
+        const char *need = lang && strcmp(lang, "en") != 0 ? "--language"
+                           : o.task == STENO_TASK_TRANSLATE ? "--task translate"
+                           : o.detect_language              ? "--detect-language"
+                                                            : NULL;
+        if (need) {
+            if (!strcmp(need, "--language"))
+                fprintf(stderr, "steno: --language %s: model %s is English-only (use --language en)\n",
+                        o.language, o.model);
+            else
+                fprintf(stderr, "steno: %s needs a multilingual model; %s is English-only\n", need, o.model);
             steno_whisper_free(w);
             FREE_ALL();
-            return rc;
+            return 2;
         }
+        lang = "en"; /* auto on an English-only model */
     }
 
     run_state rs = {0};
@@ -677,7 +721,17 @@ int steno_cmd_transcribe(int argc, char **argv) {
             rc = 1;
             continue;
         }
+        if (o.detect_language) {
+            if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, samples, n_samples) != STENO_OK) {
+                report(NULL, steno_errmsg());
+                rc = 1;
+            }
+            free(samples);
+            continue;
+        }
         steno_transcribe_params p = steno_transcribe_default_params();
+        p.language = lang; /* NULL: detected */
+        p.task = o.task;
         p.temperatures = temps;
         p.n_temperatures = n_temps;
         p.compression_ratio_threshold = o.no_compression ? 0.0 : o.compression_ratio_threshold;
@@ -716,6 +770,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
             report(strstr(steno_errmsg(), input) ? NULL : rs.input, steno_errmsg());
             rc = 1;
             continue;
+        }
+        if (!lang) {
+            char name[64];
+            language_name(res->language, name, sizeof name);
+            fprintf(stderr, "Detected language: %s with probability %.2f\n", name, res->language_probability);
         }
         if (!write_outputs(res, &o, input)) rc = 1;
         steno_result_free(res);

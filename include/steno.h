@@ -98,6 +98,9 @@ int steno_whisper_is_multilingual(const steno_whisper *w);
 /** The vocabulary size (51864 for tiny.en): valid token ids are 0 .. n_vocab − 1. */
 int steno_whisper_n_vocab(const steno_whisper *w);
 
+/** The task token of a multilingual model's SOT sequence (<|transcribe|> or <|translate|>). */
+typedef enum steno_task { STENO_TASK_TRANSCRIBE = 0, STENO_TASK_TRANSLATE = 1 } steno_task;
+
 /** Decoding parameters, openai-whisper transcribe() defaults (whisper/transcribe.py). */
 typedef struct steno_transcribe_params {
     const double *temperatures; /* fallback ladder; NULL → numpy.arange(0, 1 + 1e-6, 0.2) */
@@ -125,6 +128,10 @@ typedef struct steno_transcribe_params {
                                            start >= 0 and end >= start */
     int n_clip_timestamps;
     uint64_t seed;                      /* RNG seed for sampling at temperature > 0 */
+    const char *language;               /* code ("de"); NULL: detected on the first 30 s by a
+                                           multilingual model (steno_detect_language), "en" for an
+                                           English-only one, which accepts only "en" */
+    int task;                           /* steno_task; TRANSLATE needs a multilingual model */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
     int word_timestamps;                /* 0; 1: steno_segment.words (whisper/alignment.h) */
     const char *prepend_punctuations;   /* NULL → "\"'“¿([{-" (merged into the next word) */
@@ -159,7 +166,8 @@ typedef struct steno_segment {
 /** A transcription, as in openai-whisper's transcribe() result. */
 typedef struct steno_result {
     char *text;               /* all segment texts joined, UTF-8 */
-    char language[16];        /* "en" */
+    char language[16];        /* the language code decoded with ("en", "de") */
+    double language_probability; /* its detected probability; 1 when given or English-only */
     steno_segment *segments;
     int n_segments;
     double duration;          /* seconds of input audio */
@@ -172,6 +180,22 @@ typedef struct steno_result {
 steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                               const steno_transcribe_params *params, steno_result **out);
 void steno_result_free(steno_result *r);
+
+/** One language of steno_detect_language: its code ("de") and probability. */
+typedef struct steno_language_prob {
+    char code[16];
+    double probability;
+} steno_language_prob;
+
+/** Detects the spoken language of samples (16 kHz mono float32) as steno_transcribe does with
+ *  params.language NULL: from the first 30-s window, by the probabilities of the language tokens
+ *  at the <|startoftranscript|> position (openai-whisper decoding.py: detect_language; the same
+ *  as faster-whisper 1.2.1's / CTranslate2's detect_language). out: caller-owned array of cap
+ *  entries; receives the min(cap, number of languages) most probable, sorted by descending
+ *  probability; *n_out the count. Errors: STENO_E_UNSUPPORTED (English-only model),
+ *  STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status steno_detect_language(steno_whisper *w, const float *samples, size_t n,
+                                   steno_language_prob *out, int cap, int *n_out);
 
 /* ---------------------------------------------------------------------------------------------
  * Writers (openai-whisper's whisper/utils.py: WriteTXT, WriteSRT, WriteVTT, WriteTSV, WriteJSON)

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install_deps.sh
 bash scripts/fetch_model.sh tiny.en
+bash scripts/fetch_model.sh base   # multilingual: tests/py/test_multilingual.py
 bash scripts/fetch_llm_models.sh
 jobs=$(nproc)
 

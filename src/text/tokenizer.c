@@ -234,8 +234,9 @@ static steno_status vocab_from_txt(const char *path, char *buf, size_t len, strl
         if (i == len || buf[i] == '\n') {
             size_t n = i - start;
             if (n > 0 && buf[start + n - 1] == '\r') n--; /* byte-level tokens never hold '\r' */
-            if (n == 0)
-                return steno_fail(STENO_E_FORMAT, "%s: line %d: empty token", path, k + 1);
+            /* an empty line is an unused id: CTranslate2's multilingual Whisper vocabularies
+             * hold "" at 50256 (tiktoken's multilingual ranks stop at 50255); it decodes to no
+             * bytes (tokenizer.json maps "" to it too) */
             if (memchr(buf + start, '\0', n))
                 return steno_fail(STENO_E_FORMAT, "%s: line %d: NUL byte in token", path, k + 1);
             if (!utf8_valid(buf + start, n))
@@ -261,7 +262,7 @@ static steno_status vocab_from_json(const char *path, const cJSON *root, strlist
     int k = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, root) {
-        if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0])
+        if (!cJSON_IsString(it) || !it->valuestring) /* "" = an unused id, as in vocab_from_txt */
             return steno_fail(STENO_E_FORMAT, "%s: entry %d: not a token string", path, k);
         out->s[k] = it->valuestring;
         out->n[k] = strlen(it->valuestring);

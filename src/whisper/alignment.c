@@ -332,9 +332,9 @@ static steno_status find_alignment(whisper_decode_ctx *dc, const int *text, int 
     int seq[8];
     int n_sot = 0;
     seq[n_sot++] = sp->sot;
-    if (m->multilingual) { /* English until language detection lands, as decoding.c */
-        seq[n_sot++] = sp->lang_first;
-        seq[n_sot++] = sp->transcribe;
+    if (m->multilingual) { /* the window's SOT sequence (faster-whisper: tokenizer.sot_sequence) */
+        seq[n_sot++] = dc->lang_token;
+        seq[n_sot++] = dc->task_token;
     }
     const int T = n_sot + 1 + n_text + 1;
     const int A = dc->fast ? whisper_fast_audio_ctx(dc->fast) : m->n_audio_ctx;

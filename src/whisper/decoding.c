@@ -102,6 +102,9 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     c->blank_ids[n_blank] = sp->eot;
     c->n_blank = n_blank + 1;
 
+    c->lang_token = sp->lang_first;
+    c->task_token = p->task == STENO_TASK_TRANSLATE ? sp->translate : sp->transcribe;
+
     whisper_filters *f = &c->filters;
     f->n_vocab = m->n_vocab;
     f->eot = sp->eot;
@@ -196,8 +199,8 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     int sot_seq[3], n_sot = 0;
     sot_seq[n_sot++] = sp->sot;
     if (m->multilingual) {
-        sot_seq[n_sot++] = sp->lang_first; /* English until language detection lands */
-        sot_seq[n_sot++] = sp->transcribe;
+        sot_seq[n_sot++] = c->lang_token;
+        sot_seq[n_sot++] = c->task_token;
     }
     const whisper_prompt_in pin = {
         .n_text_ctx = N, .sot_prev = sp->sot_prev, .no_timestamps = sp->no_timestamps,

@@ -37,6 +37,8 @@ typedef struct whisper_decode_ctx {
     uint64_t rng[4];  /* reseeded for each decoding attempt */
     int *prefix, n_prefix;     /* tokenized p->prefix (NULL: none) */
     int *hotwords, n_hotwords; /* tokenized p->hotwords (NULL: none) */
+    int lang_token, task_token; /* multilingual SOT sequence: <|en|> and p->task's token unless
+                                   the caller sets the language (transcribe.c) */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path.

@@ -24,6 +24,7 @@
 #include "whisper/alignment.h"
 #include "whisper/decoding.h"
 #include "whisper/prompt.h"
+#include "whisper/language.h"
 
 struct steno_whisper {
     whisper_model *model;
@@ -94,6 +95,11 @@ void steno_whisper_free(steno_whisper *w) {
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
 
 int steno_whisper_n_vocab(const steno_whisper *w) { return w->model->n_vocab; }
+void whisper_handle_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {
+    *m = w->model;
+    *fast = w->fast;
+    *n_threads = w->n_threads;
+}
 
 steno_transcribe_params steno_transcribe_default_params(void) {
     steno_transcribe_params p;
@@ -315,9 +321,14 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     const int input_stride = 2;                      /* mel frames per encoder position */
     const double time_precision = (double)input_stride * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
 
+    int lang_token;
+    steno_status st = whisper_resolve_language(m, p, &lang_token);
+    if (st != STENO_OK) return st;
+    int detect = m->multilingual && lang_token < 0; /* on the first window's encoder output */
     steno_result *r = calloc(1, sizeof *r);
     if (!r) return steno_fail(STENO_E_NOMEM, "out of memory");
-    snprintf(r->language, sizeof r->language, "en");
+    snprintf(r->language, sizeof r->language, "%s", lang_token >= 0 ? p->language : "en");
+    r->language_probability = 1.0;
     r->word_timestamps = p->word_timestamps != 0;
     r->duration = (double)n / STENO_SAMPLE_RATE;
 
@@ -330,10 +341,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     whisper_window_result wr = {0};
     whisper_wt_segment *cur = NULL; /* the window's segments before they join the result */
     double last_speech_timestamp = 0.0;
-    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
+    st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
     if (st != STENO_OK) goto done;
     if ((st = whisper_decode_ctx_init(&dc, m, w->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
+    if (lang_token >= 0) dc.lang_token = lang_token;
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
     xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
@@ -352,6 +364,12 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     }
 
     const int content_frames = mel.n_frames - n_frames_window;
+    if (detect && content_frames <= 0) { /* no window: detect on silence, as faster-whisper does */
+        memset(window, 0, sizeof(float) * (size_t)m->n_mels * n_frames_window);
+        st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
+        if (st == STENO_OK) st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability);
+        if (st != STENO_OK) goto done;
+    }
     /* clip_timestamps → frame pairs: round(ts · 100) (Python's round: half to even), an odd count
      * ends at the content end, ends past the content clamp to it (faster-whisper) */
     const int n_ts = p->clip_timestamps ? p->n_clip_timestamps : 0;
@@ -394,6 +412,11 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
         }
         st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
         if (st != STENO_OK) goto done;
+        if (detect) {
+            if ((st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability)) != STENO_OK)
+                goto done;
+            detect = 0;
+        }
         /* without condition_on_previous_text the reset after every window leaves only the initial
          * prompt, for the first window (openai-whisper, faster-whisper) */
         const int n_prompt = whisper_prompt_previous(all_tokens.v, all_tokens.n, n_initial, prompt_reset_since,

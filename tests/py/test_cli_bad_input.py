@@ -456,11 +456,19 @@ def usage_errors_exit_2():
         ["transcribe", "--model", MODEL, "--language", "de", JFK],  # English-only model
         ["transcribe", "--audio-ctx", "2000", JFK],             # more than n_audio_ctx
         ["transcribe", "--audio-ctx", "-1", JFK],
+        ["transcribe", "--task", "summarize", JFK],
+        ["transcribe", "--detect-language=yes", JFK],          # a flag takes no value
+        ["transcribe", "--model", MODEL, "--task", "translate", JFK],  # needs multilingual
+        ["transcribe", "--model", MODEL, "--detect-language", JFK],    # needs multilingual
     ]
     for args in bad:
         rc, out, err, ctx = run(args)
         check(rc == 2, "expected usage error (exit 2)" + ctx)
         check(err.strip() != "", "usage error should say something on stderr" + ctx)
+        if "translate" in args or "--detect-language" in args:
+            check(len(err.strip().splitlines()) == 1 and "multilingual" in err,
+                  "expected one line naming the need for a multilingual model" + ctx)
+            check(out == "", "nothing on stdout" + ctx)
 
 
 @case
