@@ -98,6 +98,13 @@ void steno_transcribe_usage(FILE *f) {
         "  --condition-on-previous-text True|False\n"
         "                          prompt each window with the previous text (default: True)\n"
         "  --initial-prompt TEXT   prompt for the first window\n"
+        "  --beam-size N           beam search with N beams at temperature 0 (default: greedy;\n"
+        "                          openai-whisper's CLI uses 5, faster-whisper too)\n"
+        "  --patience P            beam search stops after round(N*P) finished hypotheses (1.0)\n"
+        "  --length-penalty A      rank hypotheses by sum logprob / length^A (1.0, faster-whisper's\n"
+        "                          meaning; 0: raw sum); None = 1.0\n"
+        "  --best-of N             at temperature > 0, draw N samples and keep the best (1)\n"
+        "  --seed S                seed of the sampler at temperature > 0 (default 0)\n"
         "  --threads N             CPU threads (default: 0 = all cores)\n"
         "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
         "                          step, gated token-exact against faithful) or faithful (an\n"
@@ -275,6 +282,9 @@ typedef struct options {
     bool no_increment, no_compression, no_logprob, no_no_speech;
     bool condition_on_previous_text;
     int threads;
+    int beam_size, best_of;     /* 0: greedy; 1 */
+    double patience, length_penalty;
+    unsigned long long seed;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
 } options;
 
@@ -324,6 +334,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .temperature = 0.0, .increment = 0.2, .compression_ratio_threshold = 2.4,
         .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
         .condition_on_previous_text = true, .threads = 0, .load = steno_whisper_default_options(),
+        .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
     };
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) { report(NULL, "out of memory"); return 1; }
@@ -361,7 +372,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "model", "model-dir", "output-dir", "output-format", "language", "initial-prompt",
             "verbose", "condition-on-previous-text", "temperature",
             "temperature-increment-on-fallback", "compression-ratio-threshold",
-            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx"};
+            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx",
+            "beam-size", "best-of", "patience", "length-penalty", "seed"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(name, with_value[k]) == 0;
@@ -412,6 +424,23 @@ int steno_cmd_transcribe(int argc, char **argv) {
             if (!strcmp(v, "f16")) o.load.weights = STENO_WEIGHTS_F16;
             else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
             else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
+        } else if (!strcmp(name, "beam-size") || !strcmp(name, "best-of")) {
+            int *dst = !strcmp(name, "beam-size") ? &o.beam_size : &o.best_of;
+            if (!parse_int(v, dst) || *dst < 1 || *dst > 64)
+                FAIL_USAGE("--%s: expected an integer 1..64, got '%s'", name, v);
+        } else if (!strcmp(name, "patience") || !strcmp(name, "length-penalty")) {
+            double *dst = name[0] == 'p' ? &o.patience : &o.length_penalty;
+            bool none = false;
+            if (!parse_optional_double(v, dst, &none) || (!none && (!isfinite(*dst) || *dst < 0 ||
+                                                                    (name[0] == 'p' && *dst == 0))))
+                FAIL_USAGE("--%s: expected a number %s or None, got '%s'", name, name[0] == 'p' ? "> 0" : ">= 0", v);
+            if (none) *dst = 1.0;
+        } else if (!strcmp(name, "seed")) {
+            char *end;
+            errno = 0;
+            o.seed = strtoull(v, &end, 10);
+            if (!*v || *end || errno || v[0] == '-')
+                FAIL_USAGE("--seed: expected an integer >= 0, got '%s'", v);
         } else if (!strcmp(name, "audio-ctx")) {
             if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0)
                 FAIL_USAGE("--audio-ctx: expected an integer >= 0, got '%s'", v);
@@ -513,6 +542,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.no_speech_threshold = o.no_no_speech ? -1.0 : o.no_speech_threshold;
         p.condition_on_previous_text = o.condition_on_previous_text;
         p.initial_prompt = o.initial_prompt;
+        p.beam_size = o.beam_size;
+        p.best_of = o.best_of;
+        p.patience = o.patience;
+        p.length_penalty = o.length_penalty;
+        p.seed = o.seed;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
         p.on_progress = rs.progress ? on_progress : NULL;

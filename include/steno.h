@@ -103,6 +103,16 @@ typedef struct steno_transcribe_params {
     int without_timestamps;             /* 0 */
     double max_initial_timestamp;       /* 1.0 s */
     uint64_t seed;                      /* RNG seed for sampling at temperature > 0 */
+    /* Beam search and best-of (docs/WHISPER.md "Beam search"): at temperature 0, beam_size >= 2
+     * runs a beam search (openai-whisper BeamSearchDecoder, CTranslate2 BeamSearch); at
+     * temperature > 0, best_of >= 2 draws that many samples. Either keeps the hypothesis with the
+     * best sum_logprob / length^length_penalty (length in tokens, eot excluded). */
+    int beam_size;                      /* 0 (greedy; 0 and 1 both mean greedy); at most 64 */
+    double patience;                    /* 1.0: stop after round(beam_size · patience) finished
+                                           hypotheses; > 0 (0 in a zeroed struct means 1.0) */
+    double length_penalty;              /* 1.0: faster-whisper/CTranslate2 length^α; 0 = raw sum
+                                           (and the beam stops when its best hypothesis ends) */
+    int best_of;                        /* 1 (0 also means 1); at most 64 */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
     /* Called after each new segment (may be NULL). Return non-zero to abort. */
     int (*on_segment)(void *user, const struct steno_segment *seg);

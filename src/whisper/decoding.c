@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "text/utf8.h"
+#include "whisper/beam.h"
 
 /* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
  * exactly as openai-whisper reports it */
@@ -40,8 +41,15 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     memset(c, 0, sizeof *c);
     c->m = m;
     c->fast = fast;
-    steno_status st = fast ? whisper_fast_decoder_create(fast, &c->fdec) : whisper_decoder_init(&c->dec, m);
+    steno_status st = whisper_search_check(p);
     if (st != STENO_OK) return st;
+    c->rows = whisper_search_rows(p);
+    st = fast ? whisper_fast_decoder_create_rows(fast, c->rows, &c->fdec) : whisper_decoder_init_rows(&c->dec, m, c->rows);
+    if (st != STENO_OK) return st;
+    if (c->rows > 1 && (st = whisper_search_create(m, p, &c->search)) != STENO_OK) {
+        whisper_decode_ctx_free(c);
+        return st;
+    }
     const whisper_special *sp = &m->special;
     const int *base = p->suppress_tokens ? p->suppress_tokens : m->config.suppress_ids;
     const int n_base = p->suppress_tokens ? p->n_suppress_tokens : m->config.n_suppress_ids;
@@ -49,7 +57,7 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     int *blank = NULL, n_blank = 0;
     st = steno_tokenizer_encode(m->tokenizer, " ", &blank, &n_blank);
     c->blank_ids = malloc(sizeof(int) * (size_t)(n_blank + 1));
-    c->logits = malloc(sizeof(float) * (size_t)m->n_vocab);
+    c->logits = malloc(sizeof(float) * (size_t)m->n_vocab * (size_t)c->rows);
     c->logprobs = malloc(sizeof(float) * (size_t)m->n_vocab);
     c->row = malloc(sizeof(float) * (size_t)m->n_vocab);
     c->seq = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
@@ -102,6 +110,7 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
 }
 
 void whisper_decode_ctx_free(whisper_decode_ctx *c) {
+    whisper_search_free(c->search);
     if (c->fast) whisper_fast_decoder_free(c->fdec);
     else whisper_decoder_free(&c->dec);
     whisper_filters_free(&c->filters);
@@ -126,7 +135,8 @@ double whisper_compression_ratio(const char *text) {
     return r;
 }
 
-static int sample_token(const float *logits, int n, double temperature, uint64_t rng[4], float *probs) {
+int whisper_sample_token(whisper_decode_ctx *c, const float *logits, int n, double temperature, float *probs) {
+    uint64_t *rng = c->rng;
     if (temperature <= 0.0) {
         int best = 0;
         for (int i = 1; i < n; i++)
@@ -162,12 +172,11 @@ static void logits_at(whisper_decode_ctx *c, int t, float *logits) {
     else whisper_decoder_logits_at(&c->dec, t, logits);
 }
 
-/* One DecodingTask.run at one temperature. */
-static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
-                                double temperature, whisper_window_result *res) {
+steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, int n_prompt, int *sample_begin,
+                                    double *no_speech_prob) {
     const whisper_model *m = c->m;
     const whisper_special *sp = &m->special;
-    const int N = m->n_text_ctx, V = m->n_vocab, eot = sp->eot;
+    const int N = m->n_text_ctx, V = m->n_vocab;
     int n = 0;
     if (n_prompt > 0) {
         const int keep = n_prompt < N / 2 - 1 ? n_prompt : N / 2 - 1;
@@ -182,37 +191,25 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
         c->seq[n++] = sp->transcribe;
     }
     if (!c->filters.timestamps) c->seq[n++] = sp->no_timestamps;
-    const int sample_begin = n, sample_len = N / 2;
-
+    *sample_begin = n;
     if (c->fast) whisper_fast_decoder_reset(c->fdec);
     else whisper_decoder_reset(&c->dec);
-    (void)xa;
-    double sum_logprob = 0.0;
-    res->no_speech_prob = 0.0;
-    int fed = 0; /* tokens of seq already in the KV cache */
-    for (int i = 0; i < sample_len; i++) {
-        steno_status st = step(c, c->seq + fed, n - fed, c->logits);
-        if (st != STENO_OK) return st;
-        if (i == 0) {
-            logits_at(c, sot_index - fed, c->row);
-            whisper_log_softmax(c->row, V, c->logprobs);
-            res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
-        }
-        fed = n;
-        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin,
-                                                          c->logits);
-        const int next = temperature > 0.0 ? sample_token(c->logits, V, temperature, c->rng, c->row) : fr.argmax;
-        sum_logprob += (double)c->logits[next] - fr.lse;
-        c->seq[n++] = next;
-        if (next == eot || n > N) break;
-    }
-    int n_text = 0;
-    while (sample_begin + n_text < n && c->seq[sample_begin + n_text] != eot) n_text++;
-    memcpy(res->tokens, c->seq + sample_begin, sizeof(int) * (size_t)n_text);
-    res->n_tokens = n_text;
+    steno_status st = step(c, c->seq, n, c->logits);
+    if (st != STENO_OK) return st;
+    logits_at(c, sot_index, c->row);
+    whisper_log_softmax(c->row, V, c->logprobs);
+    *no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
+    return STENO_OK;
+}
+
+steno_status whisper_window_finish(whisper_decode_ctx *c, const int *tokens, int n, double sum_logprob,
+                                   double temperature, whisper_window_result *res) {
+    const whisper_model *m = c->m;
+    if (res->tokens != tokens) memmove(res->tokens, tokens, sizeof(int) * (size_t)n);
+    res->n_tokens = n;
     res->temperature = temperature;
-    res->avg_logprob = sum_logprob / (n_text + 1);
-    char *raw = steno_tokenizer_decode(m->tokenizer, res->tokens, n_text, 1);
+    res->avg_logprob = sum_logprob / (n + 1);
+    char *raw = steno_tokenizer_decode(m->tokenizer, res->tokens, n, 1);
     char *text = raw ? steno_utf8_sanitize(raw, strlen(raw)) : NULL;
     free(raw);
     if (!text) return steno_fail(STENO_E_NOMEM, "decoder: out of memory");
@@ -225,6 +222,31 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     return STENO_OK;
 }
 
+/* One DecodingTask.run at one temperature with one sequence (GreedyDecoder). */
+static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_prompt, double temperature,
+                                whisper_window_result *res) {
+    const whisper_model *m = c->m;
+    const int N = m->n_text_ctx, V = m->n_vocab, eot = m->special.eot;
+    int sample_begin;
+    steno_status st = whisper_decode_prefill(c, prompt, n_prompt, &sample_begin, &res->no_speech_prob);
+    if (st != STENO_OK) return st;
+    const int sample_len = N / 2;
+    int n = sample_begin;
+    double sum_logprob = 0.0;
+    for (int i = 0; i < sample_len; i++) {
+        if (i > 0 && (st = step(c, c->seq + n - 1, 1, c->logits)) != STENO_OK) return st;
+        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + sample_begin, n - sample_begin,
+                                                          c->logits);
+        const int next = temperature > 0.0 ? whisper_sample_token(c, c->logits, V, temperature, c->row) : fr.argmax;
+        sum_logprob += (double)c->logits[next] - fr.lse;
+        c->seq[n++] = next;
+        if (next == eot || n > N) break;
+    }
+    int n_text = 0;
+    while (sample_begin + n_text < n && c->seq[sample_begin + n_text] != eot) n_text++;
+    return whisper_window_finish(c, c->seq + sample_begin, n_text, sum_logprob, temperature, res);
+}
+
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
                                           int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res) {
@@ -234,7 +256,9 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     else whisper_decoder_set_audio(&c->dec, xa);
     for (int ti = 0; ti < n_temps; ti++) {
         rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
-        steno_status st = decode_once(c, xa, prompt, n_prompt, temps[ti], res);
+        steno_status st = whisper_search_applies(p, temps[ti])
+                              ? whisper_search_decode(c, prompt, n_prompt, temps[ti], p, res)
+                              : decode_once(c, prompt, n_prompt, temps[ti], res);
         if (st != STENO_OK) return st;
         int needs_fallback = 0;
         if (p->compression_ratio_threshold > 0 && res->compression_ratio > p->compression_ratio_threshold)

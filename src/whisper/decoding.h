@@ -21,6 +21,8 @@ typedef struct whisper_window_result {
     double temperature, avg_logprob, no_speech_prob, compression_ratio;
 } whisper_window_result;
 
+struct whisper_search;
+
 typedef struct whisper_decode_ctx {
     const whisper_model *m;
     whisper_fast *fast;           /* NULL: the faithful path */
@@ -29,11 +31,13 @@ typedef struct whisper_decode_ctx {
     whisper_filters filters;
     int *blank_ids, n_blank;
     int *suppress_ids, n_suppress;
-    float *logits;   /* [n_vocab] logits of the last position */
+    float *logits;   /* [rows][n_vocab] logits of the last position of each decoder row */
     float *logprobs; /* [n_vocab] */
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
     uint64_t rng[4];  /* reseeded for each decoding attempt */
+    int rows;         /* decoder rows: max(1, beam_size, best_of) */
+    struct whisper_search *search; /* beam search / best-of state (beam.h); NULL when rows == 1 */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path. suppress (NULL → the "-1" set from config.json suppress_ids; the
@@ -49,6 +53,23 @@ void whisper_decode_ctx_free(whisper_decode_ctx *c);
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
                                           int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res);
+
+/* Shared by the greedy loop (decoding.c) and the beam / best-of searches (beam.c). */
+
+/** Writes the SOT sequence for prompt into c->seq, clears the decoder and feeds the sequence to
+ *  row 0: c->logits then holds the logits for the first sampled token. *sample_begin: the
+ *  sequence's length; *no_speech_prob: softmax(logits at <|startoftranscript|>)[<|nospeech|>]. */
+steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, int n_prompt, int *sample_begin,
+                                    double *no_speech_prob);
+
+/** Draws a token from softmax(logits / temperature) with c->rng (argmax when temperature <= 0);
+ *  probs: [n] scratch. */
+int whisper_sample_token(whisper_decode_ctx *c, const float *logits, int n, double temperature, float *probs);
+
+/** Fills res from a finished window: tokens [n] (before eot), avg_logprob = sum_logprob / (n + 1),
+ *  the compression ratio of the decoded text. */
+steno_status whisper_window_finish(whisper_decode_ctx *c, const int *tokens, int n, double sum_logprob,
+                                   double temperature, whisper_window_result *res);
 
 /** zlib compression ratio of text (len(bytes) / len(zlib.compress(bytes))), as
  *  openai-whisper's get_compression_ratio. Empty text gives 0. */

@@ -97,6 +97,9 @@ steno_transcribe_params steno_transcribe_default_params(void) {
     p.condition_on_previous_text = 1;
     p.suppress_blank = 1;
     p.max_initial_timestamp = 1.0;
+    p.patience = 1.0;
+    p.length_penalty = 1.0;
+    p.best_of = 1;
     return p;
 }
 
