@@ -449,6 +449,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
 
     /* Validate everything before loading the model. */
     if (n_files == 0) FAIL_USAGE("transcribe: no input files");
+    if (o.beam_size >= 2 && !(o.beam_size * o.patience >= 0.5 && o.beam_size * o.patience < 4096.5))
+        FAIL_USAGE("--patience: %g x --beam-size %d must round to 1..4096 finished hypotheses", o.patience,
+                   o.beam_size);
     bool to_stdout = strcmp(o.output_dir, "-") == 0;
     if (!o.output_format) o.output_format = to_stdout ? "txt" : "all";
     bool known_format = strcmp(o.output_format, "all") == 0;

@@ -56,10 +56,10 @@ steno_status whisper_search_check(const steno_transcribe_params *p) {
         return steno_fail(STENO_E_INVALID_ARG, "patience: %g (must be > 0)", p->patience);
     if (!isfinite(p->length_penalty))
         return steno_fail(STENO_E_INVALID_ARG, "length_penalty: %g (must be a finite number)", p->length_penalty);
-    const double patience = p->patience > 0.0 ? p->patience : 1.0;
-    if (p->beam_size >= 2 && (lround(p->beam_size * patience) < 1 || lround(p->beam_size * patience) > 4096))
-        return steno_fail(STENO_E_INVALID_ARG, "patience: %g gives %ld finished hypotheses for beam size %d (must be 1..4096)",
-                          p->patience, lround(p->beam_size * patience), p->beam_size);
+    const double patience = p->patience > 0.0 ? p->patience : 1.0, wanted = p->beam_size * patience;
+    if (p->beam_size >= 2 && !(wanted >= 0.5 && wanted < 4096.5)) /* round(beam · patience) in 1..4096 */
+        return steno_fail(STENO_E_INVALID_ARG, "patience: %g asks for %g finished hypotheses with beam size %d "
+                          "(must round to 1..4096)", p->patience, wanted, p->beam_size);
     return STENO_OK;
 }
 

@@ -160,7 +160,18 @@ def main():
                 sorted({s.get("temperature") for s in t})))
             print("                   seed 8:  %-40s %s" % ("", s3[p].get("text", "").strip()[:80]))
 
-    ok = True
+    # 5. bad values: one line on stderr, exit status 2, before the model is loaded
+    bad_ok = True
+    for args in (["--beam-size", "0"], ["--beam-size", "65"], ["--best-of", "x"], ["--patience", "0"],
+                 ["--length-penalty", "-1"], ["--seed", "-1"], ["--beam-size", "5", "--patience", "0.05"]):
+        rc, out, err, _ = se.run([se.steno_bin(), "transcribe", "--model", "/nonexistent"] + args +
+                                 [rows[0]["path"]], timeout=60)
+        lines = [l for l in err.splitlines() if l.strip()]
+        good = rc == 2 and len(lines) == 1 and args[0] in lines[0]
+        bad_ok &= good
+        print("%s %s -> exit %d: %s" % ("OK  " if good else "BAD ", " ".join(args), rc, err.strip()[:160]))
+
+    ok = bad_ok
     if frac < MIN_EQUAL:
         print("FAIL: only %d/%d clips token-equal to faster-whisper's beam 5" % (n_equal, len(rows)))
         ok = False
