@@ -165,6 +165,7 @@ static void add_hypothesis(whisper_search *s, const int *tokens, int n, double r
 
 static steno_status finish_best(whisper_decode_ctx *c, double temperature, whisper_window_result *res) {
     whisper_search *s = c->search;
+    if (s->n_hyp == 0) return whisper_window_finish(c, res->tokens, 0, 0.0, temperature, res); /* no step ran */
     int best = 0;
     for (int i = 1; i < s->n_hyp; i++) /* the first of equal scores, as a stable sort would keep */
         if (s->hyp_rank[i] > s->hyp_rank[best]) best = i;
