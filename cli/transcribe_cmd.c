@@ -131,6 +131,13 @@ void steno_transcribe_usage(FILE *f) {
         "                          no blank or end-of-text as the first sampled token (default: True)\n"
         "  --without-timestamps True|False\n"
         "                          sample text only: one segment per window (default: False)\n"
+        "  --beam-size N           beam search with N beams at temperature 0 (default: greedy;\n"
+        "                          openai-whisper's CLI uses 5, faster-whisper too)\n"
+        "  --patience P            beam search stops after round(N*P) finished hypotheses (1.0)\n"
+        "  --length-penalty A      rank hypotheses by sum logprob / length^A (1.0, faster-whisper's\n"
+        "                          meaning; 0: raw sum); None = 1.0\n"
+        "  --best-of N             at temperature > 0, draw N samples and keep the best (1)\n"
+        "  --seed S                seed of the sampler at temperature > 0 (default 0)\n"
         "  --threads N             CPU threads (default: 0 = all cores)\n"
         "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
         "                          step, gated token-exact against faithful) or faithful (an\n"
@@ -366,6 +373,9 @@ typedef struct options {
     int n_suppress_tokens;
     bool has_suppress_tokens;
     int threads;
+    int beam_size, best_of;     /* 0: greedy; 1 */
+    double patience, length_penalty;
+    unsigned long long seed;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
     bool word_timestamps;
     const char *prepend_punctuations, *append_punctuations;
@@ -445,6 +455,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
         .condition_on_previous_text = true, .suppress_blank = true, .threads = 0,
         .load = steno_whisper_default_options(), .hallucination_silence_threshold = -1,
+        .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
     };
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) { report(NULL, "out of memory"); return 1; }
@@ -490,7 +501,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "word-timestamps", "prepend-punctuations", "append-punctuations", "highlight-words",
             "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold",
             "carry-initial-prompt", "prefix", "hotwords", "clip-timestamps", "suppress-tokens",
-            "suppress-blank", "without-timestamps", "task"};
+            "suppress-blank", "without-timestamps", "task",
+
+            "beam-size", "best-of", "patience", "length-penalty", "seed"};
         bool known = false;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             known |= strcmp(name, with_value[k]) == 0;
@@ -603,6 +616,23 @@ int steno_cmd_transcribe(int argc, char **argv) {
                 (!none && !(o.hallucination_silence_threshold >= 0)))
                 FAIL_USAGE("--hallucination-silence-threshold: expected a number >= 0 or None, got '%s'", v);
             if (none) o.hallucination_silence_threshold = -1;
+        } else if (!strcmp(name, "beam-size") || !strcmp(name, "best-of")) {
+            int *dst = !strcmp(name, "beam-size") ? &o.beam_size : &o.best_of;
+            if (!parse_int(v, dst) || *dst < 1 || *dst > 64)
+                FAIL_USAGE("--%s: expected an integer 1..64, got '%s'", name, v);
+        } else if (!strcmp(name, "patience") || !strcmp(name, "length-penalty")) {
+            double *dst = name[0] == 'p' ? &o.patience : &o.length_penalty;
+            bool none = false;
+            if (!parse_optional_double(v, dst, &none) || (!none && (!isfinite(*dst) || *dst < 0 ||
+                                                                    (name[0] == 'p' && *dst == 0))))
+                FAIL_USAGE("--%s: expected a number %s or None, got '%s'", name, name[0] == 'p' ? "> 0" : ">= 0", v);
+            if (none) *dst = 1.0;
+        } else if (!strcmp(name, "seed")) {
+            char *end;
+            errno = 0;
+            o.seed = strtoull(v, &end, 10);
+            if (!*v || *end || errno || v[0] == '-')
+                FAIL_USAGE("--seed: expected an integer >= 0, got '%s'", v);
         } else if (!strcmp(name, "audio-ctx")) {
             if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0 || o.load.audio_ctx > 1500)
                 FAIL_USAGE("--audio-ctx: expected an integer in 0..1500 (Whisper's n_audio_ctx), got '%s'", v);
@@ -611,6 +641,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
 
     /* Validate everything before loading the model. */
     if (n_files == 0) FAIL_USAGE("transcribe: no input files");
+    if (o.beam_size >= 2 && !(o.beam_size * o.patience >= 0.5 && o.beam_size * o.patience < 4096.5))
+        FAIL_USAGE("--patience: %g x --beam-size %d must round to 1..4096 finished hypotheses", o.patience,
+                   o.beam_size);
     bool to_stdout = strcmp(o.output_dir, "-") == 0;
     if (!o.output_format) o.output_format = to_stdout ? "txt" : "all";
     bool known_format = strcmp(o.output_format, "all") == 0;
@@ -754,6 +787,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
             p.suppress_tokens = o.suppress_tokens; /* non-NULL even when empty ("") */
             p.n_suppress_tokens = o.n_suppress_tokens;
         }
+        p.beam_size = o.beam_size;
+        p.best_of = o.best_of;
+        p.patience = o.patience;
+        p.length_penalty = o.length_penalty;
+        p.seed = o.seed;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
         p.on_progress = rs.progress ? on_progress : NULL;

@@ -132,6 +132,16 @@ typedef struct steno_transcribe_params {
                                            multilingual model (steno_detect_language), "en" for an
                                            English-only one, which accepts only "en" */
     int task;                           /* steno_task; TRANSLATE needs a multilingual model */
+    /* Beam search and best-of (docs/WHISPER.md "Beam search"): at temperature 0, beam_size >= 2
+     * runs a beam search (openai-whisper BeamSearchDecoder, CTranslate2 BeamSearch); at
+     * temperature > 0, best_of >= 2 draws that many samples. Either keeps the hypothesis with the
+     * best sum_logprob / length^length_penalty (length in tokens, eot excluded). */
+    int beam_size;                      /* 0 (greedy; 0 and 1 both mean greedy); at most 64 */
+    double patience;                    /* 1.0: stop after round(beam_size · patience) finished
+                                           hypotheses; > 0 (0 in a zeroed struct means 1.0) */
+    double length_penalty;              /* 1.0: faster-whisper/CTranslate2 length^α; 0 = raw sum
+                                           (and the beam stops when its best hypothesis ends) */
+    int best_of;                        /* 1 (0 also means 1); at most 64 */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
     int word_timestamps;                /* 0; 1: steno_segment.words (whisper/alignment.h) */
     const char *prepend_punctuations;   /* NULL → "\"'“¿([{-" (merged into the next word) */

@@ -11,6 +11,10 @@ shared/audio/manifest.tsv, and writes one small JSON per clip:
    options}}
 
 tests/py/test_oracle_parity.py, test_wer.py and test_longform.py compare steno against these.
+With --beam 5 the same run uses faster-whisper's beam search instead (beam_size=5, best_of=5,
+patience=1, length_penalty=1, otherwise the settings below) and writes
+tests/fixtures/oracle_beam5/*.json, which tests/py/test_beam.py compares `steno --beam-size 5
+--best-of 5` against.
 CI does not need faster-whisper: only this script does (pip install faster-whisper==1.2.1
 ctranslate2==4.8.5).
 
@@ -95,7 +99,15 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "oracle"))
     ap.add_argument("--clips", nargs="*", help="only these manifest file names")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--beam", type=int, default=0,
+                    help="beam_size (and best_of) N: beam-search fixtures, default out "
+                         "tests/fixtures/oracle_beam<N>")
     args = ap.parse_args()
+    options = dict(OPTIONS)
+    if args.beam > 0:
+        options.update(beam_size=args.beam, best_of=args.beam, patience=1.0, length_penalty=1.0)
+        if args.out == os.path.join(ROOT, "tests", "fixtures", "oracle"):
+            args.out = os.path.join(ROOT, "tests", "fixtures", "oracle_beam%d" % args.beam)
     if args.shared:
         os.environ["STENO_SHARED"] = args.shared
     if args.model:
@@ -119,7 +131,7 @@ def main():
         "model_dir": os.path.basename(os.path.normpath(model_dir)),
         "model_sha256_16": sha256_16(os.path.join(model_dir, "model.bin")),
         "device": "cpu", "compute_type": "float32", "cpu_threads": args.threads,
-        "options": OPTIONS,
+        "options": options,
     }
     os.makedirs(args.out, exist_ok=True)
     rows = steno_eval.read_manifest(language="en")
@@ -130,7 +142,7 @@ def main():
     for row in rows:
         audio = decode_audio(row["path"], sampling_rate=16000)
         t0 = time.time()
-        segments, tinfo = model.transcribe(audio, **OPTIONS)
+        segments, tinfo = model.transcribe(audio, **options)
         segs = []
         for s in segments:  # a generator: decoding happens here
             segs.append({

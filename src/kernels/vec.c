@@ -112,6 +112,17 @@ void vec_gemv(vec_dtype dt, const void *W, const float *b, const float *x, int n
     else g_k->gemv_f32((const float *)W, b, x, n, r0, r1, y);
 }
 
+void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                   int r1, float *Y, int ldy) {
+    const size_t row_bytes = (size_t)n * (dt == VEC_F16 ? 2 : 4);
+    int block = (int)(8192 / (row_bytes ? row_bytes : 1)); /* ~8 KiB of weights: stays in L1 across inputs */
+    if (block < 1) block = 1;
+    for (int a = r0; a < r1; a += block) {
+        const int e = a + block < r1 ? a + block : r1;
+        for (int i = 0; i < nx; i++) vec_gemv(dt, W, b, X + (size_t)i * ldx, n, a, e, Y + (size_t)i * ldy);
+    }
+}
+
 void vec_layernorm(const float *x, const float *gamma, const float *beta, int n, float *y) {
     g_k->layernorm(x, gamma, beta, n, y);
 }

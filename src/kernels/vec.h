@@ -28,6 +28,14 @@ typedef enum { VEC_F32 = 0, VEC_F16 = 1 } vec_dtype;
 void vec_gemv(vec_dtype dt, const void *W, const float *b, const float *x, int n, int r0, int r1,
               float *y);
 
+/** Y[i][r] = b[r] + Σ_k W[r][k]·X[i][k] for nx inputs X [nx][ldx] and weight rows r in [r0, r1);
+ *  Y [nx][ldy]. Every output is bit-identical to vec_gemv's for that input (the same kernel, the
+ *  same reduction order): the weights are walked in blocks of rows small enough for L1, and each
+ *  block serves all nx inputs, so W is read from memory once for the batch (the beam-search
+ *  decoder step), not nx times. */
+void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                   int r1, float *Y, int ldy);
+
 /** Converts n halves to floats. */
 void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n);
 /** Converts n floats to halves (round to nearest even). */

@@ -7,14 +7,22 @@
 #include "whisper/forward.h"
 
 steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m) {
+    return whisper_decoder_init_rows(d, m, 1);
+}
+
+steno_status whisper_decoder_init_rows(whisper_decoder *d, const whisper_model *m, int rows) {
     memset(d, 0, sizeof *d);
     if (m->decoder_f16)
         return steno_fail(STENO_E_INVALID_ARG, "faithful decoder: the model was loaded with float16 decoder weights");
+    if (rows < 1 || rows > m->n_text_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: %d rows (must be 1..%d)", rows, m->n_text_ctx);
     d->m = m;
     const size_t D = (size_t)m->n_text_state, N = (size_t)m->n_text_ctx;
     const size_t Lyr = (size_t)m->n_text_layer, A = (size_t)m->n_audio_ctx;
-    d->self_k = calloc(Lyr * N * D, sizeof(float));
-    d->self_v = calloc(Lyr * N * D, sizeof(float));
+    steno_status st = whisper_kv_rows_init(&d->kv, rows);
+    if (st != STENO_OK) return st;
+    d->self_k = calloc(Lyr * N * D * (size_t)rows, sizeof(float));
+    d->self_v = calloc(Lyr * N * D * (size_t)rows, sizeof(float));
     d->cross_k = calloc(Lyr * A * D, sizeof(float));
     d->cross_v = calloc(Lyr * A * D, sizeof(float));
     d->x = malloc(N * D * sizeof(float));
@@ -32,6 +40,7 @@ steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m) {
 }
 
 void whisper_decoder_free(whisper_decoder *d) {
+    whisper_kv_rows_free(&d->kv);
     free(d->self_k);
     free(d->self_v);
     free(d->cross_k);
@@ -90,7 +99,8 @@ steno_status whisper_decoder_forward(whisper_decoder *d, const int *tokens, int 
     float *x = d->x, *h = d->h, *qkv = d->qkv, *att = d->attn;
     for (int l = 0; l < m->n_text_layer; l++) {
         const whisper_layer *L = &m->dec[l];
-        float *K = d->self_k + (size_t)l * N * D, *V = d->self_v + (size_t)l * N * D;
+        const size_t slot = (size_t)d->kv.slot[0] * m->n_text_layer * N * D;
+        float *K = d->self_k + slot + (size_t)l * N * D, *V = d->self_v + slot + (size_t)l * N * D;
 
         nn_layernorm_forward(&L->attn_ln, x, T, h);
         nn_linear_forward(&L->attn_qkv, h, T, qkv);
@@ -136,4 +146,72 @@ void whisper_decoder_logits_at(whisper_decoder *d, int t, float *logits) {
     nn_layernorm_forward(&m->dec_ln, d->x + (size_t)t * D, 1, d->h);
     cblas_sgemv(CblasRowMajor, CblasNoTrans, m->n_vocab, D, 1.0f, m->tok_emb, D, d->h, 1, 0.0f, logits,
                 1);
+}
+
+steno_status whisper_decoder_step_rows(whisper_decoder *d, const int *tokens, int B, float *logits) {
+    const whisper_model *m = d->m;
+    const int D = m->n_text_state, N = m->n_text_ctx, A = m->n_audio_ctx;
+    const int H = m->n_text_head, dh = D / H, off = d->n_past, Lyr = m->n_text_layer;
+    if (B < 1 || B > d->kv.rows)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: %d rows (the decoder has %d)", B, d->kv.rows);
+    if (off < 1 || off + 1 > N)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: a row step at position %d (needs 1..%d)", off, N - 1);
+    for (int b = 0; b < B; b++) {
+        if (tokens[b] < 0 || tokens[b] >= m->n_vocab)
+            return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[b]);
+        const float *e = m->tok_emb + (size_t)tokens[b] * D, *p = m->dec_pos + (size_t)off * D;
+        float *xr = d->x + (size_t)b * D;
+        for (int i = 0; i < D; i++) xr[i] = e[i] + p[i];
+    }
+    float *x = d->x, *h = d->h, *qkv = d->qkv, *att = d->attn;
+    for (int l = 0; l < Lyr; l++) {
+        const whisper_layer *L = &m->dec[l];
+
+        nn_layernorm_forward(&L->attn_ln, x, B, h);
+        nn_linear_forward(&L->attn_qkv, h, B, qkv);
+        for (int b = 0; b < B; b++) {
+            const size_t slot = (size_t)d->kv.slot[b] * Lyr * N * D;
+            float *K = d->self_k + slot + (size_t)l * N * D, *V = d->self_v + slot + (size_t)l * N * D;
+            memcpy(K + (size_t)off * D, qkv + (size_t)b * 3 * D + D, sizeof(float) * D);
+            memcpy(V + (size_t)off * D, qkv + (size_t)b * 3 * D + 2 * D, sizeof(float) * D);
+            nn_attention(qkv + (size_t)b * 3 * D, 3 * D, K, V, D, 1, off + 1, H, dh, 1, off, att + (size_t)b * D,
+                         d->scores);
+        }
+        nn_linear_forward(&L->attn_out, att, B, h);
+        for (size_t i = 0; i < (size_t)B * D; i++) x[i] += h[i];
+
+        nn_layernorm_forward(&L->cross_ln, x, B, h);
+        nn_linear_forward(&L->cross_q, h, B, qkv);
+        nn_attention(qkv, D, d->cross_k + (size_t)l * A * D, d->cross_v + (size_t)l * A * D, D, B, A, H, dh, 0, 0,
+                     att, d->scores);
+        nn_linear_forward(&L->cross_out, att, B, h);
+        for (size_t i = 0; i < (size_t)B * D; i++) x[i] += h[i];
+
+        nn_layernorm_forward(&L->mlp_ln, x, B, h);
+        nn_linear_forward(&L->fc1, h, B, d->mlp);
+        nn_gelu(d->mlp, (size_t)B * 4 * D);
+        nn_linear_forward(&L->fc2, d->mlp, B, h);
+        for (size_t i = 0; i < (size_t)B * D; i++) x[i] += h[i];
+    }
+    d->n_past = off + 1;
+    nn_layernorm_forward(&m->dec_ln, x, B, h);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, m->n_vocab, D, 1.0f, h, D, m->tok_emb, D, 0.0f, logits,
+                m->n_vocab);
+    return STENO_OK;
+}
+
+static void copy_slot(void *ctx, int from, int to) {
+    whisper_decoder *d = ctx;
+    const whisper_model *m = d->m;
+    const size_t per = (size_t)m->n_text_ctx * m->n_text_state, slot = per * m->n_text_layer;
+    for (int l = 0; l < m->n_text_layer; l++) {
+        memcpy(d->self_k + slot * to + per * l, d->self_k + slot * from + per * l,
+               sizeof(float) * (size_t)d->n_past * m->n_text_state);
+        memcpy(d->self_v + slot * to + per * l, d->self_v + slot * from + per * l,
+               sizeof(float) * (size_t)d->n_past * m->n_text_state);
+    }
+}
+
+steno_status whisper_decoder_reorder(whisper_decoder *d, const int *src, int B) {
+    return whisper_kv_rows_reorder(&d->kv, src, B, copy_slot, d);
 }

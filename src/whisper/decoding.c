@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "text/utf8.h"
+#include "whisper/beam.h"
 #include "whisper/prompt.h"
 
 /* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
@@ -41,8 +42,15 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     memset(c, 0, sizeof *c);
     c->m = m;
     c->fast = fast;
-    steno_status st = fast ? whisper_fast_decoder_create(fast, &c->fdec) : whisper_decoder_init(&c->dec, m);
+    steno_status st = whisper_search_check(p);
     if (st != STENO_OK) return st;
+    c->rows = whisper_search_rows(p);
+    st = fast ? whisper_fast_decoder_create_rows(fast, c->rows, &c->fdec) : whisper_decoder_init_rows(&c->dec, m, c->rows);
+    if (st != STENO_OK) return st;
+    if (c->rows > 1 && (st = whisper_search_create(m, p, &c->search)) != STENO_OK) {
+        whisper_decode_ctx_free(c);
+        return st;
+    }
     const whisper_special *sp = &m->special;
     /* suppress_tokens: -1 stands for the non-speech set (config.json suppress_ids, which
      * CTranslate2 uses for -1 too); NULL is {-1}. */
@@ -53,7 +61,7 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
     int *blank = NULL, n_blank = 0;
     st = steno_tokenizer_encode(m->tokenizer, " ", &blank, &n_blank);
     c->blank_ids = malloc(sizeof(int) * (size_t)(n_blank + 1));
-    c->logits = malloc(sizeof(float) * (size_t)m->n_vocab);
+    c->logits = malloc(sizeof(float) * (size_t)m->n_vocab * (size_t)c->rows);
     c->logprobs = malloc(sizeof(float) * (size_t)m->n_vocab);
     c->row = malloc(sizeof(float) * (size_t)m->n_vocab);
     c->seq = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
@@ -128,6 +136,7 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
 }
 
 void whisper_decode_ctx_free(whisper_decode_ctx *c) {
+    whisper_search_free(c->search);
     if (c->fast) whisper_fast_decoder_free(c->fdec);
     else whisper_decoder_free(&c->dec);
     whisper_filters_free(&c->filters);
@@ -154,7 +163,8 @@ double whisper_compression_ratio(const char *text) {
     return r;
 }
 
-static int sample_token(const float *logits, int n, double temperature, uint64_t rng[4], float *probs) {
+int whisper_sample_token(whisper_decode_ctx *c, const float *logits, int n, double temperature, float *probs) {
+    uint64_t *rng = c->rng;
     if (temperature <= 0.0) {
         int best = 0;
         for (int i = 1; i < n; i++)
@@ -190,12 +200,11 @@ static void logits_at(whisper_decode_ctx *c, int t, float *logits) {
     else whisper_decoder_logits_at(&c->dec, t, logits);
 }
 
-/* One DecodingTask.run at one temperature. */
-static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const int *prompt, int n_prompt,
-                                int use_prefix, double temperature, whisper_window_result *res) {
+steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, int n_prompt, int use_prefix,
+                                    whisper_prefill *out) {
     const whisper_model *m = c->m;
     const whisper_special *sp = &m->special;
-    const int N = m->n_text_ctx, V = m->n_vocab, eot = sp->eot;
+    const int N = m->n_text_ctx, V = m->n_vocab;
     int sot_seq[3], n_sot = 0;
     sot_seq[n_sot++] = sp->sot;
     if (m->multilingual) {
@@ -211,41 +220,27 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     whisper_prompt_layout lay;
     steno_status st = whisper_prompt_build(&pin, c->seq, N + 1, &lay);
     if (st != STENO_OK) return st;
-    int n = lay.n;
-    const int sot_index = lay.sot_index, sample_begin = lay.sample_begin, sample_len = N / 2;
-    const int filter_begin = sample_begin + lay.n_forced; /* the filters see only sampled tokens */
+    out->n = lay.n;
+    out->sample_begin = lay.sample_begin;
+    out->n_forced = lay.n_forced;
     c->filters.after_prefix = lay.n_forced > 0;
-
     if (c->fast) whisper_fast_decoder_reset(c->fdec);
     else whisper_decoder_reset(&c->dec);
-    (void)xa;
-    double sum_logprob = 0.0;
-    res->no_speech_prob = 0.0;
-    int fed = 0; /* tokens of seq already in the KV cache */
-    /* forced tokens count toward the sample_len limit (CTranslate2 returns them with the output) */
-    for (int i = lay.n_forced; i < sample_len; i++) {
-        st = step(c, c->seq + fed, n - fed, c->logits);
-        if (st != STENO_OK) return st;
-        if (fed == 0) {
-            logits_at(c, sot_index, c->row);
-            whisper_log_softmax(c->row, V, c->logprobs);
-            res->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
-        }
-        fed = n;
-        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + filter_begin, n - filter_begin,
-                                                          c->logits);
-        const int next = temperature > 0.0 ? sample_token(c->logits, V, temperature, c->rng, c->row) : fr.argmax;
-        sum_logprob += (double)c->logits[next] - fr.lse;
-        c->seq[n++] = next;
-        if (next == eot || n > N) break;
-    }
-    int n_text = 0;
-    while (sample_begin + n_text < n && c->seq[sample_begin + n_text] != eot) n_text++;
-    memcpy(res->tokens, c->seq + sample_begin, sizeof(int) * (size_t)n_text);
-    res->n_tokens = n_text;
+    if ((st = step(c, c->seq, lay.n, c->logits)) != STENO_OK) return st;
+    logits_at(c, lay.sot_index, c->row);
+    whisper_log_softmax(c->row, V, c->logprobs);
+    out->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
+    return STENO_OK;
+}
+
+steno_status whisper_window_finish(whisper_decode_ctx *c, const int *tokens, int n, double sum_logprob,
+                                   double temperature, whisper_window_result *res) {
+    const whisper_model *m = c->m;
+    if (res->tokens != tokens) memmove(res->tokens, tokens, sizeof(int) * (size_t)n);
+    res->n_tokens = n;
     res->temperature = temperature;
-    res->avg_logprob = sum_logprob / (n_text + 1);
-    char *raw = steno_tokenizer_decode(m->tokenizer, res->tokens, n_text, 1);
+    res->avg_logprob = sum_logprob / (n + 1);
+    char *raw = steno_tokenizer_decode(m->tokenizer, res->tokens, n, 1);
     char *text = raw ? steno_utf8_sanitize(raw, strlen(raw)) : NULL;
     free(raw);
     if (!text) return steno_fail(STENO_E_NOMEM, "decoder: out of memory");
@@ -258,6 +253,34 @@ static steno_status decode_once(whisper_decode_ctx *c, const float *xa, const in
     return STENO_OK;
 }
 
+/* One DecodingTask.run at one temperature with one sequence (GreedyDecoder). Forced prefix
+ * tokens are part of the output and count toward the n_text_ctx/2 limit (CTranslate2 returns
+ * them with the result); the filters see only the tokens sampled after them. */
+static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_prompt, int use_prefix,
+                                double temperature, whisper_window_result *res) {
+    const whisper_model *m = c->m;
+    const int N = m->n_text_ctx, V = m->n_vocab, eot = m->special.eot;
+    whisper_prefill pf;
+    steno_status st = whisper_decode_prefill(c, prompt, n_prompt, use_prefix, &pf);
+    if (st != STENO_OK) return st;
+    res->no_speech_prob = pf.no_speech_prob;
+    const int sample_len = N / 2, filter_begin = pf.sample_begin + pf.n_forced;
+    int n = pf.n;
+    double sum_logprob = 0.0;
+    for (int i = pf.n_forced; i < sample_len; i++) {
+        if (i > pf.n_forced && (st = step(c, c->seq + n - 1, 1, c->logits)) != STENO_OK) return st;
+        const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + filter_begin, n - filter_begin,
+                                                          c->logits);
+        const int next = temperature > 0.0 ? whisper_sample_token(c, c->logits, V, temperature, c->row) : fr.argmax;
+        sum_logprob += (double)c->logits[next] - fr.lse;
+        c->seq[n++] = next;
+        if (next == eot || n > N) break;
+    }
+    int n_text = 0;
+    while (pf.sample_begin + n_text < n && c->seq[pf.sample_begin + n_text] != eot) n_text++;
+    return whisper_window_finish(c, c->seq + pf.sample_begin, n_text, sum_logprob, temperature, res);
+}
+
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
                                           int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res) {
@@ -267,7 +290,10 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     else whisper_decoder_set_audio(&c->dec, xa);
     for (int ti = 0; ti < n_temps; ti++) {
         rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
-        steno_status st = decode_once(c, xa, prompt, n_prompt, window == 0, temps[ti], res);
+        /* the prefix applies to the window at seek 0 only (faster-whisper) */
+        steno_status st = whisper_search_applies(p, temps[ti])
+                              ? whisper_search_decode(c, prompt, n_prompt, window == 0, temps[ti], p, res)
+                              : decode_once(c, prompt, n_prompt, window == 0, temps[ti], res);
         if (st != STENO_OK) return st;
         int needs_fallback = 0;
         if (p->compression_ratio_threshold > 0 && res->compression_ratio > p->compression_ratio_threshold)

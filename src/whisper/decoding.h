@@ -22,6 +22,8 @@ typedef struct whisper_window_result {
     double temperature, avg_logprob, no_speech_prob, compression_ratio;
 } whisper_window_result;
 
+struct whisper_search;
+
 typedef struct whisper_decode_ctx {
     const whisper_model *m;
     whisper_fast *fast;           /* NULL: the faithful path */
@@ -30,7 +32,7 @@ typedef struct whisper_decode_ctx {
     whisper_filters filters;
     int *blank_ids, n_blank;
     int *suppress_ids, n_suppress;
-    float *logits;   /* [n_vocab] logits of the last position */
+    float *logits;   /* [rows][n_vocab] logits of the last position of each decoder row */
     float *logprobs; /* [n_vocab] */
     float *row;      /* [n_vocab] */
     int *seq;        /* [n_text_ctx] the full token sequence of the window */
@@ -39,6 +41,8 @@ typedef struct whisper_decode_ctx {
     int *hotwords, n_hotwords; /* tokenized p->hotwords (NULL: none) */
     int lang_token, task_token; /* multilingual SOT sequence: <|en|> and p->task's token unless
                                    the caller sets the language (transcribe.c) */
+    int rows;         /* decoder rows: max(1, beam_size, best_of) */
+    struct whisper_search *search; /* beam search / best-of state (beam.h); NULL when rows == 1 */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path.
@@ -58,6 +62,32 @@ void whisper_decode_ctx_free(whisper_decode_ctx *c);
 steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa, const int *prompt,
                                           int n_prompt, const steno_transcribe_params *p, int window,
                                           whisper_window_result *res);
+
+/* Shared by the greedy loop (decoding.c) and the beam / best-of searches (beam.c). */
+
+/** What whisper_decode_prefill laid out in c->seq. */
+typedef struct whisper_prefill {
+    int n;              /* tokens in c->seq, all fed to the decoder */
+    int sample_begin;   /* index in c->seq where the window's output starts (the forced prefix) */
+    int n_forced;       /* forced prefix tokens at sample_begin (0 without a prefix); the filters
+                           see only the tokens sampled after them */
+    double no_speech_prob; /* softmax(logits at <|startoftranscript|>)[<|nospeech|>] */
+} whisper_prefill;
+
+/** Writes the prompt, the SOT sequence and (use_prefix) the forced prefix into c->seq
+ *  (whisper_prompt_build), clears the decoder and feeds the sequence to row 0: c->logits then
+ *  holds the logits for the first sampled token; sets c->filters.after_prefix. */
+steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, int n_prompt, int use_prefix,
+                                    whisper_prefill *out);
+
+/** Draws a token from softmax(logits / temperature) with c->rng (argmax when temperature <= 0);
+ *  probs: [n] scratch. */
+int whisper_sample_token(whisper_decode_ctx *c, const float *logits, int n, double temperature, float *probs);
+
+/** Fills res from a finished window: tokens [n] (before eot), avg_logprob = sum_logprob / (n + 1),
+ *  the compression ratio of the decoded text. */
+steno_status whisper_window_finish(whisper_decode_ctx *c, const int *tokens, int n, double sum_logprob,
+                                   double temperature, whisper_window_result *res);
 
 /** zlib compression ratio of text (len(bytes) / len(zlib.compress(bytes))), as
  *  openai-whisper's get_compression_ratio. Empty text gives 0. */

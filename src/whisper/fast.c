@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
 #define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
@@ -88,26 +89,39 @@ typedef struct gemv_job {
     const float *b, *x;
     float *y;
     int N, K;
+    int nx; /* inputs x [nx][K] → y [nx][N]; 1 for the single-row step */
 } gemv_job;
 
+/* Each output element is one vec_gemv dot product whatever the split, so the result of row r for
+ * input i does not depend on the thread count nor on nx. */
 static void gemv_task(void *ctx, int t, int n) {
     gemv_job *j = ctx;
     const int per = ((j->N + n - 1) / n + 7) & ~7;
     const int r0 = t * per, r1 = r0 + per < j->N ? r0 + per : j->N;
-    if (r0 < r1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
+    if (r0 >= r1) return;
+    if (j->nx == 1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
+    else vec_gemv_rows(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->y, j->N);
 }
 
 /* y[T][N] = x[T][K] Wᵀ + b with W [N][K] of dtype dt. */
 static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N,
                    int K, float *y) {
     if (T == 1) {
-        gemv_job j = {dt, W, b, x, y, N, K};
+        gemv_job j = {dt, W, b, x, y, N, K, 1};
         steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
         return;
     }
     gemm_job j = {f, dt, W, b, x, y, T, N, K, N};
     const int n_chunks = dt == VEC_F32 ? (T + ROW_BLOCK - 1) / ROW_BLOCK : (N + COL_CHUNK - 1) / COL_CHUNK;
     steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
+}
+
+/* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
+ * every row bit-identical to linear() with T = 1. */
+static void linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                        int K, float *y) {
+    gemv_job j = {dt, W, b, x, y, N, K, B};
+    steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
 }
 
 /* ---------------------------------------------------------------- row-parallel helpers */
@@ -356,14 +370,22 @@ struct whisper_fast_decoder {
     whisper_fast *f;
     int n_past;
     int ldk_self, ldk_cross;  /* key columns allocated (vec_attention_ldk) */
-    float *self_k, *self_v;   /* keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
+    whisper_kv_rows kv;       /* row → self-attention slot */
+    size_t k_slot, v_slot;    /* floats per slot of self_k, self_v */
+    float *self_k, *self_v;   /* per slot: keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
     float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
     float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
     const whisper_xattn_capture *capture; /* NULL, or scores to record (word timestamps) */
 };
 
 steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
+    return whisper_fast_decoder_create_rows(f, 1, out);
+}
+
+steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper_fast_decoder **out) {
     *out = NULL;
+    if (rows < 1 || rows > f->m->n_text_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "fast decoder: %d rows (must be 1..%d)", rows, f->m->n_text_ctx);
     const whisper_model *m = f->m;
     const size_t D = (size_t)m->n_text_state, N = (size_t)m->n_text_ctx, L = (size_t)m->n_text_layer;
     const size_t A = (size_t)f->A;
@@ -372,8 +394,15 @@ steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder *
     d->f = f;
     d->ldk_self = vec_attention_ldk((int)N);
     d->ldk_cross = vec_attention_ldk((int)A);
-    d->self_k = calloc(L * (size_t)d->ldk_self * D, sizeof(float));
-    d->self_v = malloc(sizeof(float) * L * N * D);
+    d->k_slot = L * (size_t)d->ldk_self * D;
+    d->v_slot = L * N * D;
+    steno_status st = whisper_kv_rows_init(&d->kv, rows);
+    if (st != STENO_OK) {
+        free(d);
+        return st;
+    }
+    d->self_k = calloc(d->k_slot * (size_t)rows, sizeof(float));
+    d->self_v = malloc(sizeof(float) * d->v_slot * (size_t)rows);
     d->cross_k = calloc(L * (size_t)d->ldk_cross * D, sizeof(float));
     d->cross_v = malloc(sizeof(float) * L * A * D);
     d->x = malloc(sizeof(float) * N * D);
@@ -393,6 +422,7 @@ steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder *
 
 void whisper_fast_decoder_free(whisper_fast_decoder *d) {
     if (!d) return;
+    whisper_kv_rows_free(&d->kv);
     free(d->self_k);
     free(d->self_v);
     free(d->cross_k);
@@ -458,7 +488,8 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
     for (int l = 0; l < m->n_text_layer; l++) {
         const whisper_layer *L = &m->dec[l];
         const fast_layer *FL = &f->dec[l];
-        float *Kc = d->self_k + (size_t)l * D * d->ldk_self, *Vc = d->self_v + (size_t)l * H * N * dh;
+        float *Kc = d->self_k + d->k_slot * d->kv.slot[0] + (size_t)l * D * d->ldk_self;
+        float *Vc = d->self_v + d->v_slot * d->kv.slot[0] + (size_t)l * H * N * dh;
 
         layernorm(f, &L->attn_ln, d->x, T, d->h);
         linear(f, dt, FL->qkv, L->attn_qkv.b, d->h, T, 3 * D, D, d->qkv);
@@ -502,4 +533,103 @@ void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logit
     const int D = m->n_text_state;
     vec_layernorm(d->x + (size_t)t * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
     linear(f, f->dt, f->emb, NULL, d->h, 1, m->n_vocab, D, logits);
+}
+
+int whisper_fast_decoder_rows(const whisper_fast_decoder *d) { return d->kv.rows; }
+
+/* Self-attention of B rows, one query each, every row against its own slot's cache. */
+typedef struct self_rows_job {
+    const whisper_fast_decoder *d;
+    int l, nk, H, dh, D, N;
+    const float *q; /* [B][D] scaled */
+    float *out;     /* [B][D] */
+} self_rows_job;
+
+static void self_rows_task(void *ctx, int t, int n) {
+    (void)n;
+    const self_rows_job *j = ctx;
+    const whisper_fast_decoder *d = j->d;
+    const int h = t % j->H, b = t / j->H, s = d->kv.slot[b];
+    const float *Kc = d->self_k + d->k_slot * s + (size_t)j->l * j->D * d->ldk_self;
+    const float *Vc = d->self_v + d->v_slot * s + (size_t)j->l * j->H * j->N * j->dh;
+    vec_attention(j->q + (size_t)b * j->D + h * j->dh, j->D, Kc + (size_t)h * j->dh * d->ldk_self, d->ldk_self,
+                  Vc + (size_t)h * j->N * j->dh, j->dh, j->nk, j->dh, 1, 1, j->nk - 1,
+                  j->out + (size_t)b * j->D + h * j->dh, j->D);
+}
+
+steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *tokens, int B, float *logits) {
+    whisper_fast *f = d->f;
+    const whisper_model *m = f->m;
+    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, A = f->A, V = m->n_vocab;
+    const int off = d->n_past;
+    const vec_dtype dt = f->dt;
+    if (B < 1 || B > d->kv.rows)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: %d rows (the decoder has %d)", B, d->kv.rows);
+    if (off < 1 || off + 1 > N)
+        return steno_fail(STENO_E_INVALID_ARG, "decoder: a row step at position %d (needs 1..%d)", off, N - 1);
+    for (int b = 0; b < B; b++) {
+        if (tokens[b] < 0 || tokens[b] >= V)
+            return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[b]);
+        float *xr = d->x + (size_t)b * D;
+        if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[b] * D, xr, (size_t)D);
+        else memcpy(xr, (const float *)f->emb + (size_t)tokens[b] * D, sizeof(float) * D);
+        vec_add(xr, m->dec_pos + (size_t)off * D, (size_t)D);
+    }
+    const float scale = 1.0f / sqrtf((float)dh);
+    for (int l = 0; l < m->n_text_layer; l++) {
+        const whisper_layer *L = &m->dec[l];
+        const fast_layer *FL = &f->dec[l];
+
+        layernorm(f, &L->attn_ln, d->x, B, d->h);
+        linear_rows(f, dt, FL->qkv, L->attn_qkv.b, d->h, B, 3 * D, D, d->qkv);
+        for (int b = 0; b < B; b++) {
+            const int s = d->kv.slot[b];
+            float *Kc = d->self_k + d->k_slot * s + (size_t)l * D * d->ldk_self;
+            float *Vc = d->self_v + d->v_slot * s + (size_t)l * H * N * dh;
+            const float *r = d->qkv + (size_t)b * 3 * D;
+            for (int i = 0; i < D; i++) d->q[(size_t)b * D + i] = r[i] * scale;
+            for (int i = 0; i < D; i++) Kc[(size_t)i * d->ldk_self + off] = r[D + i];
+            for (int h = 0; h < H; h++) memcpy(Vc + ((size_t)h * N + off) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
+        }
+        self_rows_job sj = {d, l, off + 1, H, dh, D, N, d->q, d->att};
+        steno_pool_run(f->pool, self_rows_task, &sj, H * B);
+        linear_rows(f, dt, FL->out, L->attn_out.b, d->att, B, D, D, d->h);
+        vec_add(d->x, d->h, (size_t)B * D);
+
+        /* every row's query attends to the one encoder output of the window (broadcast) */
+        layernorm(f, &L->cross_ln, d->x, B, d->h);
+        linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
+        for (size_t i = 0; i < (size_t)B * D; i++) d->q[i] *= scale;
+        attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
+                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, B, dh, H, 0, 0, 0, d->att};
+        attention(f, &cj);
+        linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
+        vec_add(d->x, d->h, (size_t)B * D);
+
+        layernorm(f, &L->mlp_ln, d->x, B, d->h);
+        linear_rows(f, dt, FL->fc1, L->fc1.b, d->h, B, 4 * D, D, d->mlp);
+        gelu(f, d->mlp, (size_t)B * 4 * D);
+        linear_rows(f, dt, FL->fc2, L->fc2.b, d->mlp, B, D, 4 * D, d->h);
+        vec_add(d->x, d->h, (size_t)B * D);
+    }
+    d->n_past = off + 1;
+    for (int b = 0; b < B; b++)
+        vec_layernorm(d->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h + (size_t)b * D);
+    linear_rows(f, dt, f->emb, NULL, d->h, B, V, D, logits);
+    return STENO_OK;
+}
+
+static void fast_copy_slot(void *ctx, int from, int to) {
+    whisper_fast_decoder *d = ctx;
+    const whisper_model *m = d->f->m;
+    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, L = m->n_text_layer;
+    const size_t np = (size_t)d->n_past;
+    const float *ks = d->self_k + d->k_slot * from, *vs = d->self_v + d->v_slot * from;
+    float *kd = d->self_k + d->k_slot * to, *vd = d->self_v + d->v_slot * to;
+    for (size_t i = 0; i < (size_t)L * D; i++) memcpy(kd + i * d->ldk_self, ks + i * d->ldk_self, sizeof(float) * np);
+    for (size_t i = 0; i < (size_t)L * H; i++) memcpy(vd + i * N * dh, vs + i * N * dh, sizeof(float) * np * dh);
+}
+
+steno_status whisper_fast_decoder_reorder(whisper_fast_decoder *d, const int *src, int B) {
+    return whisper_kv_rows_reorder(&d->kv, src, B, fast_copy_slot, d);
 }

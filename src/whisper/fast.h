@@ -53,4 +53,26 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
 /** Logits of position t of the last forward call. */
 void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logits);
 
+/* Several rows (beam hypotheses, best-of samples) over one window. Row 0 is the row that
+ * whisper_fast_decoder_forward feeds; each row owns a self-attention cache, while the
+ * cross-attention K/V of the window are computed once and shared by every row (their queries
+ * attend to the one encoder output by broadcasting). All rows are at the same position. */
+
+/** As whisper_fast_decoder_create with `rows` rows (1..n_text_ctx); the single-row API is rows = 1.
+ *  Errors: STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper_fast_decoder **out);
+int whisper_fast_decoder_rows(const whisper_fast_decoder *d);
+
+/** One token per row for rows 0..B-1 (tokens [B]) at position n_past (>= 1: after a prefill of
+ *  row 0 and a reorder), then n_past + 1. logits: [B][n_vocab]. Each f16 weight matrix is read
+ *  once for all rows; each row's logits are bit-identical to whisper_fast_decoder_forward of the
+ *  same token on a single row holding the same cache. Allocates nothing.
+ *  Errors: STENO_E_INVALID_ARG (B outside 1..rows, position past n_text_ctx, token id). */
+steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *tokens, int B, float *logits);
+
+/** Gather: rows 0..B-1 continue from the caches of rows src[0..B-1] (positions 0..n_past-1);
+ *  rows B.. are spare. Copies only duplicated sources (whisper/kv_rows.h). Allocates nothing.
+ *  Errors: STENO_E_INVALID_ARG (B or a source out of range). */
+steno_status whisper_fast_decoder_reorder(whisper_fast_decoder *d, const int *src, int B);
+
 #endif

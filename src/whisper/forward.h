@@ -11,6 +11,7 @@
 #define STENO_WHISPER_FORWARD_H
 
 #include "whisper/alignment.h"
+#include "whisper/kv_rows.h"
 #include "whisper/model.h"
 
 /** Runs the encoder. mel: [n_mels][2·n_audio_ctx] float32 row-major; xa: [n_audio_ctx][D] out. */
@@ -21,7 +22,8 @@ steno_status whisper_encode(const whisper_model *m, const float *mel, float *xa)
 typedef struct whisper_decoder {
     const whisper_model *m;
     int n_past;      /* tokens already in the self-attention cache */
-    float *self_k;   /* [n_text_layer][n_text_ctx][D] */
+    whisper_kv_rows kv; /* row → slot (beam search, best-of: whisper_decoder_init_rows) */
+    float *self_k;   /* per slot: [n_text_layer][n_text_ctx][D] */
     float *self_v;
     float *cross_k;  /* [n_text_layer][n_audio_ctx][D] */
     float *cross_v;
@@ -30,6 +32,9 @@ typedef struct whisper_decoder {
 } whisper_decoder;
 
 steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m);
+/** As whisper_decoder_init with `rows` rows (1..n_text_ctx), each with its own self-attention
+ *  cache; row 0 is the one whisper_decoder_forward feeds. */
+steno_status whisper_decoder_init_rows(whisper_decoder *d, const whisper_model *m, int rows);
 void whisper_decoder_free(whisper_decoder *d);
 
 /** Computes every layer's cross-attention K/V from xa [n_audio_ctx][D] and clears the cache. */
@@ -47,5 +52,14 @@ steno_status whisper_decoder_forward(whisper_decoder *d, const int *tokens, int 
 /** Logits [n_vocab] at position t (0-based within the last whisper_decoder_forward call),
  *  recomputed from the residual stream that call left in d->x. */
 void whisper_decoder_logits_at(whisper_decoder *d, int t, float *logits);
+
+/** One token per row for rows 0..B-1 at position n_past (>= 1), as one batch of B rows through
+ *  every matrix product (openai-whisper runs its beams the same way, as a batch). Each row's
+ *  query attends to its own cache and, by broadcasting, to the window's one cross K/V.
+ *  logits: [B][n_vocab]. Errors: STENO_E_INVALID_ARG. */
+steno_status whisper_decoder_step_rows(whisper_decoder *d, const int *tokens, int B, float *logits);
+
+/** Gather: rows 0..B-1 continue from the caches of rows src[0..B-1] (whisper/kv_rows.h). */
+steno_status whisper_decoder_reorder(whisper_decoder *d, const int *src, int B);
 
 #endif

@@ -111,6 +111,9 @@ steno_transcribe_params steno_transcribe_default_params(void) {
     p.suppress_blank = 1;
     p.max_initial_timestamp = 1.0;
     p.hallucination_silence_threshold = -1;
+    p.patience = 1.0;
+    p.length_penalty = 1.0;
+    p.best_of = 1;
     return p;
 }
 

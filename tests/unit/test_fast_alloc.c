@@ -2,7 +2,9 @@
  * single-token steps run with every malloc/calloc/realloc counted (glibc's __libc_* entry points
  * interposed here, or the sanitizer allocator hooks in the ASan build). Also checks that the
  * f16 and f32 weight copies give bit-identical logits (f16 → f32 is exact and the GEMV kernels
- * reduce in the same order), and that 1 and 2 threads give bit-identical logits. */
+ * reduce in the same order), and that 1 and 2 threads give bit-identical logits. The beam-search
+ * shape (4 decoder rows: a gather of the KV rows, then one batched step of all rows, 20 times)
+ * allocates nothing either, and its logits are identical for 1 and 2 threads. */
 #include <math.h>
 #include <string.h>
 
@@ -80,6 +82,42 @@ static void run(const whisper_model *m, vec_dtype dt, int threads, const float *
     steno_pool_free(pool);
 }
 
+/* 20 beam-like steps on 4 rows: gather {0, 0, 1, 2} (a duplicate, a drop), then step all rows. */
+static void run_rows(const whisper_model *m, int threads, const float *mel, float *out, long *allocs) {
+    enum { R = 4 };
+    steno_pool *pool;
+    whisper_fast *f;
+    whisper_fast_decoder *d;
+    CHECK(steno_pool_create(threads, &pool) == STENO_OK, "pool");
+    CHECK(whisper_fast_create(m, VEC_F16, 0, pool, &f) == STENO_OK, "fast create: %s", steno_errmsg());
+    CHECK(whisper_fast_decoder_create_rows(f, R, &d) == STENO_OK, "decoder rows create");
+    float *xa = malloc(sizeof(float) * m->n_audio_ctx * m->n_audio_state);
+    float *logits = malloc(sizeof(float) * m->n_vocab * R);
+    whisper_fast_encode(f, mel, xa);
+    whisper_fast_decoder_set_audio(d, xa);
+    int tok[R] = {m->special.sot}, zeros[R] = {0};
+    const int src[R] = {0, 0, 1, 2};
+    whisper_fast_decoder_forward(d, tok, 1, logits);
+    whisper_fast_decoder_reorder(d, zeros, R);
+    for (int r = 0; r < R; r++) tok[r] = argmax(logits, m->special.eot) + r;
+    whisper_fast_decoder_step_rows(d, tok, R, logits);
+    g_allocs = 0;
+    g_counting = 1;
+    for (int i = 0; i < 20; i++) {
+        CHECK(whisper_fast_decoder_reorder(d, src, R) == STENO_OK, "reorder");
+        for (int r = 0; r < R; r++) tok[r] = argmax(logits + (size_t)src[r] * m->n_vocab, m->special.eot);
+        CHECK(whisper_fast_decoder_step_rows(d, tok, R, logits) == STENO_OK, "step rows");
+    }
+    g_counting = 0;
+    *allocs = g_allocs;
+    memcpy(out, logits, sizeof(float) * m->n_vocab * R);
+    free(xa);
+    free(logits);
+    whisper_fast_decoder_free(d);
+    whisper_fast_free(f);
+    steno_pool_free(pool);
+}
+
 int main(void) {
     install_hooks();
     /* the counter itself must see allocations, or a zero below would prove nothing */
@@ -115,6 +153,15 @@ int main(void) {
     CHECK(memcmp(a, b, sizeof(float) * m->n_vocab) == 0, "f16 and f32 weights gave different logits");
     CHECK(memcmp(a, c, sizeof(float) * m->n_vocab) == 0, "1 and 2 threads gave different logits");
     CHECK(isfinite(a[argmax(a, m->n_vocab)]), "logits not finite");
+
+    float *ra = malloc(sizeof(float) * m->n_vocab * 4), *rb = malloc(sizeof(float) * m->n_vocab * 4);
+    long nr2, nr1;
+    run_rows(m, 2, window, ra, &nr2);
+    run_rows(m, 1, window, rb, &nr1);
+    printf("heap allocations in 20 gathers + 4-row steps: 2 threads %ld, 1 thread %ld\n", nr2, nr1);
+    CHECK(nr2 == 0 && nr1 == 0, "the row gather or the row step allocated");
+    CHECK(memcmp(ra, rb, sizeof(float) * m->n_vocab * 4) == 0, "1 and 2 threads gave different row logits");
+    free(ra), free(rb);
 
     free(a), free(b), free(c), free(window), free(samples);
     steno_mel_free(&mel);
