@@ -34,7 +34,11 @@ typedef struct {
     const char *file;
     long max_tokens, repeat, decode;
     int ref_kv_type; /* 0: the test context's --kv-type */
+    const char *kinds; /* comma-separated list of --kv kinds compared in one run, or NULL */
 } ppl_opts;
+
+static const char *const KV_NAMES[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
+#define MAX_TEST 8
 
 static void ppl_usage(FILE *f) {
     fputs("usage: steno perplexity -m MODEL -f TEXT [--kv KIND] [options]\n"
@@ -48,6 +52,8 @@ static void ppl_usage(FILE *f) {
           "      --repeat R           repeat the text R times before cutting (default 1)\n"
           "      --decode N           then decode N greedy tokens with each context, interleaved\n"
           "      --ref-kv-type f16|f32  element type of the reference's plain cache (default: --kv-type's)\n"
+          "      --kinds K1,K2,...    compare several --kv kinds against one plain reference in one run\n"
+          "                           (one JSON line each; at most 8)\n"
           "(the model/KV options of 'steno generate --help' apply; sampling options are ignored)\n",
           f);
 }
@@ -63,6 +69,14 @@ static int ppl_extra(void *user, int argc, char **argv, int i) {
             return -1;
         }
         o->file = argv[i + 1];
+        return 2;
+    }
+    if (strcmp(a, "--kinds") == 0) {
+        if (i + 1 >= argc) {
+            fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
+            return -1;
+        }
+        o->kinds = argv[i + 1];
         return 2;
     }
     if (strcmp(a, "--ref-kv-type") == 0) {
@@ -138,8 +152,17 @@ static int argmax(const float *x, int n) {
     return am;
 }
 
+typedef struct {
+    steno_llm_ctx *ctx;
+    int kind;
+    float *logits; /* [B][V] */
+    double nll, kl, kl_max, t_eval, t_dec;
+    long agree, dec_agree;
+    int tok;
+} test_ctx;
+
 int steno_cmd_perplexity(int argc, char **argv) {
-    ppl_opts o = {NULL, 0, 1, 0, 0};
+    ppl_opts o = {NULL, 0, 1, 0, 0, NULL};
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
@@ -147,11 +170,35 @@ int steno_cmd_perplexity(int argc, char **argv) {
     int rc = steno_llm_cli_open(argc, argv, "perplexity", ppl_extra, &o, ppl_usage, &m, &c, &s, &n_predict, NULL);
     if (rc >= 0) return rc;
     steno_llm_ctx *ref = NULL;
+    test_ctx tc[MAX_TEST];
+    int nt_ctx = 0;
+    memset(tc, 0, sizeof tc);
     char *text = NULL;
     int *toks = NULL, *all = NULL;
-    float *lt = NULL, *lr = NULL;
+    float *lr = NULL;
     double *yt = NULL, *yr = NULL;
     rc = 1;
+    steno_llm_ctx_params cp = steno_llm_ctx_get_params(c);
+    /* the contexts under test: the options' own, or one per --kinds entry */
+    if (o.kinds) {
+        const char *p = o.kinds;
+        while (*p) {
+            size_t len = strcspn(p, ",");
+            int k = -1;
+            for (int n = 0; n < 6; n++)
+                if (strlen(KV_NAMES[n]) == len && strncmp(p, KV_NAMES[n], len) == 0) k = n;
+            if (k < 0 || nt_ctx >= MAX_TEST) {
+                fprintf(stderr, "steno perplexity: invalid value for --kinds: '%s' (at most 8 of plain, q8, q4, tq4, tq3, tq2)\n",
+                        o.kinds);
+                rc = 2;
+                goto out;
+            }
+            tc[nt_ctx++].kind = k;
+            p += len + (p[len] == ',');
+        }
+    } else {
+        tc[nt_ctx++].kind = cp.kv_quant;
+    }
     if (!o.file) {
         fprintf(stderr, "steno perplexity: no text (-f FILE)\n");
         rc = 2;
@@ -162,25 +209,28 @@ int steno_cmd_perplexity(int argc, char **argv) {
         fprintf(stderr, "steno: %s: %s\n", o.file, strerror(errno));
         goto out;
     }
-    steno_llm_ctx_params cp = steno_llm_ctx_get_params(c);
     steno_llm_ctx_params rp = cp;
     rp.kv_quant = STENO_KV_QUANT_PLAIN;
     if (o.ref_kv_type) rp.kv_type = (steno_kv_type)o.ref_kv_type;
-    if (steno_llm_ctx_new(m, &rp, &ref) != STENO_OK) {
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
-        goto out;
+    if (steno_llm_ctx_new(m, &rp, &ref) != STENO_OK) goto fail;
+    for (int i = 0; i < nt_ctx; i++) {
+        steno_llm_ctx_params tp = cp;
+        tp.kv_quant = (steno_kv_quant)tc[i].kind;
+        if (i == 0 && !o.kinds) {
+            tc[i].ctx = c; /* the context the options made */
+            c = NULL;
+        } else if (steno_llm_ctx_new(m, &tp, &tc[i].ctx) != STENO_OK) {
+            goto fail;
+        }
     }
     int nt = 0;
-    if (steno_llm_tokenize(m, text, strlen(text), 1, 0, &toks, &nt) != STENO_OK) {
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
-        goto out;
-    }
+    if (steno_llm_tokenize(m, text, strlen(text), 1, 0, &toks, &nt) != STENO_OK) goto fail;
     /* repeat the text (without its BOS) */
     steno_llm_info info;
     steno_llm_get_info(m, &info);
     const int has_bos = nt > 0 && toks[0] == info.bos;
     const int body = nt - has_bos;
-    long n = has_bos + body * o.repeat;
+    long n = has_bos + (long)body * o.repeat;
     if (o.max_tokens > 0 && n > o.max_tokens) n = o.max_tokens;
     if (n < 2 || body <= 0) {
         fprintf(stderr, "steno: %s: too short to score (%d tokens)\n", o.file, nt);
@@ -189,66 +239,78 @@ int steno_cmd_perplexity(int argc, char **argv) {
     all = malloc((size_t)n * sizeof(int));
     if (!all) goto nomem;
     for (long i = 0; i < n; i++) all[i] = i < has_bos ? toks[0] : toks[has_bos + (i - has_bos) % body];
-    const int V = info.n_vocab, B = cp.n_batch < 128 ? cp.n_batch : 128;
-    lt = malloc((size_t)B * V * sizeof(float));
+    const int V = info.n_vocab, B = cp.n_batch < 64 ? cp.n_batch : 64;
     lr = malloc((size_t)B * V * sizeof(float));
     yt = malloc((size_t)V * sizeof(double));
     yr = malloc((size_t)V * sizeof(double));
-    if (!lt || !lr || !yt || !yr) goto nomem;
-    double nll_t = 0, nll_r = 0, kl = 0, kl_max = 0;
-    long agree = 0, scored = 0;
-    double t_eval_t = 0, t_eval_r = 0;
+    if (!lr || !yt || !yr) goto nomem;
+    for (int i = 0; i < nt_ctx; i++)
+        if (!(tc[i].logits = malloc((size_t)B * V * sizeof(float)))) goto nomem;
+    double nll_r = 0, t_eval_r = 0;
+    long scored = 0;
     for (long i0 = 0; i0 < n; i0 += B) {
         const int T = (int)(n - i0 < B ? n - i0 : B);
         double a = now_s();
         if (steno_llm_eval(ref, all + i0, T, lr, 1) != STENO_OK) goto fail;
-        double b = now_s();
-        if (steno_llm_eval(c, all + i0, T, lt, 1) != STENO_OK) goto fail;
-        t_eval_r += b - a;
-        t_eval_t += now_s() - b;
+        t_eval_r += now_s() - a;
+        for (int i = 0; i < nt_ctx; i++) {
+            a = now_s();
+            if (steno_llm_eval(tc[i].ctx, all + i0, T, tc[i].logits, 1) != STENO_OK) goto fail;
+            tc[i].t_eval += now_s() - a;
+        }
         for (int t = 0; t < T && i0 + t + 1 < n; t++) {
             const int next = all[i0 + t + 1];
             const int ar = log_softmax(lr + (size_t)t * V, V, yr);
-            const int at = log_softmax(lt + (size_t)t * V, V, yt);
             nll_r -= yr[next];
-            nll_t -= yt[next];
-            double k = 0;
-            for (int v = 0; v < V; v++) k += exp(yr[v]) * (yr[v] - yt[v]);
-            kl += k;
-            if (k > kl_max) kl_max = k;
-            agree += ar == at;
+            for (int i = 0; i < nt_ctx; i++) {
+                const int at = log_softmax(tc[i].logits + (size_t)t * V, V, yt);
+                tc[i].nll -= yt[next];
+                double k = 0;
+                for (int v = 0; v < V; v++) k += exp(yr[v]) * (yr[v] - yt[v]);
+                tc[i].kl += k;
+                if (k > tc[i].kl_max) tc[i].kl_max = k;
+                tc[i].agree += ar == at;
+            }
             scored++;
         }
     }
     /* decode after the text: greedy, one step of each context in turn */
-    double dec_t = 0, dec_r = 0;
-    long dec_agree = 0;
-    int tok_r = argmax(lr + (size_t)((n - 1) % B) * V, V), tok_t = argmax(lt + (size_t)((n - 1) % B) * V, V);
+    const int last = (int)((n - 1) % B);
+    int tok_r = argmax(lr + (size_t)last * V, V);
+    for (int i = 0; i < nt_ctx; i++) tc[i].tok = argmax(tc[i].logits + (size_t)last * V, V);
+    double dec_r = 0;
+    long decoded = 0;
     for (long d = 0; d < o.decode; d++) {
-        if (steno_llm_n_past(ref) + 1 > rp.n_ctx || steno_llm_n_past(c) + 1 > cp.n_ctx) break;
+        if (steno_llm_n_past(ref) + 1 > rp.n_ctx) break;
         double a = now_s();
         if (steno_llm_eval(ref, &tok_r, 1, lr, 0) != STENO_OK) goto fail;
-        double b = now_s();
-        if (steno_llm_eval(c, &tok_t, 1, lt, 0) != STENO_OK) goto fail;
-        dec_r += b - a;
-        dec_t += now_s() - b;
+        dec_r += now_s() - a;
         tok_r = argmax(lr, V);
-        tok_t = argmax(lt, V);
-        dec_agree += tok_r == tok_t;
+        for (int i = 0; i < nt_ctx; i++) {
+            a = now_s();
+            if (steno_llm_eval(tc[i].ctx, &tc[i].tok, 1, tc[i].logits, 0) != STENO_OK) goto fail;
+            tc[i].t_dec += now_s() - a;
+            tc[i].tok = argmax(tc[i].logits, V);
+            tc[i].dec_agree += tc[i].tok == tok_r;
+        }
+        decoded++;
     }
-    size_t bpt_t, bpt_r;
-    steno_llm_kv_usage(c, &bpt_t, NULL);
+    size_t bpt_r;
     steno_llm_kv_usage(ref, &bpt_r, NULL);
-    static const char *const kvn[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
-    printf("{\"model\": \"%s\", \"kv\": \"%s\", \"kv_group\": %d, \"kv_key_bits\": %d, \"kv_quant_start\": %d, "
-           "\"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, \"kl_max\": %.6f, "
-           "\"top1_agree\": %.6f, \"bytes_per_token\": %zu, \"bytes_per_token_plain\": %zu, "
-           "\"eval_seconds\": %.3f, \"eval_seconds_plain\": %.3f, \"decode_tokens\": %ld, \"decode_context\": %ld, "
-           "\"decode_tok_s\": %.3f, \"decode_tok_s_plain\": %.3f, \"decode_agree\": %ld}\n",
-           info.name ? info.name : "", kvn[cp.kv_quant], cp.kv_group, cp.kv_key_bits, cp.kv_quant_start, n, scored,
-           exp(nll_t / scored), exp(nll_r / scored), kl / scored, kl_max, (double)agree / scored, bpt_t, bpt_r,
-           t_eval_t, t_eval_r, o.decode, n, dec_t > 0 ? o.decode / dec_t : 0.0, dec_r > 0 ? o.decode / dec_r : 0.0,
-           dec_agree);
+    for (int i = 0; i < nt_ctx; i++) {
+        size_t bpt_t;
+        steno_llm_kv_usage(tc[i].ctx, &bpt_t, NULL);
+        printf("{\"model\": \"%s\", \"kv\": \"%s\", \"kv_group\": %d, \"kv_key_bits\": %d, \"kv_quant_start\": %d, "
+               "\"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, "
+               "\"kl_max\": %.6f, \"top1_agree\": %.6f, \"bytes_per_token\": %zu, \"bytes_per_token_plain\": %zu, "
+               "\"eval_seconds\": %.3f, \"eval_seconds_plain\": %.3f, \"decode_tokens\": %ld, \"decode_context\": %ld, "
+               "\"decode_tok_s\": %.3f, \"decode_tok_s_plain\": %.3f, \"decode_agree\": %ld}\n",
+               info.name ? info.name : "", KV_NAMES[tc[i].kind], cp.kv_group, cp.kv_key_bits, cp.kv_quant_start, n,
+               scored, exp(tc[i].nll / scored), exp(nll_r / scored), tc[i].kl / scored, tc[i].kl_max,
+               (double)tc[i].agree / scored, bpt_t, bpt_r, tc[i].t_eval, t_eval_r, decoded, n,
+               tc[i].t_dec > 0 ? decoded / tc[i].t_dec : 0.0, dec_r > 0 ? decoded / dec_r : 0.0, tc[i].dec_agree);
+    }
+    fflush(stdout);
     rc = 0;
     goto out;
 nomem:
@@ -260,10 +322,13 @@ out:
     free(text);
     free(toks);
     free(all);
-    free(lt);
     free(lr);
     free(yt);
     free(yr);
+    for (int i = 0; i < nt_ctx; i++) {
+        free(tc[i].logits);
+        steno_llm_ctx_free(tc[i].ctx);
+    }
     steno_llm_ctx_free(ref);
     steno_sampler_free(s);
     steno_llm_ctx_free(c);
