@@ -71,7 +71,17 @@ void steno_tq_unrotate(float *x, int n);
 /** The fixed random sign (+1 or -1) of coordinate i (splitmix64 of a constant seed and i). */
 float steno_tq_sign(int i);
 
-/** Lloyd-Max centroids of N(0, 1) for 1..4 bits (2^bits floats, increasing), or NULL. */
+/** Lloyd-Max centroids of N(0, 1) for 1..4 bits (2^bits floats, increasing), or NULL.
+ *  Derivation: the minimum-MSE scalar quantizer of the unit Gaussian (Lloyd 1982, "Least squares
+ *  quantization in PCM", IEEE Trans. IT 28(2); Max 1960, "Quantizing for minimum distortion", IRE
+ *  Trans. IT 6(1)) satisfies two conditions — each threshold is the midpoint of its neighbouring
+ *  centroids, each centroid the conditional mean of its cell, (φ(a) − φ(b)) / (Φ(b) − Φ(a)) —
+ *  iterated to double precision by tools/lloyd_max_gaussian.py, whose printed constants kvquant.c
+ *  carries. MSE 0.363380, 0.117482, 0.034548, 0.009501 (Max's table: 0.3634, 0.1175, 0.03455,
+ *  0.009497). TurboQuant (arXiv 2504.19874, §3) quantizes each coordinate of a randomly rotated
+ *  vector with this codebook after scaling it to unit variance (the coordinates of a rotated unit
+ *  vector in d dimensions follow a Beta law that tends to N(0, 1/d)); the seed
+ *  (turboquant-codec.ts, encodeValues) scales by the per-vector norm in the same way. */
 const float *steno_lloyd_max_codebook(int bits);
 /** Index of the nearest centroid of the bits-bit codebook to y. */
 int steno_lloyd_max_index(int bits, float y);
