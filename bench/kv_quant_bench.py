@@ -29,9 +29,10 @@ RUNS = [
     # name, model, extra args
     ("smollm2_2k", "smollm2", ["--kinds", KINDS, "--decode", "32"]),
     ("gemma3_2k", "gemma3", ["--kinds", KINDS, "--decode", "32"]),
+    ("gemma3_1k", "gemma3", ["--max-tokens", "1024", "--kinds", KINDS, "--decode", "32"]),
     ("smollm2_4k", "smollm2", ["--repeat", "2", "--max-tokens", "4096", "--kinds", "q8,tq3", "--decode", "64"]),
-    ("smollm2_floor", "smollm2", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "1024"]),
-    ("gemma3_floor", "gemma3", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "1024"]),
+    ("smollm2_floor", "smollm2", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "256"]),
+    ("gemma3_floor", "gemma3", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "256"]),
 ]
 
 
@@ -59,7 +60,7 @@ def load(out, name):
 
 def table(out):
     lines = []
-    for name in ("smollm2_2k", "gemma3_2k", "smollm2_4k"):
+    for name in ("smollm2_2k", "gemma3_2k", "gemma3_1k", "smollm2_4k"):
         rows = load(out, name)
         if not rows:
             continue
