@@ -1,6 +1,6 @@
 /*
  * steno_llm.h — the public C API of steno's text generation: GGUF and llama2.c models (Llama family,
- * Gemma 3), tokenizers, KV caches (plain, rotating), sampling, chat templates.
+ * Gemma 3), tokenizers, KV caches (plain, rotating; f16/f32 or quantized rows), sampling, chat templates.
  *
  * Shape (as steno.h, after whisper.cpp and SQLite):
  *   steno_llm       a loaded model: mmap'd weights, configuration, tokenizer. Immutable after load;
