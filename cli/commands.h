@@ -21,6 +21,10 @@ int steno_cmd_generate(int argc, char **argv);
 /** `steno chat -m MODEL` (cli/chat_cmd.c): an interactive conversation with an LLM. */
 int steno_cmd_chat(int argc, char **argv);
 
+/** `steno perplexity -m MODEL -f TEXT --kv KIND` (cli/perplexity_cmd.c): scores a text, comparing
+ *  a KV-cache kind with the plain cache. */
+int steno_cmd_perplexity(int argc, char **argv);
+
 /** `steno dump-l1 ...` (cli/dump_l1.c): dumps encoder output and step logits for the L1 parity
  *  check against the CTranslate2 oracle. */
 int steno_cmd_dump_l1(int argc, char **argv);

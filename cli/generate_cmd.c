@@ -63,6 +63,11 @@ static void llm_cli_common_usage(FILE *f) {
           "      --keep K             tokens at the start the rotating cache never evicts (default 0)\n"
           "      --kv-reserve N       history kept beyond the window for rollback (default 32)\n"
           "      --kv-type f16|f32    cache element type (default: f32 for llama2.c, f16 for GGUF)\n"
+          "      --kv KIND            plain (default) | q8 | q4 (MLX affine groups, keys and values) |\n"
+          "                           tq4 | tq3 | tq2 (TurboQuant: 8-bit keys, 4/3/2-bit rotated values)\n"
+          "      --kv-group 32|64     q8/q4 group size (default 64)\n"
+          "      --kv-quant-start N   keep the first N tokens unquantized, then convert (default 0)\n"
+          "      --kv-key-bits 8|4    tq*: key bits (default 8)\n"
           "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):\n"
           "  -n, --n-predict N        tokens to generate (default: until end of text / context)\n"
           "      --temp T             temperature; 0 = greedy (default 0.8)\n"
@@ -160,6 +165,30 @@ static int llm_cli_parse_common(llm_cli_opts *o, int argc, char **argv, int *i, 
         if (strcmp(v, "f16") == 0) o->ctx.kv_type = STENO_KV_F16;
         else if (strcmp(v, "f32") == 0) o->ctx.kv_type = STENO_KV_F32;
         else BAD("f16 or f32");
+    } else if (IS("--kv")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        static const char *const names[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
+        int k = -1;
+        for (int n = 0; n < 6; n++)
+            if (strcmp(v, names[n]) == 0) k = n;
+        if (k < 0) BAD("plain, q8, q4, tq4, tq3 or tq2");
+        o->ctx.kv_quant = (steno_kv_quant)k;
+    } else if (IS("--kv-group")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        if (!parse_int(v, 32, 64, &iv) || (iv != 32 && iv != 64)) BAD("32 or 64");
+        o->ctx.kv_group = (int)iv;
+    } else if (IS("--kv-quant-start")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        if (!parse_int(v, 0, 1 << 24, &iv)) BAD("a count >= 0");
+        o->ctx.kv_quant_start = (int)iv;
+    } else if (IS("--kv-key-bits")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        if (!parse_int(v, 4, 8, &iv) || (iv != 4 && iv != 8)) BAD("4 or 8");
+        o->ctx.kv_key_bits = (int)iv;
     } else if (IS("-n") || IS("--n-predict")) {
         const char *v = VAL();
         if (!v) return -1;
@@ -487,9 +516,16 @@ int steno_cmd_generate(int argc, char **argv) {
     if (st.stop_reason == STENO_STOP_CTX_FULL)
         fprintf(stderr, "steno: stopped: the context is full after %d prompt + %d generated tokens (raise -c/--ctx-size)\n",
                 st.n_prompt, st.n_generated);
-    fprintf(stderr, "steno: prompt: %d tokens in %.3f s (%.1f tok/s); decode: %d tokens in %.3f s (%.1f tok/s)\n",
+    size_t kv_q, kv_plain;
+    steno_llm_kv_quant_usage(c, &kv_q, &kv_plain);
+    steno_llm_ctx_params cp = steno_llm_ctx_get_params(c);
+    static const char *const kvn[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
+    fprintf(stderr,
+            "steno: prompt: %d tokens in %.3f s (%.1f tok/s); decode: %d tokens in %.3f s (%.1f tok/s); "
+            "kv %s: %zu bytes/token (plain %zu)\n",
             st.n_prompt, st.prompt_seconds, st.prompt_seconds > 0 ? st.n_prompt / st.prompt_seconds : 0.0,
-            st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0);
+            st.n_generated, st.decode_seconds, st.decode_seconds > 0 ? st.n_generated / st.decode_seconds : 0.0,
+            kvn[cp.kv_quant], kv_q, kv_plain);
     rc = 0;
 out:
     free(owned);

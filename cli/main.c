@@ -15,6 +15,7 @@ static void usage(FILE *f) {
           "  transcribe   transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
           "  generate     generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
           "  chat         chat with an LLM through its chat template (one message per line)\n"
+          "  perplexity   score a text with an LLM; compare a quantized KV cache with the plain one\n"
           "  convert      write a model as a whisper.cpp ggml file\n"
           "  dump-l1      dump encoder output and decoder logits for the L1 parity check\n"
           "\n"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
     if (strcmp(verb, "transcribe") == 0) return steno_cmd_transcribe(argc - 1, argv + 1);
     if (strcmp(verb, "generate") == 0) return steno_cmd_generate(argc - 1, argv + 1);
     if (strcmp(verb, "chat") == 0) return steno_cmd_chat(argc - 1, argv + 1);
+    if (strcmp(verb, "perplexity") == 0) return steno_cmd_perplexity(argc - 1, argv + 1);
     if (strcmp(verb, "convert") == 0) return steno_cmd_convert(argc - 1, argv + 1);
     if (strcmp(verb, "dump-l1") == 0) return steno_cmd_dump_l1(argc - 1, argv + 1);
     fprintf(stderr, "steno: unknown command '%s' (see 'steno --help')\n", verb);

@@ -1,6 +1,6 @@
 /*
  * steno_llm.h — the public C API of steno's text generation: GGUF and llama2.c models (Llama family,
- * Gemma 3), tokenizers, KV caches (plain, rotating), sampling, chat templates.
+ * Gemma 3), tokenizers, KV caches (plain, rotating; f16/f32 or quantized rows), sampling, chat templates.
  *
  * Shape (as steno.h, after whisper.cpp and SQLite):
  *   steno_llm       a loaded model: mmap'd weights, configuration, tokenizer. Immutable after load;
@@ -95,6 +95,18 @@ int steno_llm_is_eog(const steno_llm *m, int token);
 
 typedef enum steno_kv_type { STENO_KV_AUTO = 0, STENO_KV_F32 = 1, STENO_KV_F16 = 2 } steno_kv_type;
 
+/** Quantized KV caches (docs/LLM.md "KV caches"): Q8/Q4 = MLX affine groups of kv_group elements
+ *  for keys and values; TQ4/TQ3/TQ2 = TurboQuant: keys affine per vector (kv_key_bits), values
+ *  Walsh–Hadamard-rotated and Lloyd-Max coded with 4/3/2 bits. */
+typedef enum steno_kv_quant {
+    STENO_KV_QUANT_PLAIN = 0,
+    STENO_KV_QUANT_Q8 = 1,
+    STENO_KV_QUANT_Q4 = 2,
+    STENO_KV_QUANT_TQ4 = 3,
+    STENO_KV_QUANT_TQ3 = 4,
+    STENO_KV_QUANT_TQ2 = 5
+} steno_kv_quant;
+
 typedef struct steno_llm_ctx_params {
     int n_threads;     /* <= 0: all online CPUs */
     int n_ctx;         /* positions this context may hold; <= 0: the model's training context */
@@ -106,6 +118,10 @@ typedef struct steno_llm_ctx_params {
     int keep;          /* rotating caches selected by max_kv_size: leading tokens never evicted */
     int kv_reserve;    /* rotating caches: tokens of history kept beyond the window for rollback
                           (default 32) */
+    steno_kv_quant kv_quant; /* PLAIN (default): kv_type rows; else quantized rows, every layer */
+    int kv_group;      /* Q8/Q4 group size (default 64, as mlx-lm; 32 also) */
+    int kv_quant_start;/* tokens held as kv_type rows before the caches convert (default 0) */
+    int kv_key_bits;   /* TQ*: key bits, 8 (default) or 4 */
 } steno_llm_ctx_params;
 
 steno_llm_ctx_params steno_llm_ctx_default_params(void);
@@ -133,6 +149,13 @@ void steno_llm_reset(steno_llm_ctx *c);
 
 /** KV-cache memory: bytes per cached token (all layers) and bytes allocated now. */
 void steno_llm_kv_usage(const steno_llm_ctx *c, size_t *bytes_per_token, size_t *bytes_allocated);
+
+/** The parameters the context was created with (defaults resolved). */
+steno_llm_ctx_params steno_llm_ctx_get_params(const steno_llm_ctx *c);
+
+/** Bytes per cached token (all layers) once every cache holds quantized rows (= the current figure
+ *  for PLAIN), and the same for kv_type rows, for comparison. */
+void steno_llm_kv_quant_usage(const steno_llm_ctx *c, size_t *quantized_bpt, size_t *plain_bpt);
 
 /* ---------------------------------------------------------------------------------------------
  * Sampling (the order of llama.cpp's common sampler chain)

@@ -38,6 +38,9 @@ typedef struct steno_kv_view {
     size_t k_row_bytes, v_row_bytes;
     int window;             /* <= 0: unlimited (plain) */
     int keep;
+    /* quantized caches (kernels/kvquant.h): the per-head formats of the k and v rows, else NULL
+     * (then dtype applies) */
+    const struct steno_kvq_fmt *kq, *vq;
 } steno_kv_view;
 
 /** 1 if a key at position p is visible to the query at position q under view's rule. */
@@ -54,6 +57,11 @@ typedef struct steno_attn_params {
     float scale_div;   /* llama2c numerics: divides q·k (sqrtf(head_size)) */
     int llama2c;       /* 1: llama2c numerics, 0: ggml numerics */
 } steno_attn_params;
+
+/** Attention over a view whose rows are quantized (kv->kq and kv->vq set; attention_q.c). Same
+ *  contract as steno_attention; called by it. */
+int steno_attention_quant(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T,
+                          int q0, const steno_kv_view *kv, float *out);
 
 /** Returns 0, or -1 when out of memory or the view's dtype has no kernel. */
 int steno_attention(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,

@@ -24,6 +24,10 @@ steno_llm_ctx_params steno_llm_ctx_default_params(void) {
     p.max_kv_size = 0;
     p.keep = 0;
     p.kv_reserve = 32;
+    p.kv_quant = STENO_KV_QUANT_PLAIN;
+    p.kv_group = 64;
+    p.kv_quant_start = 0;
+    p.kv_key_bits = 8;
     return p;
 }
 
@@ -57,6 +61,12 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
     if (p.max_kv_size < 0 || p.keep < 0 || (p.max_kv_size > 0 && p.keep >= p.max_kv_size))
         return steno_fail(STENO_E_INVALID_ARG, "--max-kv-size %d / --keep %d: need 0 <= keep < max-kv-size",
                           p.max_kv_size, p.keep);
+    if (p.kv_group <= 0) p.kv_group = 64;
+    if (p.kv_key_bits <= 0) p.kv_key_bits = 8;
+    if (p.kv_quant < STENO_KV_QUANT_PLAIN || p.kv_quant > STENO_KV_QUANT_TQ2)
+        return steno_fail(STENO_E_INVALID_ARG, "unknown KV quantization %d", (int)p.kv_quant);
+    if (p.kv_quant_start < 0)
+        return steno_fail(STENO_E_INVALID_ARG, "--kv-quant-start %d: need >= 0", p.kv_quant_start);
     if (p.n_ctx <= 0) p.n_ctx = p.max_kv_size > 0 ? INT_MAX / 2 : hp->n_ctx_train;
     int dtype = p.kv_type == STENO_KV_F32 ? STENO_T_F32
                 : p.kv_type == STENO_KV_F16 ? STENO_T_F16
@@ -94,6 +104,7 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
         kp.head_dim_k = hp->head_dim_k;
         kp.head_dim_v = hp->head_dim_v;
         kp.reserve = p.kv_reserve;
+        llm_kv_quant_params(&p, &kp);
         if (hp->n_swa > 0 && hp->is_swa[l]) {
             kp.kind = STENO_KV_ROTATING;
             kp.max_size = hp->n_swa;
@@ -115,6 +126,31 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
     }
     *out = c;
     return STENO_OK;
+}
+
+void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp) {
+    static const int vbits[] = {0, 8, 4, 4, 3, 2};
+    kp->quant = p->kv_quant == STENO_KV_QUANT_PLAIN ? STENO_KV_Q_NONE
+                : p->kv_quant <= STENO_KV_QUANT_Q4  ? STENO_KV_Q_AFFINE
+                                                    : STENO_KV_Q_TURBO;
+    kp->v_bits = vbits[p->kv_quant];
+    kp->k_bits = kp->quant == STENO_KV_Q_TURBO ? p->kv_key_bits : kp->v_bits;
+    kp->group = p->kv_group;
+    kp->quant_start = p->kv_quant_start;
+}
+
+steno_llm_ctx_params steno_llm_ctx_get_params(const steno_llm_ctx *c) { return c->p; }
+
+void steno_llm_kv_quant_usage(const steno_llm_ctx *c, size_t *quantized_bpt, size_t *plain_bpt) {
+    size_t a = 0, b = 0;
+    for (int l = 0; l < c->m->hp.n_layer; l++) {
+        steno_kv_params kp = c->kv[l]->p;
+        a += steno_kv_quant_bytes_per_token(&kp);
+        kp.quant = STENO_KV_Q_NONE;
+        b += steno_kv_quant_bytes_per_token(&kp);
+    }
+    if (quantized_bpt) *quantized_bpt = a;
+    if (plain_bpt) *plain_bpt = b;
 }
 
 int steno_llm_n_past(const steno_llm_ctx *c) { return c->n_past; }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/fp16.h"
 #include "kernels/quant.h"
 
 static size_t elem_size(int dtype) { return dtype == STENO_T_F16 ? 2 : 4; }
@@ -20,6 +21,88 @@ static void put_row(int dtype, uint8_t *dst, const float *src, int n) {
     } else {
         memcpy(dst, src, (size_t)n * 4);
     }
+}
+
+/* Row sizes of the current storage. */
+static size_t row_bytes(const steno_kv_cache *c, int is_v) {
+    const steno_kv_params *p = &c->p;
+    if (c->quantized) return (size_t)p->n_kv_heads * steno_kvq_head_bytes(is_v ? &c->vf : &c->kf);
+    return (size_t)p->n_kv_heads * (size_t)(is_v ? p->head_dim_v : p->head_dim_k) * elem_size(p->dtype);
+}
+
+/* Stores one row of n_kv_heads × head_dim floats in the cache's current format. Quantized rows are
+ * encoded from the dtype-rounded values, so that converting a stored dtype row later gives the same
+ * bytes as quantizing on arrival (exact rollback across the conversion point). */
+static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const float *src) {
+    const steno_kv_params *p = &c->p;
+    const int hd = is_v ? p->head_dim_v : p->head_dim_k;
+    if (!c->quantized) {
+        put_row(p->dtype, dst, src, p->n_kv_heads * hd);
+        return;
+    }
+    const steno_kvq_fmt *f = is_v ? &c->vf : &c->kf;
+    const size_t hb = steno_kvq_head_bytes(f);
+    float tmp[STENO_KVQ_MAX_DIM];
+    for (int h = 0; h < p->n_kv_heads; h++) {
+        const float *x = src + (size_t)h * hd;
+        for (int i = 0; i < hd; i++) tmp[i] = p->dtype == STENO_T_F16 ? steno_round_f16(x[i]) : x[i];
+        steno_kvq_encode(f, tmp, dst + (size_t)h * hb);
+    }
+}
+
+/* Reads a dtype row back as floats. */
+static void load_row(int dtype, const uint8_t *src, float *dst, int n) {
+    if (dtype == STENO_T_F16) {
+        for (int i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * (size_t)i, 2);
+            dst[i] = steno_fp16_to_f32(h);
+        }
+    } else {
+        memcpy(dst, src, (size_t)n * 4);
+    }
+}
+
+/* The conversion (mlx-lm to_quantized): re-encodes the rows of the slots with valid[s] != 0 (all
+ * slots < n_valid when valid is NULL) from dtype to the quantized formats, replacing *k and *v. */
+static steno_status convert_rows(steno_kv_cache *c, uint8_t **k, uint8_t **v, int n_slots, const int32_t *pos,
+                                 int n_valid) {
+    const steno_kv_params *p = &c->p;
+    const size_t okrb = row_bytes(c, 0), ovrb = row_bytes(c, 1);
+    c->quantized = 1;
+    const size_t krb = row_bytes(c, 0), vrb = row_bytes(c, 1);
+    uint8_t *nk = calloc(n_slots > 0 ? (size_t)n_slots : 1, krb), *nv = calloc(n_slots > 0 ? (size_t)n_slots : 1, vrb);
+    const int nk_el = p->n_kv_heads * p->head_dim_k, nv_el = p->n_kv_heads * p->head_dim_v;
+    float *tmp = malloc((size_t)(nk_el > nv_el ? nk_el : nv_el) * sizeof(float));
+    if (!nk || !nv || !tmp) {
+        free(nk);
+        free(nv);
+        free(tmp);
+        c->quantized = 0;
+        return steno_fail(STENO_E_NOMEM, "KV cache: out of memory quantizing %d slots", n_slots);
+    }
+    for (int s = 0; s < n_slots; s++) {
+        if (pos ? pos[s] < 0 : s >= n_valid) continue;
+        load_row(p->dtype, *k + (size_t)s * okrb, tmp, nk_el);
+        store_row(c, 0, nk + (size_t)s * krb, tmp);
+        load_row(p->dtype, *v + (size_t)s * ovrb, tmp, nv_el);
+        store_row(c, 1, nv + (size_t)s * vrb, tmp);
+    }
+    free(tmp);
+    free(*k);
+    free(*v);
+    *k = nk;
+    *v = nv;
+    return STENO_OK;
+}
+
+static int wants_conversion(const steno_kv_cache *c, int offset) {
+    return c->p.quant != STENO_KV_Q_NONE && !c->quantized && offset >= c->p.quant_start;
+}
+
+static void fill_view_quant(const steno_kv_cache *c, steno_kv_view *view) {
+    view->kq = c->quantized ? &c->kf : NULL;
+    view->vq = c->quantized ? &c->vf : NULL;
 }
 
 void steno_kv_make_mask(const steno_kv_view *view, int q0, int T, float *mask) {
@@ -48,6 +131,12 @@ static steno_status plain_update(steno_kv_cache *c, const float *k, const float 
     if (p->max_tokens > 0 && pc->offset + T > p->max_tokens)
         return steno_fail(STENO_E_INVALID_ARG, "KV cache full: %d + %d tokens exceed the context of %d", pc->offset, T,
                           p->max_tokens);
+    if (wants_conversion(c, pc->offset)) {
+        steno_status st = convert_rows(c, &pc->k, &pc->v, pc->cap, NULL, pc->offset);
+        if (st != STENO_OK) return st;
+        pc->krb = row_bytes(c, 0);
+        pc->vrb = row_bytes(c, 1);
+    }
     if (pc->offset + T > pc->cap) {
         int step = p->step > 0 ? p->step : 256;
         int ncap = (pc->offset + T + step - 1) / step * step;
@@ -67,8 +156,8 @@ static steno_status plain_update(steno_kv_cache *c, const float *k, const float 
     int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
     for (int t = 0; t < T; t++) {
         int s = pc->offset + t;
-        put_row(p->dtype, pc->k + (size_t)s * pc->krb, k + (size_t)t * nk, nk);
-        put_row(p->dtype, pc->v + (size_t)s * pc->vrb, v + (size_t)t * nv, nv);
+        store_row(c, 0, pc->k + (size_t)s * pc->krb, k + (size_t)t * nk);
+        store_row(c, 1, pc->v + (size_t)s * pc->vrb, v + (size_t)t * nv);
     }
     pc->offset += T;
     if (view) {
@@ -83,6 +172,7 @@ static steno_status plain_update(steno_kv_cache *c, const float *k, const float 
         view->v_row_bytes = pc->vrb;
         view->window = 0;
         view->keep = 0;
+        fill_view_quant(c, view);
     }
     return STENO_OK;
 }
@@ -112,7 +202,21 @@ static void plain_state(const steno_kv_cache *c, steno_kv_state *st) {
     st->k_row_bytes = pc->krb;
     st->v_row_bytes = pc->vrb;
 }
-static void plain_reset(steno_kv_cache *c) { ((plain_cache *)c)->offset = 0; }
+static void plain_reset(steno_kv_cache *c) {
+    plain_cache *pc = (plain_cache *)c;
+    pc->offset = 0;
+    if (c->quantized) { /* back to dtype rows: the storage is re-allocated at the next update */
+        c->quantized = 0;
+        free(pc->k);
+        free(pc->v);
+        free(pc->pos);
+        pc->k = pc->v = NULL;
+        pc->pos = NULL;
+        pc->cap = 0;
+        pc->krb = row_bytes(c, 0);
+        pc->vrb = row_bytes(c, 1);
+    }
+}
 static void plain_destroy(steno_kv_cache *c) {
     plain_cache *pc = (plain_cache *)c;
     free(pc->k);
@@ -201,6 +305,12 @@ static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v
     if (T < 0) return steno_fail(STENO_E_INVALID_ARG, "KV cache: negative token count");
     /* Every query of this update must find its whole window still in the ring, and `reserve`
      * tokens of history must survive for rollback. */
+    if (wants_conversion(c, rc->offset)) {
+        steno_status st = convert_rows(c, &rc->k, &rc->v, rc->cap, rc->pos, 0);
+        if (st != STENO_OK) return st;
+        rc->krb = row_bytes(c, 0);
+        rc->vrb = row_bytes(c, 1);
+    }
     int need = (p->max_size - p->keep) + p->reserve + (T > 0 ? T - 1 : 0);
     if (need > rc->ring) {
         steno_status st = rot_grow(rc, need);
@@ -210,8 +320,8 @@ static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v
     for (int t = 0; t < T; t++) {
         int pp = rc->offset + t;
         int s = rot_slot(rc, pp);
-        put_row(p->dtype, rc->k + (size_t)s * rc->krb, k + (size_t)t * nk, nk);
-        put_row(p->dtype, rc->v + (size_t)s * rc->vrb, v + (size_t)t * nv, nv);
+        store_row(c, 0, rc->k + (size_t)s * rc->krb, k + (size_t)t * nk);
+        store_row(c, 1, rc->v + (size_t)s * rc->vrb, v + (size_t)t * nv);
         rc->pos[s] = pp;
     }
     rc->offset += T;
@@ -228,6 +338,7 @@ static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v
         view->v_row_bytes = rc->vrb;
         view->window = p->max_size;
         view->keep = p->keep;
+        fill_view_quant(c, view);
     }
     return STENO_OK;
 }
@@ -295,6 +406,24 @@ static void rot_reset(steno_kv_cache *c) {
     rc->offset = 0;
     for (int s = 0; s < rc->cap; s++) rc->pos[s] = -1;
     rc->n_order = 0;
+    if (c->quantized) {
+        /* back to dtype rows: every slot is empty, so the rows can be re-allocated at their size */
+        size_t krb = (size_t)c->p.n_kv_heads * (size_t)c->p.head_dim_k * elem_size(c->p.dtype);
+        size_t vrb = (size_t)c->p.n_kv_heads * (size_t)c->p.head_dim_v * elem_size(c->p.dtype);
+        uint8_t *nk = malloc((size_t)rc->cap * krb), *nv = malloc((size_t)rc->cap * vrb);
+        if (!nk || !nv) { /* keep the quantized rows (still a valid, empty cache) */
+            free(nk);
+            free(nv);
+            return;
+        }
+        free(rc->k);
+        free(rc->v);
+        rc->k = nk;
+        rc->v = nv;
+        c->quantized = 0;
+        rc->krb = krb;
+        rc->vrb = vrb;
+    }
 }
 static void rot_destroy(steno_kv_cache *c) {
     rot_cache *rc = (rot_cache *)c;
@@ -310,11 +439,48 @@ static const steno_kv_ops ROT_OPS = {"rotating", rot_offset, rot_update, rot_can
 
 /* ------------------------------------------------------------------------------------------- */
 
+/* The per-head formats of a quantized cache; STENO_E_INVALID_ARG naming the reason. */
+static steno_status quant_formats(const steno_kv_params *p, steno_kvq_fmt *kf, steno_kvq_fmt *vf) {
+    memset(kf, 0, sizeof *kf);
+    memset(vf, 0, sizeof *vf);
+    if (p->quant == STENO_KV_Q_NONE) return STENO_OK;
+    if (p->quant_start < 0) return steno_fail(STENO_E_INVALID_ARG, "KV cache: negative quantization start %d", p->quant_start);
+    if (p->quant == STENO_KV_Q_AFFINE) {
+        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->group, p->head_dim_k};
+        *vf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->v_bits, p->group, p->head_dim_v};
+    } else if (p->quant == STENO_KV_Q_TURBO) {
+        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->head_dim_k, p->head_dim_k};
+        *vf = (steno_kvq_fmt){STENO_KVQ_TQV, p->v_bits, 0, p->head_dim_v};
+    } else {
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache: unknown quantization %d", p->quant);
+    }
+    const char *why;
+    if (steno_kvq_check(kf, &why) || steno_kvq_check(vf, &why))
+        return steno_fail(STENO_E_INVALID_ARG, "quantized KV cache (%s, head_dim %d/%d, %d/%d bits, group %d): %s",
+                          p->quant == STENO_KV_Q_AFFINE ? "affine" : "TurboQuant", p->head_dim_k, p->head_dim_v,
+                          p->k_bits, p->v_bits, p->group, why);
+    return STENO_OK;
+}
+
+size_t steno_kv_quant_bytes_per_token(const steno_kv_params *p) {
+    steno_kvq_fmt kf, vf;
+    if (p->n_kv_heads <= 0 || p->head_dim_k <= 0 || p->head_dim_v <= 0) return 0;
+    if (p->quant == STENO_KV_Q_NONE)
+        return (size_t)p->n_kv_heads * (size_t)(p->head_dim_k + p->head_dim_v) * elem_size(p->dtype);
+    if (quant_formats(p, &kf, &vf) != STENO_OK) return 0;
+    return (size_t)p->n_kv_heads * (steno_kvq_head_bytes(&kf) + steno_kvq_head_bytes(&vf));
+}
+
+int steno_kv_is_quantized(const steno_kv_cache *c) { return c->quantized; }
+
 steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     *out = NULL;
     if (p->n_kv_heads <= 0 || p->head_dim_k <= 0 || p->head_dim_v <= 0 ||
         (p->dtype != STENO_T_F32 && p->dtype != STENO_T_F16))
         return steno_fail(STENO_E_INVALID_ARG, "KV cache: invalid geometry or element type");
+    steno_kvq_fmt kf, vf;
+    steno_status qs = quant_formats(p, &kf, &vf);
+    if (qs != STENO_OK) return qs;
     size_t es = elem_size(p->dtype);
     size_t krb = (size_t)p->n_kv_heads * (size_t)p->head_dim_k * es;
     size_t vrb = (size_t)p->n_kv_heads * (size_t)p->head_dim_v * es;
@@ -323,6 +489,8 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
         if (!pc) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory");
         pc->base.ops = &PLAIN_OPS;
         pc->base.p = *p;
+        pc->base.kf = kf;
+        pc->base.vf = vf;
         pc->krb = krb;
         pc->vrb = vrb;
         *out = &pc->base;
@@ -337,6 +505,8 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     if (!rc) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory");
     rc->base.ops = &ROT_OPS;
     rc->base.p = *p;
+    rc->base.kf = kf;
+    rc->base.vf = vf;
     rc->krb = krb;
     rc->vrb = vrb;
     steno_status st = rot_grow(rc, p->max_size - p->keep + p->reserve);

@@ -28,10 +28,22 @@
  *             every needed position is still held and otherwise refuses with an error naming the
  *             shortfall (it never silently attends to a shorter window).
  * Storage: rows of n_kv_heads × head_dim elements of `dtype` (f32, or f16 as llama.cpp's default
- * cache type). A future quantized kind (affine groups, TurboQuant) implements the same ops and
- * returns views whose dtype is a block type (kernels/quant.h): the attention kernel converts the
- * query to that type's vec_dot_type and calls its dot kernel, and dequantizes value rows, so it
- * needs no change.
+ * cache type).
+ * Quantized storage (`quant`, either layout; kernels/kvquant.h): each head vector of a row is
+ * encoded on its own —
+ *   STENO_KV_Q_AFFINE  keys and values as MLX affine groups (mlx-lm QuantizedKVCache: `group`
+ *                      32/64, k_bits = v_bits = 4 or 8, uint32-packed codes, f16 scale and bias);
+ *   STENO_KV_Q_TURBO   TurboQuant (arXiv 2504.19874; the seed's turboquant-codec.ts): keys asymmetric
+ *                      affine per vector with k_bits 4/8, values rotated (Walsh–Hadamard, random
+ *                      signs) and Lloyd-Max coded with v_bits 2/3/4.
+ * The cache first holds rows of `dtype`; at the first update that begins with offset >= quant_start
+ * it converts every held row once and quantizes every later row (mlx-lm's quantized_kv_start /
+ * to_quantized; 0 = quantized from the first token). A row is always encoded from its `dtype`-rounded
+ * values, so a converted row and a row quantized on arrival are byte-identical: trim(n) followed by
+ * the same tokens restores exactly the same bytes, for both layouts and across a ring wrap. A trim
+ * below quant_start leaves the cache quantized (as mlx-lm: there is no way back to the dtype rows);
+ * reset() returns it to `dtype` rows. Views then carry kq/vq (the per-head formats) and attention
+ * reads the packed rows (kernels/attention_q.c).
  * Errors: STENO_E_NOMEM (growth), STENO_E_INVALID_ARG (trim beyond what is held, bad params).
  */
 #ifndef STENO_LLM_KVCACHE_H
@@ -41,9 +53,11 @@
 #include <stdint.h>
 
 #include "kernels/attention.h"
+#include "kernels/kvquant.h"
 #include "steno.h"
 
 enum { STENO_KV_PLAIN = 0, STENO_KV_ROTATING = 1 };
+enum { STENO_KV_Q_NONE = 0, STENO_KV_Q_AFFINE = 1, STENO_KV_Q_TURBO = 2 };
 
 /* steno_kv_view (what attention reads) and steno_kv_visible are defined in kernels/attention.h. */
 
@@ -57,6 +71,10 @@ typedef struct steno_kv_params {
     int reserve;       /* rotating: history retained beyond the window for rollback (>= 0) */
     int step;          /* plain: growth step in slots (<= 0: 256) */
     int max_tokens;    /* plain: refuse positions >= max_tokens (<= 0: no limit) */
+    int quant;         /* STENO_KV_Q_NONE, STENO_KV_Q_AFFINE or STENO_KV_Q_TURBO */
+    int k_bits, v_bits;/* AFFINE: both 4 or 8; TURBO: keys 4 or 8, values 2, 3 or 4 */
+    int group;         /* AFFINE: group size (32 or 64; any multiple of 8 dividing head_dim) */
+    int quant_start;   /* quantize once an update begins with this many tokens cached (0: at once) */
 } steno_kv_params;
 
 /** Raw storage of a cache, for snapshots and tests (borrowed; valid until the next mutation). */
@@ -92,6 +110,8 @@ typedef struct steno_kv_ops {
 struct steno_kv_cache {
     const steno_kv_ops *ops;
     steno_kv_params p;
+    int quantized;            /* rows are quantized now (after the conversion) */
+    steno_kvq_fmt kf, vf;     /* per-head formats of key and value rows when p.quant != NONE */
 };
 
 /** Creates a cache. Errors: STENO_E_INVALID_ARG (params), STENO_E_NOMEM. */
@@ -106,6 +126,12 @@ static inline steno_status steno_kv_update_and_fetch(steno_kv_cache *c, const fl
 static inline int steno_kv_can_trim(const steno_kv_cache *c, int n) { return c->ops->can_trim(c, n); }
 static inline steno_status steno_kv_trim(steno_kv_cache *c, int n) { return c->ops->trim(c, n); }
 static inline size_t steno_kv_bytes_per_token(const steno_kv_cache *c) { return c->ops->bytes_per_token(c); }
+
+/** Bytes per token of a cache with these params once quantized (= dtype rows when quant is NONE);
+ *  0 when the params are invalid. */
+size_t steno_kv_quant_bytes_per_token(const steno_kv_params *p);
+/** 1 when the cache's rows are quantized now. */
+int steno_kv_is_quantized(const steno_kv_cache *c);
 
 /** Attention mask of the T queries at positions q0..q0+T-1 over view's slots:
  *  mask[t * n_slots + s] = 0 (visible) or -INFINITY. mask holds T × view->n_slots floats. */

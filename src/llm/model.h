@@ -95,6 +95,9 @@ struct steno_llm_ctx {
 steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
 
+/** Fills kp's quantization fields from the context params (context.c). */
+void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);
+
 /** Calls c->dump when set (see above). */
 static inline void llm_dump(const steno_llm_ctx *c, const char *name, int layer, const float *data, int rows, int cols) {
     if (c->dump) c->dump(c->dump_user, name, layer, data, rows, cols);

@@ -10,6 +10,10 @@
  * or refuses (can_trim = 0) with a message and leaves the cache unchanged. Deterministic cases pin
  * the documented guarantee: after single-token steps, rollback of reserve + 1 tokens succeeds and
  * reserve + 2 is refused. Also: f16 storage rounds as F16C does; bytes per token.
+ * Quantized storage (affine q8/q4, TurboQuant 8/4-bit keys with 4/3/2-bit values) runs the same
+ * random histories on both layouts — rollbacks, wraps, batches across the ring — and every visible
+ * row must be byte-identical to a fresh encoding of its latest value; with a conversion threshold,
+ * converted rows equal rows quantized on arrival after any history (conversion_exactness).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +36,8 @@ static int g_fail = 0;
     } while (0)
 
 #define NKV 2
-#define HD 4
+#define MAXHD 64
+static int HD = 4; /* head_dim: 4 for the dtype kinds, 32/64 for the quantized ones */
 #define ROW (NKV * HD)
 #define MAXP 4096
 
@@ -49,6 +54,25 @@ typedef struct {
     int version[MAXP]; /* write version of each position, -1 = not written */
     int offset;
 } reference;
+
+/* Quantized views: the row of a visible slot must be byte-identical to a fresh encoding of the
+ * expected (dtype-rounded) values, head by head. */
+static int row_matches_encoding(const steno_kv_view *vw, const steno_kvq_fmt *f, const uint8_t *row, int p, int v,
+                                float sign, int dtype) {
+    float x[MAXHD];
+    uint8_t enc[1024];
+    const size_t hb = steno_kvq_head_bytes(f);
+    for (int h = 0; h < NKV; h++) {
+        for (int i = 0; i < HD; i++) {
+            float w = sign * val(p, v, h * HD + i);
+            x[i] = dtype == STENO_T_F16 ? steno_round_f16(w) : w;
+        }
+        steno_kvq_encode(f, x, enc);
+        if (memcmp(enc, row + (size_t)h * hb, hb) != 0) return 0;
+    }
+    (void)vw;
+    return 1;
+}
 
 static float get(const steno_kv_view *vw, const uint8_t *base, size_t rb, int slot, int i) {
     const uint8_t *row = base + (size_t)slot * rb;
@@ -95,6 +119,13 @@ static void check_view(const steno_kv_params *kp, const reference *ref, const st
             if (!vis) continue;
             seen[p] = 1;
             int v = ref->version[p];
+            if (vw->kq) {
+                CHECK(row_matches_encoding(vw, vw->kq, vw->k + (size_t)s * vw->k_row_bytes, p, v, 1.0f, kp->dtype) &&
+                          row_matches_encoding(vw, vw->vq, vw->v + (size_t)s * vw->v_row_bytes, p, v, -1.0f, kp->dtype),
+                      "%s: q %d: slot %d (position %d) does not hold the encoding of version %d", ctx, q, s, p, v);
+                continue;
+            }
+            CHECK(kp->quant == STENO_KV_Q_NONE || kp->quant_start > 0, "%s: quantized cache returned a dtype view", ctx);
             for (int e = 0; e < ROW; e++) {
                 float k = get(vw, vw->k, vw->k_row_bytes, s, e), x = get(vw, vw->v, vw->v_row_bytes, s, e);
                 float want = val(p, v, e);
@@ -136,8 +167,11 @@ static void do_update(steno_kv_cache *c, const steno_kv_params *kp, reference *r
     free(v);
 }
 
+static int g_quant, g_kbits, g_vbits, g_group, g_qstart; /* quantization of random_run's caches */
+
 static void random_run(int kind, int dtype, int W, int keep, int reserve, int iters, int batches) {
-    steno_kv_params kp = {kind, dtype, NKV, HD, HD, W, keep, reserve, 8, 0};
+    steno_kv_params kp = {kind, dtype, NKV, HD, HD, W, keep, reserve, 8, 0,
+                          g_quant, g_kbits, g_vbits, g_group, g_qstart};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -172,15 +206,20 @@ static void random_run(int kind, int dtype, int W, int keep, int reserve, int it
         }
     }
     if (kind == STENO_KV_ROTATING)
-        printf("rotating W=%d keep=%d reserve=%d %s%s: %d steps checked, offset %d, %d rollbacks, %d refused\n", W,
-               keep, reserve, dtype == STENO_T_F16 ? "f16" : "f32", batches ? " batches" : "", iters, ref.offset,
-               trims_ok, trims_refused);
+        printf("rotating W=%d keep=%d reserve=%d %s%s%s: %d steps checked, offset %d, %d rollbacks, %d refused\n", W,
+               keep, reserve, dtype == STENO_T_F16 ? "f16" : "f32", batches ? " batches" : "",
+               g_quant == STENO_KV_Q_AFFINE ? " affine" : g_quant == STENO_KV_Q_TURBO ? " turboquant" : "", iters,
+               ref.offset, trims_ok, trims_refused);
+    else if (g_quant)
+        printf("plain %s%s: %d steps checked, offset %d, %d rollbacks\n", dtype == STENO_T_F16 ? "f16" : "f32",
+               g_quant == STENO_KV_Q_AFFINE ? " affine" : " turboquant", iters, ref.offset, trims_ok);
+
     steno_kv_free(c);
 }
 
 static void deterministic_rollback(void) {
     const int W = 8, keep = 2, reserve = 3;
-    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0};
+    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -205,28 +244,133 @@ static void deterministic_rollback(void) {
     steno_kv_free(c);
 
     /* plain f16: bytes per token and rounding */
-    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10};
+    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10, STENO_KV_Q_NONE, 0, 0, 0, 0};
     CHECK(steno_kv_new(&pp, &c) == STENO_OK, "%s", steno_errmsg());
-    CHECK(steno_kv_bytes_per_token(c) == 2 * ROW * 2, "f16 bytes per token");
+    CHECK(steno_kv_bytes_per_token(c) == (size_t)(2 * ROW * 2), "f16 bytes per token");
     memset(ref.version, 0xff, sizeof ref.version);
     ref.offset = 0;
     do_update(c, &pp, &ref, 7, 1, "plain f16");
     do_update(c, &pp, &ref, 3, 1, "plain f16");
-    float k[ROW] = {0}, v[ROW] = {0};
+    float k[NKV * MAXHD] = {0}, v[NKV * MAXHD] = {0};
     CHECK(steno_kv_update_and_fetch(c, k, v, 1, NULL) != STENO_OK && strstr(steno_errmsg(), "full"),
           "max_tokens not enforced: %s", steno_errmsg());
     CHECK(steno_kv_trim(c, 11) != STENO_OK, "plain trim beyond offset accepted");
     steno_kv_free(c);
 
     /* invalid parameters */
-    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0};
+    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0};
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG, "keep >= max_size accepted");
     bad.keep = 0;
     bad.dtype = 99;
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG, "bad dtype accepted");
 }
 
+/* Conversion (quant_start > 0): a cache that holds dtype rows first and converts must end with
+ * bytes identical to a cache quantized from the start, whatever rollbacks happened in between
+ * (also across the conversion point and across the ring wrap); reset returns to dtype rows. */
+static void conversion_exactness(int kind, int quant, int kbits, int vbits, int group) {
+    steno_kv_params a = {kind, STENO_T_F16, NKV, HD, HD, 9, 1, 4, 8, 0, quant, kbits, vbits, group, 0};
+    steno_kv_params b = a;
+    b.quant_start = 12;
+    steno_kv_cache *ca, *cb;
+    CHECK(steno_kv_new(&a, &ca) == STENO_OK && steno_kv_new(&b, &cb) == STENO_OK, "%s", steno_errmsg());
+    float *k = calloc(64 * ROW, sizeof(float)), *v = calloc(64 * ROW, sizeof(float));
+    int pos = 0, converted = 0;
+    /* both caches see the same history: 10 tokens, trim 3, 6 tokens (conversion at 12 happens in
+     * cb's next update), 1-token steps, a trim back below 12, a batch across the ring boundary */
+    static const int plan[][2] = {{10, 0}, {0, 3}, {6, 0}, {1, 0}, {1, 0}, {0, 4}, {3, 0}, {1, 0}, {0, 2},
+                                  {11, 0}, {1, 0}, {0, 3}, {2, 0}, {1, 0}};
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        if (plan[i][1]) {
+            CHECK(steno_kv_trim(ca, plan[i][1]) == STENO_OK && steno_kv_trim(cb, plan[i][1]) == STENO_OK, "trim: %s",
+                  steno_errmsg());
+            pos -= plan[i][1];
+            continue;
+        }
+        const int T = plan[i][0];
+        for (int t = 0; t < T; t++)
+            for (int e = 0; e < ROW; e++) {
+                k[t * ROW + e] = val(pos + t, (int)i, e) * 0.01f;
+                v[t * ROW + e] = -val(pos + t, (int)i, e) * 0.02f;
+            }
+        steno_kv_view va, vb;
+        CHECK(steno_kv_update_and_fetch(ca, k, v, T, &va) == STENO_OK, "%s", steno_errmsg());
+        CHECK(steno_kv_update_and_fetch(cb, k, v, T, &vb) == STENO_OK, "%s", steno_errmsg());
+        pos += T;
+        CHECK(va.kq != NULL, "quant_start 0: not quantized at once");
+        /* converted at the first update that begins with >= 12 tokens; a later trim below 12 keeps it */
+        converted |= pos - T >= 12;
+        CHECK((vb.kq != NULL) == converted, "quant_start 12: quantized=%d after an update from %d", vb.kq != NULL,
+              pos - T);
+        if (!vb.kq) continue;
+        CHECK(va.n_order == vb.n_order, "orders differ");
+        for (int j = 0; j < va.n_order && j < vb.n_order; j++) {
+            int sa = va.order ? va.order[j] : j, sb = vb.order ? vb.order[j] : j;
+            CHECK(va.pos[sa] == vb.pos[sb], "positions differ");
+            CHECK(memcmp(va.k + (size_t)sa * va.k_row_bytes, vb.k + (size_t)sb * vb.k_row_bytes, va.k_row_bytes) == 0 &&
+                      memcmp(va.v + (size_t)sa * va.v_row_bytes, vb.v + (size_t)sb * vb.v_row_bytes, va.v_row_bytes) == 0,
+                  "%s %s: converted row of position %d differs from the row quantized on arrival",
+                  kind ? "rotating" : "plain", quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", va.pos[sa]);
+        }
+    }
+    CHECK(steno_kv_bytes_per_token(ca) == steno_kv_quant_bytes_per_token(&a), "bytes per token %zu vs %zu",
+          steno_kv_bytes_per_token(ca), steno_kv_quant_bytes_per_token(&a));
+    CHECK(steno_kv_bytes_per_token(ca) < (size_t)(2 * ROW * 2), "quantized rows are not smaller than f16");
+    ca->ops->reset(ca);
+    CHECK(!steno_kv_is_quantized(ca) || a.quant_start == 0, "reset");
+    cb->ops->reset(cb);
+    CHECK(!steno_kv_is_quantized(cb) && steno_kv_bytes_per_token(cb) == (size_t)2 * ROW * 2,
+          "reset did not return to f16 rows");
+    steno_kv_view vb;
+    CHECK(steno_kv_update_and_fetch(cb, k, v, 2, &vb) == STENO_OK && vb.kq == NULL && steno_kv_offset(cb) == 2,
+          "after reset the cache holds f16 rows again");
+    printf("conversion %s %s k%d v%d: converted rows == rows quantized on arrival, across trims and the ring\n",
+           kind ? "rotating" : "plain", quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits);
+    free(k);
+    free(v);
+    steno_kv_free(ca);
+    steno_kv_free(cb);
+}
+
+static void quantized_runs(void) {
+    static const struct { int quant, kbits, vbits, group, hd; } q[] = {
+        {STENO_KV_Q_AFFINE, 8, 8, 32, 64}, {STENO_KV_Q_AFFINE, 4, 4, 64, 64}, {STENO_KV_Q_TURBO, 8, 4, 0, 32},
+        {STENO_KV_Q_TURBO, 8, 3, 0, 64}, {STENO_KV_Q_TURBO, 4, 2, 0, 32}};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        HD = q[i].hd;
+        g_quant = q[i].quant;
+        g_kbits = q[i].kbits;
+        g_vbits = q[i].vbits;
+        g_group = q[i].group;
+        g_qstart = 0;
+        random_run(STENO_KV_PLAIN, STENO_T_F16, 0, 0, 0, 150, 1);
+        random_run(STENO_KV_ROTATING, STENO_T_F16, 8, 3, 2, 300, 1);
+        random_run(STENO_KV_ROTATING, STENO_T_F32, 6, 0, 4, 300, 0);
+        g_qstart = 7; /* conversion in the middle of the run */
+        random_run(STENO_KV_ROTATING, STENO_T_F16, 5, 1, 1, 200, 1);
+        random_run(STENO_KV_PLAIN, STENO_T_F32, 0, 0, 0, 100, 1);
+        conversion_exactness(STENO_KV_PLAIN, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
+        conversion_exactness(STENO_KV_ROTATING, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
+    }
+    /* bad quantization parameters are refused with the reason */
+    HD = 48;
+    steno_kv_params bad = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 0, 0, STENO_KV_Q_TURBO, 8, 3, 0, 0};
+    steno_kv_cache *c;
+    CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "head_dim"), "head_dim 48: %s",
+          steno_errmsg());
+    HD = 64;
+    bad.head_dim_k = bad.head_dim_v = 64;
+    bad.quant = STENO_KV_Q_AFFINE;
+    bad.k_bits = bad.v_bits = 3;
+    bad.group = 64;
+    CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "4 or 8 bits"), "3-bit affine: %s",
+          steno_errmsg());
+    HD = 4;
+    g_quant = 0;
+}
+
 int main(void) {
+    quantized_runs();
     deterministic_rollback();
     random_run(STENO_KV_PLAIN, STENO_T_F32, 0, 0, 0, 300, 1);
     random_run(STENO_KV_PLAIN, STENO_T_F16, 0, 0, 0, 200, 1);

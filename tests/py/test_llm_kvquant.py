@@ -1,0 +1,136 @@
+"""test_llm_kvquant.py — quantized KV caches on a real model: quality against the plain cache, the
+CLI flags and their errors. Cheap: SmolLM2 over the first 96 tokens (48 under ASan) of
+tests/fixtures/llm/devils_dictionary.txt (public domain; README beside it).
+
+Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV caches"):
+  * `steno perplexity --kinds q8,tq4` scores the text with the plain cache and each kind in one run;
+    the plain-vs-plain noise floor is measured in the same test (a plain f32 cache scored against
+    the plain f16 one: SmolLM2 Q4_1 with llama.cpp's q8 activation rounding turns one-ulp
+    differences into top-1 flips at near-ties, so "agreement with plain" cannot reach 100 % even
+    for a MORE precise cache). q8 must be as close to plain as that floor:
+      top-1 agreement >= floor − 2 points and >= 92 %, mean KL <= 3 × floor + 0.002,
+      |ppl / ppl_plain − 1| <= 3 %;
+    tq4: |Δppl| <= 6 %, mean KL <= 0.05; bytes per token exactly the formula of kernels/kvquant.h
+    (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g64 = 12 240, tq4 = 9 360, plain f16 = 23 040).
+  * `steno generate --kv q8 --temp 0` runs, and its stderr stats line reports "kv q8: 12240
+    bytes/token (plain 23040)"; `--kv-quant-start` keeps the first tokens plain (same greedy start).
+  * usage errors (exit 2, one line): --kv bogus, --kv-group 48, --kv-key-bits 5.
+  * a model whose head_dim does not suit the codec (stories260K: head_dim 8) → exit 1, one line.
+The model comes from scripts/fetch_llm_models.sh; a missing model is a FAILURE.
+Standard library only; prints PASS/FAIL per case and "N passed, N failed" last.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import steno_eval as se  # noqa: E402
+
+STENO = se.steno_bin()
+TEXT = se.fixtures_dir("llm", "devils_dictionary.txt")
+SHARED = os.environ.get("STENO_SHARED") or os.path.join(os.path.dirname(se.source_dir()), "shared")
+STORIES = os.path.join(SHARED, "models", "stories260K", "stories260K.bin")
+TOKENS = "48" if os.environ.get("STENO_SANITIZE") == "1" else "96"  # ASan: a shorter span
+results = []
+
+
+class CaseFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise CaseFailure(msg)
+
+
+def run(args, timeout=600):
+    p = subprocess.run([STENO] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    check(p.returncode >= 0, "killed by signal %d; stderr: %s" % (-p.returncode, err[-2000:]))
+    for mark in ("AddressSanitizer", "LeakSanitizer", "runtime error:"):
+        check(mark not in err, "sanitizer report:\n" + err[-4000:])
+    return p.returncode, out, err
+
+
+def case(fn):
+    try:
+        fn()
+        results.append(True)
+        print("PASS %s" % fn.__name__, flush=True)
+    except (CaseFailure, OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
+        results.append(False)
+        print("FAIL %s: %s" % (fn.__name__, e), flush=True)
+    return fn
+
+
+def perplexity(*extra):
+    rc, out, err = run(["perplexity", "-m", "smollm2", "-f", TEXT, "--max-tokens", TOKENS, "-t", "2"] + list(extra))
+    check(rc == 0, "steno perplexity %s: exit %d: %s" % (" ".join(extra), rc, err.strip()[-500:]))
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+@case
+def quality_vs_plain():
+    floor = perplexity("--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16")[0]
+    rows = {r["kv"]: r for r in perplexity("--kinds", "q8,tq4")}
+    print("  floor (f32 vs f16 plain): top-1 %.3f, KL %.5f, ppl %.3f vs %.3f" %
+          (floor["top1_agree"], floor["kl_mean"], floor["ppl"], floor["ppl_plain"]))
+    for k in ("q8", "tq4"):
+        r = rows[k]
+        print("  %s: top-1 %.3f, KL %.5f, ppl %.3f vs %.3f, %d bytes/token (plain %d)" %
+              (k, r["top1_agree"], r["kl_mean"], r["ppl"], r["ppl_plain"], r["bytes_per_token"],
+               r["bytes_per_token_plain"]))
+        check(r["scored"] == int(TOKENS) - 1, "%s scored %d positions" % (k, r["scored"]))
+        check(r["bytes_per_token_plain"] == 23040, "plain bytes per token %d" % r["bytes_per_token_plain"])
+    q8, tq4 = rows["q8"], rows["tq4"]
+    check(q8["bytes_per_token"] == 12240, "q8 bytes per token %d, want 12240" % q8["bytes_per_token"])
+    check(tq4["bytes_per_token"] == 9360, "tq4 bytes per token %d, want 9360" % tq4["bytes_per_token"])
+    check(q8["top1_agree"] >= max(0.92, floor["top1_agree"] - 0.02),
+          "q8 top-1 agreement %.3f below the f32-vs-f16 floor %.3f - 2 points" % (q8["top1_agree"], floor["top1_agree"]))
+    check(q8["kl_mean"] <= 3 * floor["kl_mean"] + 0.002,
+          "q8 mean KL %.5f vs floor %.5f" % (q8["kl_mean"], floor["kl_mean"]))
+    check(abs(q8["ppl"] / q8["ppl_plain"] - 1) <= 0.03, "q8 perplexity %.3f vs %.3f" % (q8["ppl"], q8["ppl_plain"]))
+    check(abs(tq4["ppl"] / tq4["ppl_plain"] - 1) <= 0.06, "tq4 perplexity %.3f vs %.3f" % (tq4["ppl"], tq4["ppl_plain"]))
+    check(tq4["kl_mean"] <= 0.05, "tq4 mean KL %.5f" % tq4["kl_mean"])
+
+
+@case
+def generate_reports_bytes_per_token():
+    rc, out, err = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
+                        "--kv", "q8", "-t", "2"])
+    check(rc == 0, "exit %d: %s" % (rc, err.strip()[-300:]))
+    check("kv q8: 12240 bytes/token (plain 23040)" in err, "stats line: %r" % err.strip())
+    check(len(out.strip()) > 0, "no text")
+    rc2, out2, err2 = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
+                           "--kv", "tq3", "--kv-quant-start", "1000", "-t", "2"])
+    rc3, out3, _ = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
+                        "-t", "2"])
+    check(rc2 == 0 and rc3 == 0, "exit %d/%d: %s" % (rc2, rc3, err2.strip()[-300:]))
+    check(out2 == out3, "--kv-quant-start beyond the text must leave the cache plain: %r vs %r" % (out2, out3))
+
+
+@case
+def usage_errors():
+    for args, what in ((["--kv", "bogus"], "--kv"), (["--kv-group", "48"], "--kv-group"),
+                       (["--kv-key-bits", "5"], "--kv-key-bits"), (["--kv-quant-start", "-1"], "--kv-quant-start")):
+        rc, out, err = run(["generate", "-m", "smollm2", "-p", "x", "-n", "1"] + args)
+        lines = [line for line in err.splitlines() if line.strip()]
+        check(rc == 2 and len(lines) == 1 and what in lines[0], "%s: exit %d, stderr %r" % (args, rc, err))
+    rc, out, err = run(["perplexity", "-m", "smollm2"])
+    check(rc == 2 and "no text" in err, "perplexity without -f: exit %d %r" % (rc, err))
+    rc, out, err = run(["perplexity", "-m", "smollm2", "-f", TEXT, "--kinds", "q8,zz"])
+    check(rc == 2 and "--kinds" in err, "bad --kinds: exit %d %r" % (rc, err))
+
+
+@case
+def unsuitable_head_dim():
+    rc, out, err = run(["generate", "-m", STORIES, "-p", "x", "-n", "1", "--kv", "tq4"])
+    lines = [line for line in err.splitlines() if line.strip()]
+    check(rc == 1 and len(lines) == 1 and "head_dim" in lines[0], "exit %d, stderr %r" % (rc, err))
+
+
+passed = sum(results)
+print("%d passed, %d failed" % (passed, len(results) - passed))
+sys.exit(0 if passed == len(results) else 1)
