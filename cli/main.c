@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "steno.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +26,21 @@ static void usage(FILE *f) {
           f);
 }
 
+static int dispatch(int argc, char **argv);
+
+/* A verb's output that could not be written (a full disk, a closed pipe, /dev/full) is a failure
+ * even when the verb itself succeeded: the caller must not take a truncated result for a whole one. */
 int main(int argc, char **argv) {
+    int rc = dispatch(argc, argv);
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "steno: stdout: write error: %s\n", errno ? strerror(errno) : "I/O error");
+        rc = 1;
+    }
+    return rc;
+}
+
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;

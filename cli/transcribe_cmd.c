@@ -581,8 +581,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
             if (!parse_optional_double(v, &o.no_speech_threshold, &o.no_no_speech))
                 FAIL_USAGE("--no-speech-threshold: expected a number or None, got '%s'", v);
         } else if (!strcmp(name, "threads")) {
-            if (!parse_int(v, &o.threads) || o.threads < 0)
-                FAIL_USAGE("--threads: expected an integer >= 0, got '%s'", v);
+            if (!parse_int(v, &o.threads) || o.threads < 0 || o.threads > 256)
+                FAIL_USAGE("--threads: expected an integer in 0..256 (0 = all cores), got '%s'", v);
         } else if (!strcmp(name, "path")) {
             if (!strcmp(v, "fast")) o.load.path = STENO_PATH_FAST;
             else if (!strcmp(v, "faithful")) o.load.path = STENO_PATH_FAITHFUL;

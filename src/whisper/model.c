@@ -187,6 +187,29 @@ static steno_status resolve_special(whisper_model *m, const char *dir) {
 
 steno_status whisper_model_load(const char *dir, whisper_model **out) { return whisper_model_load_ex(dir, 0, out); }
 
+/* config.json's token ids and alignment heads index the model's vocabulary and decoder: an id or
+ * a head outside them is a malformed file, not something to clamp. */
+static steno_status check_config(const whisper_model *m, const char *path) {
+    const whisper_config *c = &m->config;
+    const struct { const int *ids; int n; const char *name; } sets[] = {
+        {c->suppress_ids, c->n_suppress_ids, "suppress_ids"},
+        {c->suppress_ids_begin, c->n_suppress_ids_begin, "suppress_ids_begin"},
+        {c->lang_ids, c->n_lang_ids, "lang_ids"}};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
+        for (int i = 0; i < sets[k].n; i++)
+            if (sets[k].ids[i] < 0 || sets[k].ids[i] >= m->n_vocab)
+                return steno_fail(STENO_E_FORMAT, "%s: %s: token id %d is outside the vocabulary (0..%d)", path,
+                                  sets[k].name, sets[k].ids[i], m->n_vocab - 1);
+    for (int i = 0; i < c->n_alignment_heads; i++) {
+        const int l = c->alignment_heads[i][0], h = c->alignment_heads[i][1];
+        if (l < 0 || l >= m->n_text_layer || h < 0 || h >= m->n_text_head)
+            return steno_fail(STENO_E_FORMAT,
+                              "%s: alignment_heads: (%d, %d) is not a decoder head (%d layers of %d heads)", path, l, h,
+                              m->n_text_layer, m->n_text_head);
+    }
+    return STENO_OK;
+}
+
 steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out) {
     *out = NULL;
     char path[4096];
@@ -249,6 +272,7 @@ steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_mod
 
     snprintf(path, sizeof path, "%s/config.json", dir);
     if ((st = whisper_config_load(path, &m->config)) != STENO_OK) goto fail;
+    if ((st = check_config(m, path)) != STENO_OK) goto fail;
     if ((st = steno_tokenizer_load(dir, &m->tokenizer)) != STENO_OK) goto fail;
     if (steno_tokenizer_n_vocab(m->tokenizer) != m->n_vocab) {
         st = steno_fail(STENO_E_FORMAT, "%s: vocabulary has %d tokens but model.bin has %d", dir,

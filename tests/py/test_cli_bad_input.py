@@ -423,6 +423,19 @@ def config_json_not_json():
 
 
 @case
+def config_json_ids_outside_the_model():
+    with open(os.path.join(MODEL, "config.json")) as f:
+        real = json.load(f)
+    for key, value, names in [("suppress_ids", real["suppress_ids"] + [99999999], ["config.json", "suppress_ids"]),
+                              ("suppress_ids_begin", [-5], ["config.json", "suppress_ids_begin"]),
+                              ("alignment_heads", [[99, 99]], ["config.json", "alignment_heads"]),
+                              ("alignment_heads", [[3, 6]], ["config.json", "alignment_heads"])]:
+        cfg = dict(real)
+        cfg[key] = value
+        expect_model_error(model_copy("cfg_" + key, real_model_bin(), json.dumps(cfg)), names)
+
+
+@case
 def named_model_not_installed():
     env = dict(os.environ)
     env["STENO_MODELS_DIR"] = tmp_path("no_models", "x").rsplit("/", 1)[0]
@@ -456,6 +469,7 @@ def usage_errors_exit_2():
         ["transcribe", "--model", MODEL, "--language", "de", JFK],  # English-only model
         ["transcribe", "--audio-ctx", "2000", JFK],             # more than n_audio_ctx
         ["transcribe", "--audio-ctx", "-1", JFK],
+        ["transcribe", "--threads", "100000", JFK],
         ["transcribe", "--task", "summarize", JFK],
         ["transcribe", "--detect-language=yes", JFK],          # a flag takes no value
         ["transcribe", "--model", MODEL, "--task", "translate", JFK],  # needs multilingual

@@ -178,6 +178,16 @@ def context_full_is_reported():
 
 
 @case
+def write_error_is_a_failure():
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([STENO, "generate", "-m", os.path.join(STORIES, "stories260K.bin"), "-p", "Lily", "-n", "40",
+                            "--temp", "0"], stdout=full, stderr=subprocess.PIPE, timeout=300)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1, "generate into /dev/full: exit %d, want 1: %r" % (p.returncode, err))
+    check("write error" in err, "no write error on stderr: %r" % err)
+
+
+@case
 def bad_inputs():
     expect_error(["generate", "-m", os.path.join(TMP, "missing.gguf"), "-p", "x"], 1, "missing.gguf")
     p = os.path.join(TMP, "badmagic.gguf")
