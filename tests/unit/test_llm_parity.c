@@ -41,32 +41,7 @@
 #define TOLERANCE_PORTABLE 1.5
 static double TOLERANCE = TOLERANCE_EXACT;
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
+#include "test_util.h"
 
 static int argmax(const float *x, int n) {
     int b = 0;
@@ -172,7 +147,7 @@ static void run_case(steno_llm *m, const cJSON *cs, int max_steps, const char *m
 static void run_model(const char *src, const char *model) {
     char fx[4200];
     snprintf(fx, sizeof fx, "%s/tests/fixtures/llm/%s_llamacpp.json", src, model);
-    char *json = read_file(fx);
+    char *json = test_read_all(fx);
     CHECK(json != NULL, "fixture %s is missing", fx);
     if (!json) return;
     cJSON *root = cJSON_Parse(json);
@@ -183,14 +158,14 @@ static void run_model(const char *src, const char *model) {
     if (steno_llm_resolve(model, path, sizeof path) != STENO_OK) {
         fprintf(stderr, "FAIL: %s (the test script fetches it: bash scripts/fetch_llm_models.sh %s)\n", steno_errmsg(),
                 model);
-        g_fail++;
+        g_failures++;
         cJSON_Delete(root);
         return;
     }
     steno_llm *m;
     if (steno_llm_load(path, NULL, &m) != STENO_OK) {
         fprintf(stderr, "FAIL: %s\n", steno_errmsg());
-        g_fail++;
+        g_failures++;
         cJSON_Delete(root);
         return;
     }
@@ -220,7 +195,7 @@ static void run_model(const char *src, const char *model) {
             fprintf(stderr, " | llama.cpp");
             for (int k = 0; k < nr; k++) fprintf(stderr, " %d", ref[k]);
             fputc('\n', stderr);
-            g_fail++;
+            g_failures++;
         }
         free(t);
         free(ref);
@@ -246,8 +221,8 @@ int main(int argc, char **argv) {
         run_model(src, "smollm2");
         run_model(src, "gemma3");
     }
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (g_failures) {
+        fprintf(stderr, "%d check(s) failed\n", g_failures);
         return 1;
     }
     printf("all passed\n");

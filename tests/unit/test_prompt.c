@@ -17,22 +17,6 @@
 #include "whisper/logit_filters.h"
 #include "whisper/prompt.h"
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
-
 static int *int_array(const cJSON *a, int *n) {
     *n = cJSON_GetArraySize(a);
     int *v = malloc(sizeof(int) * (size_t)(*n ? *n : 1));
@@ -197,7 +181,7 @@ int main(void) {
     const char *src = getenv("STENO_SOURCE");
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/fixtures/oracle_options/prompts.json", src && *src ? src : ".");
-    char *text = read_all(path);
+    char *text = test_read_all(path);
     if (!text) {
         fprintf(stderr, "FAIL: cannot read %s (run tools/oracle_options.py)\n", path);
         return 1;

@@ -21,22 +21,6 @@
 
 static const char *g_model_dir; /* test_model_dir() */
 
-static char *read_all(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
-
 static void write_file(const char *path, const char *data) {
     FILE *f = fopen(path, "wb");
     if (!f) {
@@ -138,7 +122,7 @@ static void test_encode_fixture(const steno_tokenizer *t) {
         if (slash) snprintf(slash, sizeof path - (size_t)(slash - path), "/../fixtures/tokenizer/encode.json");
         else snprintf(path, sizeof path, "tests/fixtures/tokenizer/encode.json");
     }
-    char *text = read_all(path);
+    char *text = test_read_all(path);
     CHECK(text != NULL, "cannot read %s (set STENO_SOURCE)", path);
     if (!text) return;
     cJSON *root = cJSON_Parse(text);

@@ -42,6 +42,23 @@ static inline const char *test_shared_dir(void) {
     return e && *e ? e : "../shared";
 }
 
+/** The whole file at path, NUL-terminated (malloc'd; the caller frees), or NULL. */
+static inline char *test_read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
 static inline int test_summary(const char *name) {
     printf("%s: %d passed, %d failed\n", name, g_checks - g_failures, g_failures);
     return g_failures ? 1 : 0;
