@@ -22,8 +22,8 @@ fi
 srcs=(
   src/formats/gguf.c src/formats/llama2c.c
   src/kernels/quant.c src/kernels/quant_avx2.c src/kernels/matmul.c src/kernels/attention.c src/kernels/ops.c
-  src/kernels/ggml_simd.c src/llm/*.c
-  src/text/llm_vocab.c src/text/spm.c src/text/bpe_gguf.c src/text/chat_template.c
+  src/kernels/ggml_simd.c src/kernels/attention_q.c src/kernels/kvquant.c src/llm/*.c
+  src/text/llm_vocab.c src/text/spm.c src/text/bpe_gguf.c src/text/bigram_heap.c src/text/chat_template.c
   src/core/error.c src/core/threadpool.c
 )
 echo "fuzz_smoke: building $work/fuzz_gguf"
