@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "audio/mel.h"
 #include "test_util.h"
+#include "test_whisper.h"
 #include "whisper/fast.h"
 
 static volatile int g_counting;
@@ -132,15 +132,8 @@ int main(void) {
         fprintf(stderr, "FAIL: %s\n", steno_errmsg());
         return 1;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/audio/jfk.wav", test_shared_dir());
-    float *samples;
-    size_t n;
-    steno_mel mel;
-    CHECK(steno_audio_load(path, &samples, &n) == STENO_OK, "%s", steno_errmsg());
-    CHECK(steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel) == STENO_OK, "mel");
-    float *window = calloc((size_t)m->n_mels * 3000, sizeof(float));
-    for (int c = 0; c < m->n_mels; c++) memcpy(window + c * 3000, mel.data + (size_t)c * mel.n_frames, 3000 * 4);
+    float *window = test_jfk_window(m);
+    if (!window) return test_summary("test_fast_alloc");
 
     float *a = malloc(sizeof(float) * m->n_vocab), *b = malloc(sizeof(float) * m->n_vocab);
     float *c = malloc(sizeof(float) * m->n_vocab);
@@ -163,8 +156,7 @@ int main(void) {
     CHECK(memcmp(ra, rb, sizeof(float) * m->n_vocab * 4) == 0, "1 and 2 threads gave different row logits");
     free(ra), free(rb);
 
-    free(a), free(b), free(c), free(window), free(samples);
-    steno_mel_free(&mel);
+    free(a), free(b), free(c), free(window);
     whisper_model_free(m);
     return test_summary("test_fast_alloc");
 }

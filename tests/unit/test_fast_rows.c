@@ -13,9 +13,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "audio/mel.h"
 #include "core/error.h"
 #include "test_util.h"
+#include "test_whisper.h"
 #include "whisper/fast.h"
 #include "whisper/forward.h"
 
@@ -145,15 +145,8 @@ int main(void) {
         fprintf(stderr, "FAIL: %s\n", steno_errmsg());
         return 1;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/audio/jfk.wav", test_shared_dir());
-    float *samples;
-    size_t n;
-    steno_mel mel;
-    CHECK(steno_audio_load(path, &samples, &n) == STENO_OK, "%s", steno_errmsg());
-    CHECK(steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel) == STENO_OK, "mel");
-    float *window = calloc((size_t)m->n_mels * 3000, sizeof(float));
-    for (int c = 0; c < m->n_mels; c++) memcpy(window + c * 3000, mel.data + (size_t)c * mel.n_frames, 3000 * 4);
+    float *window = test_jfk_window(m);
+    if (!window) return test_summary("test_fast_rows");
     const int V = m->n_vocab, sot = m->special.sot, n_text = m->special.eot;
     float *xa = malloc(sizeof(float) * m->n_audio_ctx * m->n_audio_state);
     float *logits = malloc(sizeof(float) * (size_t)V * ROWS), *ref = malloc(sizeof(float) * V);
@@ -194,8 +187,7 @@ int main(void) {
     whisper_decoder_free(&r4);
     whisper_decoder_free(&r1);
 
-    free(xa), free(logits), free(ref), free(window), free(samples);
-    steno_mel_free(&mel);
+    free(xa), free(logits), free(ref), free(window);
     whisper_model_free(m);
     return test_summary("test_fast_rows");
 }
