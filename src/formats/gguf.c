@@ -221,8 +221,11 @@ static steno_status parse(gguf_file *f) {
             if (kv->type != GGUF_TYPE_UINT32)
                 return steno_fail(STENO_E_FORMAT, "%s: general.alignment has type %s, expected u32",
                                   f->name, gguf_type_name(kv->type));
-            if (kv->u64 == 0 || (kv->u64 & (kv->u64 - 1)) != 0 || kv->u64 > (1u << 20))
-                return steno_fail(STENO_E_FORMAT, "%s: general.alignment %llu is not a power of two (<= 1 MiB)",
+            /* The GGUF spec (ggml docs/gguf.md) requires a multiple of 8; a smaller one would leave the
+             * fp16 fields of quantized blocks misaligned. */
+            if (kv->u64 < 8 || (kv->u64 & (kv->u64 - 1)) != 0 || kv->u64 > (1u << 20))
+                return steno_fail(STENO_E_FORMAT,
+                                  "%s: general.alignment %llu is not a power of two in [8, 1 MiB]",
                                   f->name, (unsigned long long)kv->u64);
             f->alignment = (size_t)kv->u64;
         }

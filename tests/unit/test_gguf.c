@@ -414,6 +414,13 @@ static void test_broken(void) {
     d = build_gguf(&o);
     expect_fail_file(d.p, d.n, "alignment 24", "alignment", NULL);
     free(d.p);
+    for (int a = 1; a <= 4; a *= 2) { /* powers of two below the spec's minimum of 8 */
+        o = DEFAULT_OPTS;
+        o.alignment = a;
+        d = build_gguf(&o);
+        expect_fail_file(d.p, d.n, "alignment below 8", "alignment", NULL);
+        free(d.p);
+    }
     o = DEFAULT_OPTS;
     o.alignment = 64;
     d = build_gguf(&o);
