@@ -736,6 +736,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
             return 2;
         }
         lang = "en"; /* auto on an English-only model */
+    } else if (lang && !steno_whisper_has_language(w, lang)) { /* e.g. yue on a model before large-v3 */
+        fprintf(stderr, "steno: --language %s: not a language of model %s\n", o.language, o.model);
+        steno_whisper_free(w);
+        FREE_ALL();
+        return 2;
     }
 
     run_state rs = {0};

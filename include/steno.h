@@ -94,6 +94,8 @@ void steno_whisper_free(steno_whisper *w);
 
 /** True (1) for multilingual checkpoints, 0 for English-only (.en) ones. */
 int steno_whisper_is_multilingual(const steno_whisper *w);
+/** 1 when the model has a language token <|code|> (multilingual models; "en" for every model). */
+int steno_whisper_has_language(const steno_whisper *w, const char *code);
 
 /** The vocabulary size (51864 for tiny.en): valid token ids are 0 .. n_vocab − 1. */
 int steno_whisper_n_vocab(const steno_whisper *w);

@@ -93,6 +93,10 @@ void steno_whisper_free(steno_whisper *w) {
 }
 
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
+int steno_whisper_has_language(const steno_whisper *w, const char *code) {
+    if (!w->model->multilingual) return strcmp(code, "en") == 0;
+    return whisper_language_token(w->model, code) >= 0;
+}
 
 int steno_whisper_n_vocab(const steno_whisper *w) { return w->model->n_vocab; }
 void whisper_handle_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {

@@ -474,6 +474,7 @@ def usage_errors_exit_2():
         ["transcribe", "--detect-language=yes", JFK],          # a flag takes no value
         ["transcribe", "--model", MODEL, "--task", "translate", JFK],  # needs multilingual
         ["transcribe", "--model", MODEL, "--detect-language", JFK],    # needs multilingual
+        ["transcribe", "--model", "base", "--language", "yue", JFK],   # no <|yue|> before large-v3
     ]
     for args in bad:
         rc, out, err, ctx = run(args)
