@@ -11,6 +11,7 @@ greedily with each context in turn (so a busy machine slows all of them alike).
 
 Usage:
   python3 bench/kv_quant_bench.py --steno build/steno --threads 1 --out /tmp/kvq      # runs, then prints
+  python3 bench/kv_quant_bench.py ... --only smollm2_2k gemma3_2k                     # some runs
   python3 bench/kv_quant_bench.py --from /tmp/kvq                                     # prints only
 Writes OUT/<run>.jsonl (one JSON object per kind) and prints the markdown tables of
 docs/PERFORMANCE.md.
@@ -25,14 +26,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TEXT = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "llm", "devils_dictionary.txt")
 KINDS = "q8,q4,tq4,tq3,tq2"
 
+F32 = ["--compute", "f32", "--ref-kv-type", "f32"]  # evaluation precision, against a plain f32 cache
 RUNS = [
-    # name, model, extra args
+    # name, model, extra args (every quantized kind with steno's default 4 attention sinks)
     ("smollm2_2k", "smollm2", ["--kinds", KINDS, "--decode", "32"]),
     ("gemma3_2k", "gemma3", ["--kinds", KINDS, "--decode", "32"]),
-    ("gemma3_1k", "gemma3", ["--max-tokens", "1024", "--kinds", KINDS, "--decode", "32"]),
     ("smollm2_4k", "smollm2", ["--repeat", "2", "--max-tokens", "4096", "--kinds", "q8,tq3", "--decode", "64"]),
     ("smollm2_floor", "smollm2", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "256"]),
     ("gemma3_floor", "gemma3", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "256"]),
+    ("smollm2_2k_f32", "smollm2", ["--kinds", KINDS] + F32),
+    ("gemma3_2k_f32", "gemma3", ["--kinds", KINDS] + F32),
+    ("smollm2_2k_f32_nosink", "smollm2", ["--kinds", "q8,tq4", "--kv-sink", "0"] + F32),
+    ("gemma3_2k_f32_nosink", "gemma3", ["--kinds", "q8", "--kv-sink", "0"] + F32),
+    ("smollm2_floor_f32", "smollm2", ["--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16",
+                                      "--max-tokens", "256"]),
+    ("gemma3_floor_f32", "gemma3", ["--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16",
+                                    "--max-tokens", "256"]),
 ]
 
 
@@ -60,37 +69,44 @@ def load(out, name):
 
 def table(out):
     lines = []
-    for name in ("smollm2_2k", "gemma3_2k", "gemma3_1k", "smollm2_4k"):
+    for name in ("smollm2_2k", "gemma3_2k", "smollm2_4k", "smollm2_2k_f32", "gemma3_2k_f32", "smollm2_2k_f32_nosink",
+                 "gemma3_2k_f32_nosink"):
         rows = load(out, name)
         if not rows:
             continue
         r0 = rows[0]
         lines.append("")
-        lines.append("**%s**, %d tokens (%d scored), decode of %d tokens after them:" %
-                     (r0["model"], r0["tokens"], r0["scored"], r0["decode_tokens"]))
+        lines.append("**%s**, %d tokens (%d scored), compute %s, %d attention sinks, reference plain %s cache%s:" %
+                     (r0["model"], r0["tokens"], r0["scored"], r0["compute"], r0["kv_sink"],
+                      "f32" if "_f32" in name else "f16",
+                      ", decode of %d tokens after them" % r0["decode_tokens"] if r0["decode_tokens"] else ""))
         lines.append("")
-        lines.append("| KV cache | bytes/token | vs plain | perplexity | Δppl | mean KL (nats) | max KL | top-1 agree | "
-                     "decode tok/s | plain decode tok/s (same run) |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|")
-        lines.append("| plain (f16) | %d | 1.00 | %.3f | | | | | | %.2f |" %
-                     (r0["bytes_per_token_plain"], r0["ppl_plain"], r0["decode_tok_s_plain"]))
+        lines.append("| KV cache | bytes/token | vs ref | perplexity | Δppl | mean KL (nats) | max KL | top-1 agree | "
+                     "flip margin mean / max (nats) | decode tok/s | plain decode tok/s (same run) |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("| plain | %d | 1.00 | %.3f | | | | | | | %s |" %
+                     (r0["bytes_per_token_plain"], r0["ppl_plain"],
+                      "%.2f" % r0["decode_tok_s_plain"] if r0["decode_tokens"] else ""))
         for r in rows:
-            lines.append("| %s | %d | %.2f | %.3f | %+.2f%% | %.4f | %.3f | %.1f%% | %.2f | %.2f |" % (
+            lines.append("| %s | %d | %.2f | %.3f | %+.2f%% | %.5f | %.3f | %.1f%% | %.3f / %.3f | %s | %s |" % (
                 r["kv"], r["bytes_per_token"], r["bytes_per_token"] / r["bytes_per_token_plain"], r["ppl"],
                 100 * (r["ppl"] / r["ppl_plain"] - 1), r["kl_mean"], r["kl_max"], 100 * r["top1_agree"],
-                r["decode_tok_s"], r["decode_tok_s_plain"]))
-    floors = [(n, load(out, n)) for n in ("smollm2_floor", "gemma3_floor")]
+                r["flip_margin_mean"], r["flip_margin_max"],
+                "%.2f" % r["decode_tok_s"] if r["decode_tokens"] else "",
+                "%.2f" % r["decode_tok_s_plain"] if r["decode_tokens"] else ""))
+    floors = [(n, load(out, n)) for n in ("smollm2_floor", "gemma3_floor", "smollm2_floor_f32", "gemma3_floor_f32")]
     floors = [(n, r[0]) for n, r in floors if r]
     if floors:
         lines.append("")
         lines.append("Noise floor — a plain **f32** cache (more precise than the f16 reference) scored against the "
                      "plain f16 cache:")
         lines.append("")
-        lines.append("| model | tokens | perplexity f32 / f16 | mean KL (nats) | max KL | top-1 agree |")
-        lines.append("|---|---|---|---|---|---|")
+        lines.append("| model | compute | tokens | perplexity f32 / f16 | mean KL (nats) | max KL | top-1 agree |")
+        lines.append("|---|---|---|---|---|---|---|")
         for n, r in floors:
-            lines.append("| %s | %d | %.3f / %.3f | %.4f | %.3f | %.1f%% |" % (
-                r["model"], r["tokens"], r["ppl"], r["ppl_plain"], r["kl_mean"], r["kl_max"], 100 * r["top1_agree"]))
+            lines.append("| %s | %s | %d | %.3f / %.3f | %.6f | %.4f | %.1f%% |" % (
+                r["model"], r["compute"], r["tokens"], r["ppl"], r["ppl_plain"], r["kl_mean"], r["kl_max"],
+                100 * r["top1_agree"]))
     print("\n".join(lines))
 
 

@@ -68,6 +68,10 @@ static void llm_cli_common_usage(FILE *f) {
           "      --kv-group 32|64     q8/q4 group size (default 64)\n"
           "      --kv-quant-start N   keep the first N tokens unquantized, then convert (default 0)\n"
           "      --kv-key-bits 8|4    tq*: key bits (default 8)\n"
+          "      --kv-sink N          q8..tq2: the first N tokens also kept unquantized, read by attention\n"
+          "                           (attention sinks; default 4, 0 = as mlx-lm)\n"
+          "      --compute ggml|f32   arithmetic: llama.cpp's (q8 activations, default) or f32 evaluation\n"
+          "                           precision (dequantized weights, f32 activations; docs/LLM.md)\n"
           "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):\n"
           "  -n, --n-predict N        tokens to generate (default: until end of text / context)\n"
           "      --temp T             temperature; 0 = greedy (default 0.8)\n"
@@ -189,6 +193,17 @@ static int llm_cli_parse_common(llm_cli_opts *o, int argc, char **argv, int *i, 
         if (!v) return -1;
         if (!parse_int(v, 4, 8, &iv) || (iv != 4 && iv != 8)) BAD("4 or 8");
         o->ctx.kv_key_bits = (int)iv;
+    } else if (IS("--kv-sink")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        if (!parse_int(v, 0, 4096, &iv)) BAD("0..4096");
+        o->ctx.kv_sink = (int)iv;
+    } else if (IS("--compute")) {
+        const char *v = VAL();
+        if (!v) return -1;
+        if (strcmp(v, "ggml") == 0) o->ctx.compute = STENO_LLM_COMPUTE_GGML;
+        else if (strcmp(v, "f32") == 0) o->ctx.compute = STENO_LLM_COMPUTE_F32;
+        else BAD("ggml or f32");
     } else if (IS("-n") || IS("--n-predict")) {
         const char *v = VAL();
         if (!v) return -1;

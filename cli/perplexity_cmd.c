@@ -10,6 +10,9 @@
  *   ppl        exp(mean −log p(token t+1)) of each context,
  *   kl_mean    mean over positions of KL(P_plain ‖ P_test), natural log (nats),
  *   top1_agree fraction of positions where both contexts' argmax agree,
+ *   flip_margin_mean/max  at the positions where they differ, how much less likely the test's
+ *              choice is than the reference's own under the reference (log p_ref(ref's top-1) −
+ *              log p_ref(test's top-1), nats): small values mean the flips are near-ties,
  *   bytes_per_token of each context's KV cache (all layers),
  * and with --decode D, greedy decoding of D tokens after the text by both contexts, one step of
  * each in turn (so a busy machine slows both alike), with tokens/s of each. Output: one JSON
@@ -156,7 +159,7 @@ typedef struct {
     steno_llm_ctx *ctx;
     int kind;
     float *logits; /* [B][V] */
-    double nll, kl, kl_max, t_eval, t_dec;
+    double nll, kl, kl_max, t_eval, t_dec, flip_sum, flip_max;
     long agree, dec_agree;
     int tok;
 } test_ctx;
@@ -270,6 +273,11 @@ int steno_cmd_perplexity(int argc, char **argv) {
                 tc[i].kl += k;
                 if (k > tc[i].kl_max) tc[i].kl_max = k;
                 tc[i].agree += ar == at;
+                if (ar != at) {
+                    const double mgn = yr[ar] - yr[at];
+                    tc[i].flip_sum += mgn;
+                    if (mgn > tc[i].flip_max) tc[i].flip_max = mgn;
+                }
             }
             scored++;
         }
@@ -301,13 +309,16 @@ int steno_cmd_perplexity(int argc, char **argv) {
         size_t bpt_t;
         steno_llm_kv_usage(tc[i].ctx, &bpt_t, NULL);
         printf("{\"model\": \"%s\", \"kv\": \"%s\", \"kv_group\": %d, \"kv_key_bits\": %d, \"kv_quant_start\": %d, "
-               "\"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, "
-               "\"kl_max\": %.6f, \"top1_agree\": %.6f, \"bytes_per_token\": %zu, \"bytes_per_token_plain\": %zu, "
+               "\"kv_sink\": %d, \"compute\": \"%s\", \"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, "
+               "\"kl_max\": %.6f, \"top1_agree\": %.6f, \"flip_margin_mean\": %.6f, \"flip_margin_max\": %.6f, "
+               "\"bytes_per_token\": %zu, \"bytes_per_token_plain\": %zu, "
                "\"eval_seconds\": %.3f, \"eval_seconds_plain\": %.3f, \"decode_tokens\": %ld, \"decode_context\": %ld, "
                "\"decode_tok_s\": %.3f, \"decode_tok_s_plain\": %.3f, \"decode_agree\": %ld}\n",
-               info.name ? info.name : "", KV_NAMES[tc[i].kind], cp.kv_group, cp.kv_key_bits, cp.kv_quant_start, n,
+               info.name ? info.name : "", KV_NAMES[tc[i].kind], cp.kv_group, cp.kv_key_bits, cp.kv_quant_start,
+               cp.kv_sink, cp.compute == STENO_LLM_COMPUTE_F32 ? "f32" : "ggml", n,
                scored, exp(tc[i].nll / scored), exp(nll_r / scored), tc[i].kl / scored, tc[i].kl_max,
-               (double)tc[i].agree / scored, bpt_t, bpt_r, tc[i].t_eval, t_eval_r, decoded, n,
+               (double)tc[i].agree / scored, scored > tc[i].agree ? tc[i].flip_sum / (double)(scored - tc[i].agree) : 0.0,
+               tc[i].flip_max, bpt_t, bpt_r, tc[i].t_eval, t_eval_r, decoded, n,
                tc[i].t_dec > 0 ? decoded / tc[i].t_dec : 0.0, dec_r > 0 ? decoded / dec_r : 0.0, tc[i].dec_agree);
     }
     fflush(stdout);

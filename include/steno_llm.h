@@ -107,6 +107,15 @@ typedef enum steno_kv_quant {
     STENO_KV_QUANT_TQ2 = 5
 } steno_kv_quant;
 
+/** Arithmetic of the forward pass. GGML (default): llama.cpp's CPU backend bit for bit — each
+ *  activation row quantized to the weight type's vec_dot type (q8_0/q8_1/q8_K/f16) before the
+ *  integer dot products, GELU from ggml's f16 table. F32: evaluation precision — weights
+ *  dequantized to f32 and multiplied with f32 activations (OpenBLAS sgemm), GELU's tanh form in f32
+ *  (no f16 table); about
+ *  as fast in prefill, slower in decode; used to measure what a KV cache kind costs without the
+ *  activation-rounding noise (`steno perplexity --compute f32`). */
+typedef enum steno_llm_compute { STENO_LLM_COMPUTE_GGML = 0, STENO_LLM_COMPUTE_F32 = 1 } steno_llm_compute;
+
 typedef struct steno_llm_ctx_params {
     int n_threads;     /* <= 0: all online CPUs */
     int n_ctx;         /* positions this context may hold; <= 0: the model's training context */
@@ -122,6 +131,9 @@ typedef struct steno_llm_ctx_params {
     int kv_group;      /* Q8/Q4 group size (default 64, as mlx-lm; 32 also) */
     int kv_quant_start;/* tokens held as kv_type rows before the caches convert (default 0) */
     int kv_key_bits;   /* TQ*: key bits, 8 (default) or 4 */
+    steno_llm_compute compute; /* GGML (default) or F32, see above */
+    int kv_sink;       /* quantized caches: leading positions kept unquantized beside their codes,
+                          the attention sinks (0..4096, default 4; 0 = mlx-lm's cache; llm/kvcache.h) */
 } steno_llm_ctx_params;
 
 steno_llm_ctx_params steno_llm_ctx_default_params(void);

@@ -21,14 +21,16 @@ fi
 # The LLM side of the library: formats, kernels, models, tokenizers (everything steno_llm_load uses).
 srcs=(
   src/formats/gguf.c src/formats/llama2c.c
-  src/kernels/quant.c src/kernels/quant_avx2.c src/kernels/matmul.c src/kernels/attention.c src/kernels/ops.c
+  src/kernels/quant.c src/kernels/quant_avx2.c src/kernels/matmul.c src/kernels/matmul_f32.c src/kernels/attention.c
+  src/kernels/ops.c
   src/kernels/ggml_simd.c src/kernels/attention_q.c src/kernels/kvquant.c src/llm/*.c
   src/text/llm_vocab.c src/text/spm.c src/text/bpe_gguf.c src/text/bigram_heap.c src/text/chat_template.c
   src/core/error.c src/core/threadpool.c
 )
 echo "fuzz_smoke: building $work/fuzz_gguf"
 "$cc" -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iinclude -Isrc fuzz/fuzz_gguf.c "${srcs[@]}" -lpcre2-8 -lm -lpthread -o "$work/fuzz_gguf"
+  -Iinclude -Isrc $(pkg-config --cflags openblas) fuzz/fuzz_gguf.c "${srcs[@]}" \
+  -lpcre2-8 $(pkg-config --libs openblas) -lm -lpthread -o "$work/fuzz_gguf"
 
 FUZZ_GGUF_SEED_DIR="$work/corpus" "$work/fuzz_gguf" -runs=0 "$work/corpus" >/dev/null 2>&1 || true
 echo "fuzz_smoke: fuzzing for ${seconds}s (corpus $work/corpus)"

@@ -41,6 +41,10 @@ typedef struct steno_kv_view {
     /* quantized caches (kernels/kvquant.h): the per-head formats of the k and v rows, else NULL
      * (then dtype applies) */
     const struct steno_kvq_fmt *kq, *vq;
+    /* quantized caches: positions < n_sink are read from these float rows instead of the codes
+     * ([n_sink][n_kv_head × head_dim]; values in TurboQuant's rotated domain); n_sink 0: none */
+    int n_sink;
+    const float *sink_k, *sink_v;
 } steno_kv_view;
 
 /** 1 if a key at position p is visible to the query at position q under view's rule. */

@@ -133,13 +133,15 @@ static inline __attribute__((always_inline)) void attnq_body(attnq_job *j, int i
         for (int i = c * CHUNK; i < i1; i++) {
             const int s = kv->order ? kv->order[i] : i;
             if (!steno_kv_visible(kv, kv->pos[s], qpos)) continue;
-            decode_head(kf, kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead, kbuf);
+            const float *kx = kbuf;
+            if (kv->pos[s] < kv->n_sink) kx = kv->sink_k + ((size_t)kv->pos[s] * ap->n_kv_head + kvh) * hk;
+            else decode_head(kf, kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead, kbuf);
             for (int a = 0; a < hpt; a++) {
                 const float *qh = qt + (size_t)(h0 + a) * hk;
                 /* eight partial sums (a vectorizable order; head_dim is a multiple of 32) */
                 float p8[8] = {0};
                 for (int e = 0; e < hk; e += 8)
-                    for (int l = 0; l < 8; l++) p8[l] += qh[e + l] * kbuf[e + l];
+                    for (int l = 0; l < 8; l++) p8[l] += qh[e + l] * kx[e + l];
                 const float d = ((p8[0] + p8[4]) + (p8[1] + p8[5])) + ((p8[2] + p8[6]) + (p8[3] + p8[7]));
                 const float sc = ap->llama2c ? d / ap->scale_div : d * ap->scale;
                 scores[(size_t)a * CHUNK + n] = sc;
@@ -162,9 +164,15 @@ static inline __attribute__((always_inline)) void attnq_body(attnq_job *j, int i
          * column blocks over those rows in registers */
         for (int i0 = 0; i0 < n; i0 += SUB) {
             const int m = n - i0 < SUB ? n - i0 : SUB;
-            for (int i = 0; i < m; i++)
-                decode_head(vf, kv->v + (size_t)slots[i0 + i] * kv->v_row_bytes + (size_t)kvh * vhead,
-                            vdec + (size_t)i * hv);
+            for (int i = 0; i < m; i++) {
+                const int ps = kv->pos[slots[i0 + i]];
+                if (ps < kv->n_sink)
+                    memcpy(vdec + (size_t)i * hv, kv->sink_v + ((size_t)ps * ap->n_kv_head + kvh) * hv,
+                           (size_t)hv * sizeof(float));
+                else
+                    decode_head(vf, kv->v + (size_t)slots[i0 + i] * kv->v_row_bytes + (size_t)kvh * vhead,
+                                vdec + (size_t)i * hv);
+            }
             for (int a = 0; a < hpt; a++) {
                 const float *pa = scores + (size_t)a * CHUNK + i0;
                 float *ac = part + (size_t)a * (hv + 2);

@@ -53,6 +53,15 @@ void steno_work_free(steno_work *w);
 int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
                  float *Y, int64_t ldy);
 
+/** Y = X · Wᵀ at evaluation precision: W's rows dequantized to float32 (64 at a time, per task)
+ *  and multiplied with the float32 activations by OpenBLAS sgemm — no activation quantization.
+ *  Not llama.cpp's arithmetic; used by the LLM contexts' STENO_LLM_COMPUTE_F32 mode to measure
+ *  what a cache kind costs without the q8 activation noise. The caller keeps OpenBLAS at one
+ *  thread (the pool runs the tasks). Same result for any thread count. Returns 0, or -1 when out
+ *  of memory or the type cannot be dequantized. */
+int steno_matmul_f32(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
+                     float *Y, int64_t ldy);
+
 /** Copies row r of W into dst as float32 (n_in values): the embedding lookup (ggml get_rows). */
 void steno_mat_row_f32(const steno_mat *W, int64_t r, float *dst);
 

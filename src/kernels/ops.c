@@ -68,6 +68,14 @@ void steno_swiglu(float *h, const float *g, const float *u, int n) {
     }
 }
 
+void steno_geglu(float *h, const float *g, const float *u, int n) {
+    const float c = 0.7978845608028654f; /* sqrt(2/pi) */
+    for (int i = 0; i < n; i++) {
+        const float x = g[i];
+        h[i] = 0.5f * x * (1.0f + tanhf(c * (x + 0.044715f * x * x * x))) * u[i];
+    }
+}
+
 void steno_geglu_ggml(float *h, const float *g, const float *u, int n) {
     for (int i = 0; i < n; i++) h[i] = steno_gelu_ggml(g[i]) * u[i];
 }

@@ -25,6 +25,8 @@ void steno_rope_llama2c(float *x, int dim, int head_size, int pos);
 /** h[i] = silu(g[i]) * u[i] (SwiGLU; float, as run.c; ggml's exact variant is
  *  kernels/ggml_simd.h steno_ggml_swiglu). */
 void steno_swiglu(float *h, const float *g, const float *u, int n);
+/** h[i] = gelu(g[i]) * u[i], GELU's tanh approximation in float (no table). */
+void steno_geglu(float *h, const float *g, const float *u, int n);
 /** h[i] = gelu(g[i]) * u[i] with ggml's fp16-table GELU (GeGLU, ggml_vec_geglu_f32). */
 void steno_geglu_ggml(float *h, const float *g, const float *u, int n);
 

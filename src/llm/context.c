@@ -28,6 +28,7 @@ steno_llm_ctx_params steno_llm_ctx_default_params(void) {
     p.kv_group = 64;
     p.kv_quant_start = 0;
     p.kv_key_bits = 8;
+    p.kv_sink = 4;
     return p;
 }
 
@@ -63,8 +64,12 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
                           p.max_kv_size, p.keep);
     if (p.kv_group <= 0) p.kv_group = 64;
     if (p.kv_key_bits <= 0) p.kv_key_bits = 8;
+    if (p.compute != STENO_LLM_COMPUTE_GGML && p.compute != STENO_LLM_COMPUTE_F32)
+        return steno_fail(STENO_E_INVALID_ARG, "unknown compute mode %d", (int)p.compute);
     if (p.kv_quant < STENO_KV_QUANT_PLAIN || p.kv_quant > STENO_KV_QUANT_TQ2)
         return steno_fail(STENO_E_INVALID_ARG, "unknown KV quantization %d", (int)p.kv_quant);
+    if (p.kv_sink < 0 || p.kv_sink > 4096)
+        return steno_fail(STENO_E_INVALID_ARG, "--kv-sink %d: need 0..4096", p.kv_sink);
     if (p.kv_quant_start < 0)
         return steno_fail(STENO_E_INVALID_ARG, "--kv-quant-start %d: need >= 0", p.kv_quant_start);
     if (p.n_ctx <= 0) p.n_ctx = p.max_kv_size > 0 ? INT_MAX / 2 : hp->n_ctx_train;
@@ -137,6 +142,7 @@ void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp) {
     kp->k_bits = kp->quant == STENO_KV_Q_TURBO ? p->kv_key_bits : kp->v_bits;
     kp->group = p->kv_group;
     kp->quant_start = p->kv_quant_start;
+    kp->sink = p->kv_sink;
 }
 
 steno_llm_ctx_params steno_llm_ctx_get_params(const steno_llm_ctx *c) { return c->p; }
@@ -201,7 +207,7 @@ steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits) {
         if (hp->llama2c) steno_rmsnorm_llama2c(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
         else steno_rmsnorm_ggml(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
     }
-    if (steno_matmul(c->pool, &c->work, &m->output, c->xb, nr, logits, hp->n_vocab))
+    if (llm_matmul(c, &m->output, c->xb, nr, logits, hp->n_vocab))
         return steno_fail(STENO_E_NOMEM, "forward: out of memory");
     if (hp->logit_softcap > 0) {
         const float cap = hp->logit_softcap;

@@ -34,8 +34,8 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, floa
         /* attention block */
         for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
         llm_dump(c, "attn_norm", l, xb, T, E);
-        if (steno_matmul(c->pool, &c->work, &L->wq, xb, T, q, nq) || steno_matmul(c->pool, &c->work, &L->wk, xb, T, k, nk) ||
-            steno_matmul(c->pool, &c->work, &L->wv, xb, T, v, nv))
+        if (llm_matmul(c, &L->wq, xb, T, q, nq) || llm_matmul(c, &L->wk, xb, T, k, nk) ||
+            llm_matmul(c, &L->wv, xb, T, v, nv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Qpre", l, q, T, nq);
         llm_dump(c, "Vcur", l, v, T, nv);
@@ -55,7 +55,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, floa
         if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
         llm_dump(c, "kqv_out", l, att, T, hp->n_head * hp->head_dim_v);
-        if (steno_matmul(c->pool, &c->work, &L->wo, att, T, xb2, E))
+        if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "attn_out", l, xb2, T, E);
         for (int t = 0; t < T; t++) {
@@ -67,14 +67,15 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, floa
 
         /* feed-forward block: GeGLU between two norms */
         for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
-        if (steno_matmul(c->pool, &c->work, &L->ffn_gate, xb, T, hb, F) ||
-            steno_matmul(c->pool, &c->work, &L->ffn_up, xb, T, hb2, F))
+        if (llm_matmul(c, &L->ffn_gate, xb, T, hb, F) ||
+            llm_matmul(c, &L->ffn_up, xb, T, hb2, F))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_gate", l, hb, T, F);
         llm_dump(c, "ffn_up", l, hb2, T, F);
-        steno_geglu_ggml(hb, hb, hb2, T * F);
+        if (c->p.compute == STENO_LLM_COMPUTE_F32) steno_geglu(hb, hb, hb2, T * F);
+        else steno_geglu_ggml(hb, hb, hb2, T * F);
         llm_dump(c, "ffn_geglu", l, hb, T, F);
-        if (steno_matmul(c->pool, &c->work, &L->ffn_down, hb, T, xb2, E))
+        if (llm_matmul(c, &L->ffn_down, hb, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
         for (int t = 0; t < T; t++) {

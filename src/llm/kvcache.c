@@ -33,7 +33,7 @@ static size_t row_bytes(const steno_kv_cache *c, int is_v) {
 /* Stores one row of n_kv_heads × head_dim floats in the cache's current format. Quantized rows are
  * encoded from the dtype-rounded values, so that converting a stored dtype row later gives the same
  * bytes as quantizing on arrival (exact rollback across the conversion point). */
-static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const float *src) {
+static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const float *src, int pos) {
     const steno_kv_params *p = &c->p;
     const int hd = is_v ? p->head_dim_v : p->head_dim_k;
     if (!c->quantized) {
@@ -47,6 +47,11 @@ static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const flo
         const float *x = src + (size_t)h * hd;
         for (int i = 0; i < hd; i++) tmp[i] = p->dtype == STENO_T_F16 ? steno_round_f16(x[i]) : x[i];
         steno_kvq_encode(f, tmp, dst + (size_t)h * hb);
+        if (pos < p->sink) { /* the attention sink's float copy, in the domain attention decodes to */
+            float *sk = (is_v ? c->sink_v : c->sink_k) + ((size_t)pos * p->n_kv_heads + h) * hd;
+            memcpy(sk, tmp, (size_t)hd * sizeof(float));
+            if (f->kind == STENO_KVQ_TQV) steno_tq_rotate(sk, hd);
+        }
     }
 }
 
@@ -84,9 +89,10 @@ static steno_status convert_rows(steno_kv_cache *c, uint8_t **k, uint8_t **v, in
     for (int s = 0; s < n_slots; s++) {
         if (pos ? pos[s] < 0 : s >= n_valid) continue;
         load_row(p->dtype, *k + (size_t)s * okrb, tmp, nk_el);
-        store_row(c, 0, nk + (size_t)s * krb, tmp);
+        const int ps = pos ? pos[s] : s;
+        store_row(c, 0, nk + (size_t)s * krb, tmp, ps);
         load_row(p->dtype, *v + (size_t)s * ovrb, tmp, nv_el);
-        store_row(c, 1, nv + (size_t)s * vrb, tmp);
+        store_row(c, 1, nv + (size_t)s * vrb, tmp, ps);
     }
     free(tmp);
     free(*k);
@@ -100,9 +106,18 @@ static int wants_conversion(const steno_kv_cache *c, int offset) {
     return c->p.quant != STENO_KV_Q_NONE && !c->quantized && offset >= c->p.quant_start;
 }
 
+/* Bytes of the attention sinks' float rows (0 when there are none). */
+static size_t sink_bytes(const steno_kv_cache *c) {
+    if (!c->sink_k) return 0;
+    return (size_t)c->p.sink * c->p.n_kv_heads * (size_t)(c->p.head_dim_k + c->p.head_dim_v) * sizeof(float);
+}
+
 static void fill_view_quant(const steno_kv_cache *c, steno_kv_view *view) {
     view->kq = c->quantized ? &c->kf : NULL;
     view->vq = c->quantized ? &c->vf : NULL;
+    view->n_sink = c->quantized && c->sink_k ? c->p.sink : 0;
+    view->sink_k = view->n_sink ? c->sink_k : NULL;
+    view->sink_v = view->n_sink ? c->sink_v : NULL;
 }
 
 void steno_kv_make_mask(const steno_kv_view *view, int q0, int T, float *mask) {
@@ -156,8 +171,8 @@ static steno_status plain_update(steno_kv_cache *c, const float *k, const float 
     int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
     for (int t = 0; t < T; t++) {
         int s = pc->offset + t;
-        store_row(c, 0, pc->k + (size_t)s * pc->krb, k + (size_t)t * nk);
-        store_row(c, 1, pc->v + (size_t)s * pc->vrb, v + (size_t)t * nv);
+        store_row(c, 0, pc->k + (size_t)s * pc->krb, k + (size_t)t * nk, s);
+        store_row(c, 1, pc->v + (size_t)s * pc->vrb, v + (size_t)t * nv, s);
     }
     pc->offset += T;
     if (view) {
@@ -190,7 +205,7 @@ static steno_status plain_trim(steno_kv_cache *c, int n) {
 static size_t plain_bpt(const steno_kv_cache *c) { return ((const plain_cache *)c)->krb + ((const plain_cache *)c)->vrb; }
 static size_t plain_nbytes(const steno_kv_cache *c) {
     const plain_cache *pc = (const plain_cache *)c;
-    return (size_t)pc->cap * (pc->krb + pc->vrb);
+    return (size_t)pc->cap * (pc->krb + pc->vrb) + sink_bytes(c);
 }
 static void plain_state(const steno_kv_cache *c, steno_kv_state *st) {
     const plain_cache *pc = (const plain_cache *)c;
@@ -320,8 +335,8 @@ static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v
     for (int t = 0; t < T; t++) {
         int pp = rc->offset + t;
         int s = rot_slot(rc, pp);
-        store_row(c, 0, rc->k + (size_t)s * rc->krb, k + (size_t)t * nk);
-        store_row(c, 1, rc->v + (size_t)s * rc->vrb, v + (size_t)t * nv);
+        store_row(c, 0, rc->k + (size_t)s * rc->krb, k + (size_t)t * nk, pp);
+        store_row(c, 1, rc->v + (size_t)s * rc->vrb, v + (size_t)t * nv, pp);
         rc->pos[s] = pp;
     }
     rc->offset += T;
@@ -389,7 +404,7 @@ static steno_status rot_trim(steno_kv_cache *c, int n) {
 static size_t rot_bpt(const steno_kv_cache *c) { return ((const rot_cache *)c)->krb + ((const rot_cache *)c)->vrb; }
 static size_t rot_nbytes(const steno_kv_cache *c) {
     const rot_cache *rc = (const rot_cache *)c;
-    return (size_t)rc->cap * (rc->krb + rc->vrb);
+    return (size_t)rc->cap * (rc->krb + rc->vrb) + sink_bytes(c);
 }
 static void rot_state(const steno_kv_cache *c, steno_kv_state *st) {
     const rot_cache *rc = (const rot_cache *)c;
@@ -445,6 +460,8 @@ static steno_status quant_formats(const steno_kv_params *p, steno_kvq_fmt *kf, s
     memset(vf, 0, sizeof *vf);
     if (p->quant == STENO_KV_Q_NONE) return STENO_OK;
     if (p->quant_start < 0) return steno_fail(STENO_E_INVALID_ARG, "KV cache: negative quantization start %d", p->quant_start);
+    if (p->sink < 0 || p->sink > 4096)
+        return steno_fail(STENO_E_INVALID_ARG, "KV cache: attention sink of %d tokens (need 0..4096)", p->sink);
     if (p->quant == STENO_KV_Q_AFFINE) {
         *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->group, p->head_dim_k};
         *vf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->v_bits, p->group, p->head_dim_v};
@@ -473,6 +490,16 @@ size_t steno_kv_quant_bytes_per_token(const steno_kv_params *p) {
 
 int steno_kv_is_quantized(const steno_kv_cache *c) { return c->quantized; }
 
+/* The float rows of the attention sinks (see kvcache.h); a no-op without quantization or sink. */
+static steno_status alloc_sinks(steno_kv_cache *c) {
+    const steno_kv_params *p = &c->p;
+    if (p->quant == STENO_KV_Q_NONE || p->sink <= 0) return STENO_OK;
+    c->sink_k = calloc((size_t)p->sink * p->n_kv_heads * p->head_dim_k, sizeof(float));
+    c->sink_v = calloc((size_t)p->sink * p->n_kv_heads * p->head_dim_v, sizeof(float));
+    if (!c->sink_k || !c->sink_v) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory for the attention sinks");
+    return STENO_OK;
+}
+
 steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     *out = NULL;
     if (p->n_kv_heads <= 0 || p->head_dim_k <= 0 || p->head_dim_v <= 0 ||
@@ -493,6 +520,11 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
         pc->base.vf = vf;
         pc->krb = krb;
         pc->vrb = vrb;
+        steno_status st = alloc_sinks(&pc->base);
+        if (st != STENO_OK) {
+            steno_kv_free(&pc->base);
+            return st;
+        }
         *out = &pc->base;
         return STENO_OK;
     }
@@ -510,8 +542,9 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     rc->krb = krb;
     rc->vrb = vrb;
     steno_status st = rot_grow(rc, p->max_size - p->keep + p->reserve);
+    if (st == STENO_OK) st = alloc_sinks(&rc->base);
     if (st != STENO_OK) {
-        rot_destroy(&rc->base);
+        steno_kv_free(&rc->base);
         return st;
     }
     *out = &rc->base;
@@ -519,5 +552,8 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
 }
 
 void steno_kv_free(steno_kv_cache *c) {
-    if (c) c->ops->destroy(c);
+    if (!c) return;
+    free(c->sink_k);
+    free(c->sink_v);
+    c->ops->destroy(c);
 }

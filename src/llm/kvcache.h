@@ -44,6 +44,14 @@
  * below quant_start leaves the cache quantized (as mlx-lm: there is no way back to the dtype rows);
  * reset() returns it to `dtype` rows. Views then carry kq/vq (the per-head formats) and attention
  * reads the packed rows (kernels/attention_q.c).
+ * Attention sinks (`sink` > 0, quantized caches only): the keys and values of positions
+ * 0..sink-1 are kept beside their codes as float rows (dtype-rounded; TurboQuant values in the
+ * rotated domain), and attention reads those instead of the codes. The first tokens draw a large
+ * share of every query's attention (StreamingLLM, Xiao et al. 2023, arXiv 2309.17453) and their
+ * vectors carry outlier channels that stretch a quantization group; KVQuant (Hooper et al. 2024,
+ * arXiv 2401.18079) keeps the first token in fp16 for that reason. The rows are written whenever
+ * such a position is stored, so trim/re-add and the conversion stay exact; cost: sink × 2 ×
+ * n_kv_heads × head_dim floats per layer, not per token.
  * Errors: STENO_E_NOMEM (growth), STENO_E_INVALID_ARG (trim beyond what is held, bad params).
  */
 #ifndef STENO_LLM_KVCACHE_H
@@ -75,6 +83,7 @@ typedef struct steno_kv_params {
     int k_bits, v_bits;/* AFFINE: both 4 or 8; TURBO: keys 4 or 8, values 2, 3 or 4 */
     int group;         /* AFFINE: group size (32 or 64; any multiple of 8 dividing head_dim) */
     int quant_start;   /* quantize once an update begins with this many tokens cached (0: at once) */
+    int sink;          /* quantized: positions 0..sink-1 also kept as float rows (attention sinks) */
 } steno_kv_params;
 
 /** Raw storage of a cache, for snapshots and tests (borrowed; valid until the next mutation). */
@@ -112,6 +121,7 @@ struct steno_kv_cache {
     steno_kv_params p;
     int quantized;            /* rows are quantized now (after the conversion) */
     steno_kvq_fmt kf, vf;     /* per-head formats of key and value rows when p.quant != NONE */
+    float *sink_k, *sink_v;   /* [p.sink][n_kv_heads × head_dim] when p.quant != NONE and p.sink > 0 */
 };
 
 /** Creates a cache. Errors: STENO_E_INVALID_ARG (params), STENO_E_NOMEM. */

@@ -32,8 +32,8 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float
             else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
         }
         llm_dump(c, "attn_norm", l, xb, T, E);
-        if (steno_matmul(c->pool, &c->work, &L->wq, xb, T, q, nq) || steno_matmul(c->pool, &c->work, &L->wk, xb, T, k, nk) ||
-            steno_matmul(c->pool, &c->work, &L->wv, xb, T, v, nv))
+        if (llm_matmul(c, &L->wq, xb, T, q, nq) || llm_matmul(c, &L->wk, xb, T, k, nk) ||
+            llm_matmul(c, &L->wv, xb, T, v, nv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Vcur", l, v, T, nv);
         llm_dump(c, "Qpre", l, q, T, nq);
@@ -56,7 +56,7 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float
         if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
         llm_dump(c, "kqv_out", l, att, T, no);
-        if (steno_matmul(c->pool, &c->work, &L->wo, att, T, xb2, E))
+        if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "attn_out", l, xb2, T, E);
         for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
@@ -67,13 +67,14 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float
             if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
             else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
         }
-        if (steno_matmul(c->pool, &c->work, &L->ffn_gate, xb, T, hb, F) ||
-            steno_matmul(c->pool, &c->work, &L->ffn_up, xb, T, hb2, F))
+        if (llm_matmul(c, &L->ffn_gate, xb, T, hb, F) ||
+            llm_matmul(c, &L->ffn_up, xb, T, hb2, F))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
-        if (!hp->llama2c && steno_ggml_exact_available()) steno_ggml_swiglu(hb, hb, hb2, T * F);
+        if (!hp->llama2c && c->p.compute == STENO_LLM_COMPUTE_GGML && steno_ggml_exact_available())
+            steno_ggml_swiglu(hb, hb, hb2, T * F);
         else steno_swiglu(hb, hb, hb2, T * F);
         llm_dump(c, "ffn_swiglu", l, hb, T, F);
-        if (steno_matmul(c->pool, &c->work, &L->ffn_down, hb, T, xb2, E))
+        if (llm_matmul(c, &L->ffn_down, hb, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
         for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];

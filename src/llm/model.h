@@ -95,6 +95,12 @@ struct steno_llm_ctx {
 steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
 
+/** Y = X · Wᵀ in the context's compute mode (steno_matmul or steno_matmul_f32); 0 or -1 (NOMEM). */
+static inline int llm_matmul(steno_llm_ctx *c, const steno_mat *W, const float *X, int T, float *Y, int64_t ldy) {
+    return c->p.compute == STENO_LLM_COMPUTE_F32 ? steno_matmul_f32(c->pool, &c->work, W, X, T, Y, ldy)
+                                                 : steno_matmul(c->pool, &c->work, W, X, T, Y, ldy);
+}
+
 /** Fills kp's quantization fields from the context params (context.c). */
 void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);
 

@@ -12,6 +12,10 @@ Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV cac
       |ppl / ppl_plain − 1| <= 3 %;
     tq4: |Δppl| <= 6 %, mean KL <= 0.05; bytes per token exactly the formula of kernels/kvquant.h
     (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g64 = 12 240, tq4 = 9 360, plain f16 = 23 040).
+  * `--compute f32` (dequantized weights, f32 activations) removes that noise: the f32-vs-f16 plain
+    floor agrees at every position (KL < 1e-4); there q8 with the first 4 tokens kept as attention
+    sinks (`--kv-sink 4`) has mean KL <= 0.002, and less than a third of q8 without sinks (whose
+    position-1 distribution is wrecked by the quantized outlier channels of the first tokens).
   * `steno generate --kv q8 --temp 0` runs, and its stderr stats line reports "kv q8: 12240
     bytes/token (plain 23040)"; `--kv-quant-start` keeps the first tokens plain (same greedy start).
   * usage errors (exit 2, one line): --kv bogus, --kv-group 48, --kv-key-bits 5.
@@ -97,6 +101,23 @@ def quality_vs_plain():
 
 
 @case
+def f32_compute_and_sinks():
+    floor = perplexity("--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16")[0]
+    print("  f32 compute floor: top-1 %.3f, KL %.2e" % (floor["top1_agree"], floor["kl_mean"]))
+    check(floor["top1_agree"] == 1.0 and floor["kl_mean"] < 1e-4,
+          "f32-vs-f16 plain under --compute f32: top-1 %.3f, KL %g" % (floor["top1_agree"], floor["kl_mean"]))
+    nosink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "0", "--ref-kv-type", "f32")[0]
+    sink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "4", "--ref-kv-type", "f32")[0]
+    print("  q8 under --compute f32: no sink top-1 %.3f KL %.5f max %.3f; 4 sinks top-1 %.3f KL %.5f max %.3f" %
+          (nosink["top1_agree"], nosink["kl_mean"], nosink["kl_max"], sink["top1_agree"], sink["kl_mean"],
+           sink["kl_max"]))
+    check(sink["kl_mean"] <= 0.002, "q8 + 4 sinks: mean KL %.5f" % sink["kl_mean"])
+    check(sink["kl_mean"] * 3 < nosink["kl_mean"], "sinks do not help: KL %.5f vs %.5f without" %
+          (sink["kl_mean"], nosink["kl_mean"]))
+    check(sink["bytes_per_token"] == 12240, "q8 bytes per token %d with sinks" % sink["bytes_per_token"])
+
+
+@case
 def generate_reports_bytes_per_token():
     rc, out, err = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
                         "--kv", "q8", "-t", "2"])
@@ -114,7 +135,8 @@ def generate_reports_bytes_per_token():
 @case
 def usage_errors():
     for args, what in ((["--kv", "bogus"], "--kv"), (["--kv-group", "48"], "--kv-group"),
-                       (["--kv-key-bits", "5"], "--kv-key-bits"), (["--kv-quant-start", "-1"], "--kv-quant-start")):
+                       (["--kv-key-bits", "5"], "--kv-key-bits"), (["--kv-quant-start", "-1"], "--kv-quant-start"),
+                       (["--kv-sink", "-1"], "--kv-sink"), (["--compute", "f64"], "--compute")):
         rc, out, err = run(["generate", "-m", "smollm2", "-p", "x", "-n", "1"] + args)
         lines = [line for line in err.splitlines() if line.strip()]
         check(rc == 2 and len(lines) == 1 and what in lines[0], "%s: exit %d, stderr %r" % (args, rc, err))

@@ -59,6 +59,7 @@ typedef struct {
  * expected (dtype-rounded) values, head by head. */
 static int row_matches_encoding(const steno_kv_view *vw, const steno_kvq_fmt *f, const uint8_t *row, int p, int v,
                                 float sign, int dtype) {
+    const float *sink = sign > 0 ? vw->sink_k : vw->sink_v;
     float x[MAXHD];
     uint8_t enc[1024];
     const size_t hb = steno_kvq_head_bytes(f);
@@ -69,8 +70,11 @@ static int row_matches_encoding(const steno_kv_view *vw, const steno_kvq_fmt *f,
         }
         steno_kvq_encode(f, x, enc);
         if (memcmp(enc, row + (size_t)h * hb, hb) != 0) return 0;
+        if (p < vw->n_sink) { /* an attention sink: its float row (TurboQuant values rotated) */
+            if (f->kind == STENO_KVQ_TQV) steno_tq_rotate(x, HD);
+            if (memcmp(x, sink + ((size_t)p * NKV + h) * HD, (size_t)HD * sizeof(float)) != 0) return 0;
+        }
     }
-    (void)vw;
     return 1;
 }
 
@@ -167,11 +171,11 @@ static void do_update(steno_kv_cache *c, const steno_kv_params *kp, reference *r
     free(v);
 }
 
-static int g_quant, g_kbits, g_vbits, g_group, g_qstart; /* quantization of random_run's caches */
+static int g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink; /* quantization of random_run's caches */
 
 static void random_run(int kind, int dtype, int W, int keep, int reserve, int iters, int batches) {
     steno_kv_params kp = {kind, dtype, NKV, HD, HD, W, keep, reserve, 8, 0,
-                          g_quant, g_kbits, g_vbits, g_group, g_qstart};
+                          g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -219,7 +223,7 @@ static void random_run(int kind, int dtype, int W, int keep, int reserve, int it
 
 static void deterministic_rollback(void) {
     const int W = 8, keep = 2, reserve = 3;
-    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0};
+    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -244,7 +248,7 @@ static void deterministic_rollback(void) {
     steno_kv_free(c);
 
     /* plain f16: bytes per token and rounding */
-    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10, STENO_KV_Q_NONE, 0, 0, 0, 0};
+    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
     CHECK(steno_kv_new(&pp, &c) == STENO_OK, "%s", steno_errmsg());
     CHECK(steno_kv_bytes_per_token(c) == (size_t)(2 * ROW * 2), "f16 bytes per token");
     memset(ref.version, 0xff, sizeof ref.version);
@@ -258,7 +262,7 @@ static void deterministic_rollback(void) {
     steno_kv_free(c);
 
     /* invalid parameters */
-    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0};
+    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG, "keep >= max_size accepted");
     bad.keep = 0;
     bad.dtype = 99;
@@ -269,7 +273,7 @@ static void deterministic_rollback(void) {
  * bytes identical to a cache quantized from the start, whatever rollbacks happened in between
  * (also across the conversion point and across the ring wrap); reset returns to dtype rows. */
 static void conversion_exactness(int kind, int quant, int kbits, int vbits, int group) {
-    steno_kv_params a = {kind, STENO_T_F16, NKV, HD, HD, 9, 1, 4, 8, 0, quant, kbits, vbits, group, 0};
+    steno_kv_params a = {kind, STENO_T_F16, NKV, HD, HD, 9, 1, 4, 8, 0, quant, kbits, vbits, group, 0, 0};
     steno_kv_params b = a;
     b.quant_start = 12;
     steno_kv_cache *ca, *cb;
@@ -349,12 +353,16 @@ static void quantized_runs(void) {
         g_qstart = 7; /* conversion in the middle of the run */
         random_run(STENO_KV_ROTATING, STENO_T_F16, 5, 1, 1, 200, 1);
         random_run(STENO_KV_PLAIN, STENO_T_F32, 0, 0, 0, 100, 1);
+        g_sink = 3; /* attention sinks, kept through trims, re-adds and the conversion */
+        random_run(STENO_KV_ROTATING, STENO_T_F16, 5, 2, 1, 200, 1);
+        random_run(STENO_KV_PLAIN, STENO_T_F16, 0, 0, 0, 100, 1);
+        g_sink = 0;
         conversion_exactness(STENO_KV_PLAIN, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
         conversion_exactness(STENO_KV_ROTATING, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
     }
     /* bad quantization parameters are refused with the reason */
     HD = 48;
-    steno_kv_params bad = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 0, 0, STENO_KV_Q_TURBO, 8, 3, 0, 0};
+    steno_kv_params bad = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 0, 0, STENO_KV_Q_TURBO, 8, 3, 0, 0, 0};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "head_dim"), "head_dim 48: %s",
           steno_errmsg());

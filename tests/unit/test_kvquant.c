@@ -210,11 +210,13 @@ static void test_codecs(void) {
     CHECK(steno_kvq_check(&bad, &why) != 0, "3-bit affine accepted");
 }
 
-/* Attention over a quantized cache vs over an f32 cache holding the decoded rows. */
-static void attention_case(int quant, int kbits, int vbits, int group, int layout, int llama2c, steno_pool *p1,
-                           steno_pool *p3) {
+/* Attention over a quantized cache vs over an f32 cache holding the decoded rows — and, for the
+ * first `sink` positions (attention sinks), the f16-rounded rows themselves. */
+static void attention_case(int quant, int kbits, int vbits, int group, int layout, int llama2c, int sink,
+                           steno_pool *p1, steno_pool *p3) {
     const int NKV = 2, NH = 6, HD = 64, STEPS = layout ? 30 : 70;
-    steno_kv_params kp = {layout, STENO_T_F16, NKV, HD, HD, 12, 2, 3, 8, 0, quant, kbits, vbits, group, 0};
+    steno_kv_params kp = {layout, STENO_T_F16, NKV, HD, HD, 12, 2, 3, 8, 0, quant, kbits, vbits, group, 0, sink};
+    float sink_k[8 * 2 * 64], sink_v[8 * 2 * 64]; /* originals of positions < sink (<= 8) */
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     const int rowk = NKV * HD;
@@ -233,6 +235,11 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
             v[i] = gauss();
         }
         for (int i = 0; i < T * NH * HD; i++) q[i] = gauss();
+        for (int t = 0; t < T && q0 + t < sink; t++)
+            for (int i = 0; i < rowk; i++) {
+                sink_k[(q0 + t) * rowk + i] = steno_round_f16(k[t * rowk + i]);
+                sink_v[(q0 + t) * rowk + i] = steno_round_f16(v[t * rowk + i]);
+            }
         steno_kv_view vw;
         CHECK(steno_kv_update_and_fetch(c, k, v, T, &vw) == STENO_OK, "%s", steno_errmsg());
         CHECK(vw.kq && vw.vq, "quantized view lacks formats");
@@ -242,6 +249,11 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
         for (int s = 0; s < vw.n_slots; s++)
             for (int h = 0; h < NKV; h++) {
                 if (vw.pos[s] < 0) continue;
+                if (vw.pos[s] < sink) {
+                    memcpy(deck + (size_t)s * rowk + h * HD, sink_k + vw.pos[s] * rowk + h * HD, HD * sizeof(float));
+                    memcpy(decv + (size_t)s * rowk + h * HD, sink_v + vw.pos[s] * rowk + h * HD, HD * sizeof(float));
+                    continue;
+                }
                 steno_kvq_decode(vw.kq, vw.k + (size_t)s * vw.k_row_bytes + h * steno_kvq_head_bytes(vw.kq),
                                  deck + (size_t)s * rowk + h * HD, 0);
                 steno_kvq_decode(vw.vq, vw.v + (size_t)s * vw.v_row_bytes + h * steno_kvq_head_bytes(vw.vq),
@@ -262,13 +274,13 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
         }
         q0 += T;
     }
-    CHECK(worst < 2e-5, "%s k%d v%d g%d %s %s: quantized vs dequantized attention differ by %g",
+    CHECK(worst < 2e-5, "%s k%d v%d g%d %s %s sink %d: quantized vs dequantized attention differ by %g",
           quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits, group, layout ? "rotating" : "plain",
-          llama2c ? "llama2c" : "ggml", worst);
+          llama2c ? "llama2c" : "ggml", sink, worst);
     CHECK(same_threads, "1 and 3 threads differ");
-    printf("attention %s k%d v%d g%d %s %s: max |quantized - dequantized| %.2e, threads identical\n",
+    printf("attention %s k%d v%d g%d %s %s sink %d: max |quantized - dequantized| %.2e, threads identical\n",
            quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits, group, layout ? "rotating" : "plain",
-           llama2c ? "llama2c" : "ggml", worst);
+           llama2c ? "llama2c" : "ggml", sink, worst);
     steno_work_free(&w1);
     steno_work_free(&w3);
     steno_work_free(&wr);
@@ -291,11 +303,15 @@ int main(void) {
     steno_pool *p1, *p3;
     CHECK(steno_pool_create(1, &p1) == STENO_OK && steno_pool_create(3, &p3) == STENO_OK, "pool");
     for (int layout = 0; layout < 2; layout++) {
-        attention_case(STENO_KV_Q_AFFINE, 8, 8, 64, layout, 0, p1, p3);
-        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 8, 4, 0, layout, 0, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 1, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 4, 2, 0, layout, 0, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 8, 8, 64, layout, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 4, 0, layout, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 1, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 4, 2, 0, layout, 0, 0, p1, p3);
+        /* attention sinks: the first positions read from their float rows (the rotating layout
+         * keeps 2 of them, the others leave the window) */
+        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 3, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 0, 5, p1, p3);
     }
     steno_pool_free(p1);
     steno_pool_free(p3);
