@@ -11,7 +11,7 @@ void steno_work_free(steno_work *w) {
     w->cap = 0;
 }
 
-static void *work_get(steno_work *w, size_t n) {
+void *steno_work_get(steno_work *w, size_t n) {
     if (n > w->cap) {
         void *p = realloc(w->buf, n);
         if (!p) return NULL;
@@ -73,7 +73,7 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     if (!tx || !tx->from_float) return -1;
     size_t xq_row = steno_row_size(tw->vec_dot_type, W->n_in);
     if (xq_row == 0) return -1;
-    uint8_t *xq = work_get(work, xq_row * (size_t)T);
+    uint8_t *xq = steno_work_get(work, xq_row * (size_t)T);
     if (!xq) return -1;
     for (int t = 0; t < T; t++) tx->from_float(X + (int64_t)t * W->n_in, xq + (size_t)t * xq_row, W->n_in);
     mm_job j = {W, xq, xq_row, T, Y, ldy, tw->vec_dot, tw->vec_dot4};

@@ -48,6 +48,8 @@ typedef struct steno_work {
 } steno_work;
 
 void steno_work_free(steno_work *w);
+/** w's buffer grown to at least n bytes (contents kept), or NULL when out of memory. */
+void *steno_work_get(steno_work *w, size_t n);
 
 /** Y = X · Wᵀ as above. Returns 0, or -1 when out of memory or the type has no dot kernel. */
 int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,

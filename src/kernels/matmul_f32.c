@@ -1,11 +1,10 @@
 /* matmul_f32.c — see matmul.h (steno_matmul_f32): the evaluation-precision product. */
 #include <cblas.h>
-#include <stdlib.h>
 
 #include "kernels/matmul.h"
+#include "kernels/quant.h"
 
 void openblas_set_num_threads(int);
-#include "kernels/quant.h"
 
 /* Rows of W dequantized per sgemm: 64 rows × n_in floats per task (≤ 0.5 MiB at n_in = 2048) stay
  * in L2 while the T activation rows stream past. */
@@ -45,14 +44,9 @@ int steno_matmul_f32(steno_pool *pool, steno_work *work, const steno_mat *W, con
     const int n_tasks = (int)(n_tiles < steno_n_tasks(pool) ? n_tiles : steno_n_tasks(pool));
     if (n_tasks <= 0) return 0;
     openblas_set_num_threads(1); /* the pool runs the tasks; Whisper may have raised it */
-    const size_t need = (size_t)n_tasks * F32_TILE * (size_t)W->n_in * sizeof(float);
-    if (need > work->cap) {
-        void *p = realloc(work->buf, need);
-        if (!p) return -1;
-        work->buf = p;
-        work->cap = need;
-    }
-    f32_job j = {W, X, T, Y, ldy, work->buf, tw->to_float};
+    float *scratch = steno_work_get(work, (size_t)n_tasks * F32_TILE * (size_t)W->n_in * sizeof(float));
+    if (!scratch) return -1;
+    f32_job j = {W, X, T, Y, ldy, scratch, tw->to_float};
     if (n_tasks == 1) f32_task(&j, 0, 1);
     else steno_pool_run(pool, f32_task, &j, n_tasks);
     return 0;
