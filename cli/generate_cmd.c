@@ -55,7 +55,7 @@ static void llm_cli_common_usage(FILE *f) {
           "  -m, --model MODEL        .gguf file, llama2.c .bin, or a known name (smollm2, gemma3) in the\n"
           "                           model cache (scripts/fetch_llm_models.sh)\n"
           "      --tokenizer PATH     llama2.c tokenizer (default: tokenizer.bin or tok<vocab>.bin beside MODEL)\n"
-          "  -t, --threads N          threads (default: all CPUs)\n"
+          "  -t, --threads N          threads (default and 0: all CPUs)\n"
           "  -c, --ctx-size N         context length in tokens (default: the model's)\n"
           "  -b, --batch-size N       prompt tokens per forward pass (default 256)\n"
           "KV cache:\n"
@@ -68,8 +68,8 @@ static void llm_cli_common_usage(FILE *f) {
           "      --kv-group 32|64     q8/q4 group size (default 64)\n"
           "      --kv-quant-start N   keep the first N tokens unquantized, then convert (default 0)\n"
           "      --kv-key-bits 8|4    tq*: key bits (default 8)\n"
-          "      --kv-sink N          q8..tq2: the first N tokens also kept unquantized, read by attention\n"
-          "                           (attention sinks; default 4, 0 = as mlx-lm)\n"
+          "      --kv-sink N          q8..tq2 (no effect on plain): the first N tokens also kept unquantized\n"
+          "                           and read by attention (attention sinks; default 4, 0 = as mlx-lm)\n"
           "      --compute ggml|f32   arithmetic: llama.cpp's (q8 activations, default) or f32 evaluation\n"
           "                           precision (dequantized weights, f32 activations; docs/LLM.md)\n"
           "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):\n"
@@ -136,7 +136,7 @@ static int llm_cli_parse_common(llm_cli_opts *o, int argc, char **argv, int *i, 
     } else if (IS("-t") || IS("--threads")) {
         const char *v = VAL();
         if (!v) return -1;
-        if (!parse_int(v, 1, 256, &iv)) BAD("1..256");
+        if (!parse_int(v, 0, 256, &iv)) BAD("0..256, 0 = all CPUs");
         o->ctx.n_threads = (int)iv;
     } else if (IS("-c") || IS("--ctx-size")) {
         const char *v = VAL();

@@ -224,7 +224,8 @@ steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *l
             return steno_fail(STENO_E_INVALID_ARG, "eval: token %d is not in the vocabulary (0..%d)", tokens[i],
                               hp->n_vocab - 1);
     if ((long)c->n_past + n > (long)c->p.n_ctx)
-        return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d", c->n_past, n, c->p.n_ctx);
+        return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d (raise -c/--ctx-size)",
+                          c->n_past, n, c->p.n_ctx);
     const int start = c->n_past;
     for (int i = 0; i < n; i += c->n_batch) {
         int T = n - i < c->n_batch ? n - i : c->n_batch;
