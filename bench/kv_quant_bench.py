@@ -27,6 +27,19 @@ TEXT = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "llm", "devils_d
 KINDS = "q8,q4,tq4,tq3,tq2"
 
 F32 = ["--compute", "f32", "--ref-kv-type", "f32"]  # evaluation precision, against a plain f32 cache
+ABLATION = [
+    ("mlx", ["--kv-group", "64", "--kv-sink", "0", "--kv-rotate", "0", "--kv-center", "0"]),
+    ("sink", ["--kv-group", "64", "--kv-rotate", "0", "--kv-center", "0"]),
+    ("rot", ["--kv-group", "64", "--kv-center", "0"]),
+    ("center", ["--kv-group", "64"]),
+]
+ABLATION_TITLE = {
+    "mlx": "mlx-lm's cache: group 64, no sinks, raw keys (`--kv-group 64 --kv-sink 0 --kv-rotate 0 --kv-center 0`)",
+    "sink": "+ 4 attention sinks (`--kv-group 64 --kv-rotate 0 --kv-center 0`)",
+    "rot": "+ Walsh–Hadamard rotation of keys and values (`--kv-group 64 --kv-center 0`)",
+    "center": "+ centered keys (`--kv-group 64`)",
+    "default": "+ group 32 = steno's default (no option)",
+}
 RUNS = [
     # name, model, extra args (every quantized kind with steno's default 4 attention sinks)
     ("smollm2_2k", "smollm2", ["--kinds", KINDS, "--decode", "32"]),
@@ -36,8 +49,13 @@ RUNS = [
     ("gemma3_floor", "gemma3", ["--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16", "--max-tokens", "256"]),
     ("smollm2_2k_f32", "smollm2", ["--kinds", KINDS] + F32),
     ("gemma3_2k_f32", "gemma3", ["--kinds", KINDS] + F32),
-    ("smollm2_2k_f32_nosink", "smollm2", ["--kinds", "q8,tq4", "--kv-sink", "0"] + F32),
-    ("gemma3_2k_f32_nosink", "gemma3", ["--kinds", "q8", "--kv-sink", "0"] + F32),
+] + [
+    # q8 ablation, f32 arithmetic: from mlx-lm's QuantizedKVCache (group 64, no sinks, raw keys) to
+    # steno's default (group 32, 4 sinks, rotated keys and values, centered keys), one step at a time
+    ("%s_2k_f32_%s" % (model, step), model, ["--kinds", "q8"] + args + F32)
+    for model in ("smollm2", "gemma3")
+    for step, args in ABLATION
+] + [
     ("smollm2_floor_f32", "smollm2", ["--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16",
                                       "--max-tokens", "256"]),
     ("gemma3_floor_f32", "gemma3", ["--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16",
@@ -69,15 +87,15 @@ def load(out, name):
 
 def table(out):
     lines = []
-    for name in ("smollm2_2k", "gemma3_2k", "smollm2_4k", "smollm2_2k_f32", "gemma3_2k_f32", "smollm2_2k_f32_nosink",
-                 "gemma3_2k_f32_nosink"):
+    for name in ("smollm2_2k", "gemma3_2k", "smollm2_4k", "smollm2_2k_f32", "gemma3_2k_f32"):
         rows = load(out, name)
         if not rows:
             continue
         r0 = rows[0]
         lines.append("")
-        lines.append("**%s**, %d tokens (%d scored), compute %s, %d attention sinks, reference plain %s cache%s:" %
-                     (r0["model"], r0["tokens"], r0["scored"], r0["compute"], r0["kv_sink"],
+        lines.append("**%s**, %d tokens (%d scored), compute %s, %d attention sinks, group %d, rotation %s, centered keys %s, reference plain %s cache%s:" %
+                     (r0["model"], r0["tokens"], r0["scored"], r0["compute"], r0["kv_sink"], r0["kv_group"],
+                      "on" if r0.get("kv_rotate") else "off", "on" if r0.get("kv_center") else "off",
                       "f32" if "_f32" in name else "f16",
                       ", decode of %d tokens after them" % r0["decode_tokens"] if r0["decode_tokens"] else ""))
         lines.append("")
@@ -94,6 +112,23 @@ def table(out):
                 r["flip_margin_mean"], r["flip_margin_max"],
                 "%.2f" % r["decode_tok_s"] if r["decode_tokens"] else "",
                 "%.2f" % r["decode_tok_s_plain"] if r["decode_tokens"] else ""))
+    for model in ("smollm2", "gemma3"):
+        steps = [(s, load(out, "%s_2k_f32_%s" % (model, s))) for s, _ in ABLATION]
+        steps.append(("default", [r for r in load(out, "%s_2k_f32" % model) if r["kv"] == "q8"]))
+        steps = [(s, r[0]) for s, r in steps if r]
+        if not steps:
+            continue
+        lines.append("")
+        lines.append("q8 step by step, **%s**, %d tokens, compute f32, reference plain f32 cache:" %
+                     (steps[0][1]["model"], steps[0][1]["tokens"]))
+        lines.append("")
+        lines.append("| q8 cache | bytes/token | perplexity | Δppl | mean KL (nats) | max KL | top-1 agree | "
+                     "flip margin mean / max (nats) |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for s, r in steps:
+            lines.append("| %s | %d | %.3f | %+.2f%% | %.5f | %.3f | %.2f%% | %.3f / %.3f |" % (
+                ABLATION_TITLE[s], r["bytes_per_token"], r["ppl"], 100 * (r["ppl"] / r["ppl_plain"] - 1), r["kl_mean"],
+                r["kl_max"], 100 * r["top1_agree"], r["flip_margin_mean"], r["flip_margin_max"]))
     floors = [(n, load(out, n)) for n in ("smollm2_floor", "gemma3_floor", "smollm2_floor_f32", "gemma3_floor_f32")]
     floors = [(n, r[0]) for n, r in floors if r]
     if floors:

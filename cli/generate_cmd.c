@@ -65,11 +65,15 @@ static void llm_cli_common_usage(FILE *f) {
           "      --kv-type f16|f32    cache element type (default: f32 for llama2.c, f16 for GGUF)\n"
           "      --kv KIND            plain (default) | q8 | q4 (MLX affine groups, keys and values) |\n"
           "                           tq4 | tq3 | tq2 (TurboQuant: 8-bit keys, 4/3/2-bit rotated values)\n"
-          "      --kv-group 32|64     q8/q4 group size (default 64)\n"
+          "      --kv-group 32|64     q8/q4 group size (default 32; 64 = mlx-lm's)\n"
           "      --kv-quant-start N   keep the first N tokens unquantized, then convert (default 0)\n"
           "      --kv-key-bits 8|4    tq*: key bits (default 8)\n"
           "      --kv-sink N          q8..tq2 (no effect on plain): the first N tokens also kept unquantized\n"
           "                           and read by attention (attention sinks; default 4, 0 = as mlx-lm)\n"
+          "      --kv-rotate 1|0      q8..tq2: Walsh-Hadamard-rotate keys (and q8/q4 values) before\n"
+          "                           quantizing them (default: 1 for power-of-two head_dim; 0 = mlx-lm's codes)\n"
+          "      --kv-center 1|0      q8..tq2: quantize keys minus the mean key of the first quantized\n"
+          "                           tokens (default 1; 0 = raw keys)\n"
           "      --compute ggml|f32   arithmetic: llama.cpp's (q8 activations, default) or f32 evaluation\n"
           "                           precision (dequantized weights, f32 activations; docs/LLM.md)\n"
           "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):\n"
@@ -198,6 +202,13 @@ static int llm_cli_parse_common(llm_cli_opts *o, int argc, char **argv, int *i, 
         if (!v) return -1;
         if (!parse_int(v, 0, 4096, &iv)) BAD("0..4096");
         o->ctx.kv_sink = (int)iv;
+    } else if (IS("--kv-rotate") || IS("--kv-center")) {
+        const int rot = IS("--kv-rotate");
+        const char *v = VAL();
+        if (!v) return -1;
+        if (!parse_int(v, 0, 1, &iv)) BAD("1 or 0");
+        if (rot) o->ctx.kv_rotate = (int)iv;
+        else o->ctx.kv_center = (int)iv;
     } else if (IS("--compute")) {
         const char *v = VAL();
         if (!v) return -1;

@@ -38,6 +38,7 @@ typedef struct {
     long max_tokens, repeat, decode;
     int ref_kv_type; /* 0: the test context's --kv-type */
     const char *kinds; /* comma-separated list of --kv kinds compared in one run, or NULL */
+    int saw_kv;        /* --kv was given (it and --kinds exclude each other) */
 } ppl_opts;
 
 static const char *const KV_NAMES[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
@@ -74,6 +75,7 @@ static int ppl_extra(void *user, int argc, char **argv, int i) {
         o->file = argv[i + 1];
         return 2;
     }
+    if (strcmp(a, "--kv") == 0) o->saw_kv = 1; /* not consumed: the shared parser reads it */
     if (strcmp(a, "--kinds") == 0) {
         if (i + 1 >= argc) {
             fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
@@ -165,13 +167,20 @@ typedef struct {
 } test_ctx;
 
 int steno_cmd_perplexity(int argc, char **argv) {
-    ppl_opts o = {NULL, 0, 1, 0, 0, NULL};
+    ppl_opts o = {NULL, 0, 1, 0, 0, NULL, 0};
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
     int n_predict;
     int rc = steno_llm_cli_open(argc, argv, "perplexity", ppl_extra, &o, ppl_usage, &m, &c, &s, &n_predict, NULL);
     if (rc >= 0) return rc;
+    if (o.kinds && o.saw_kv) {
+        fprintf(stderr, "steno perplexity: --kv and --kinds exclude each other (--kinds lists every kind to compare)\n");
+        steno_sampler_free(s);
+        steno_llm_ctx_free(c);
+        steno_llm_free(m);
+        return 2;
+    }
     steno_llm_ctx *ref = NULL;
     test_ctx tc[MAX_TEST];
     int nt_ctx = 0;
@@ -309,13 +318,13 @@ int steno_cmd_perplexity(int argc, char **argv) {
         size_t bpt_t;
         steno_llm_kv_usage(tc[i].ctx, &bpt_t, NULL);
         printf("{\"model\": \"%s\", \"kv\": \"%s\", \"kv_group\": %d, \"kv_key_bits\": %d, \"kv_quant_start\": %d, "
-               "\"kv_sink\": %d, \"compute\": \"%s\", \"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, "
+               "\"kv_sink\": %d, \"kv_rotate\": %d, \"kv_center\": %d, \"compute\": \"%s\", \"tokens\": %ld, \"scored\": %ld, \"ppl\": %.6f, \"ppl_plain\": %.6f, \"kl_mean\": %.8f, "
                "\"kl_max\": %.6f, \"top1_agree\": %.6f, \"flip_margin_mean\": %.6f, \"flip_margin_max\": %.6f, "
                "\"bytes_per_token\": %zu, \"bytes_per_token_plain\": %zu, "
                "\"eval_seconds\": %.3f, \"eval_seconds_plain\": %.3f, \"decode_tokens\": %ld, \"decode_context\": %ld, "
                "\"decode_tok_s\": %.3f, \"decode_tok_s_plain\": %.3f, \"decode_agree\": %ld}\n",
                info.name ? info.name : "", KV_NAMES[tc[i].kind], cp.kv_group, cp.kv_key_bits, cp.kv_quant_start,
-               cp.kv_sink, cp.compute == STENO_LLM_COMPUTE_F32 ? "f32" : "ggml", n,
+               cp.kv_sink, cp.kv_rotate, cp.kv_center, cp.compute == STENO_LLM_COMPUTE_F32 ? "f32" : "ggml", n,
                scored, exp(tc[i].nll / scored), exp(nll_r / scored), tc[i].kl / scored, tc[i].kl_max,
                (double)tc[i].agree / scored, scored > tc[i].agree ? tc[i].flip_sum / (double)(scored - tc[i].agree) : 0.0,
                tc[i].flip_max, bpt_t, bpt_r, tc[i].t_eval, t_eval_r, decoded, n,

@@ -138,7 +138,7 @@ void steno_transcribe_usage(FILE *f) {
         "                          meaning; 0: raw sum); None = 1.0\n"
         "  --best-of N             at temperature > 0, draw N samples and keep the best (1)\n"
         "  --seed S                seed of the sampler at temperature > 0 (default 0)\n"
-        "  --threads N             CPU threads (default: 0 = all cores)\n"
+        "  -t, --threads N         CPU threads (default: 0 = all cores)\n"
         "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
         "                          step, gated token-exact against faithful) or faithful (an\n"
         "                          op-for-op float32 port of openai-whisper's model.py)\n"
@@ -475,6 +475,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (strcmp(a, "-o") == 0) snprintf(name, sizeof name, "output-dir");
         else if (strcmp(a, "-f") == 0) snprintf(name, sizeof name, "output-format");
         else if (strcmp(a, "-h") == 0) snprintf(name, sizeof name, "help");
+        else if (strcmp(a, "-t") == 0) snprintf(name, sizeof name, "threads");
         else if (strncmp(a, "--", 2) == 0 && strcspn(a + 2, "=") < sizeof name) {
             size_t len = strcspn(a + 2, "=");
             snprintf(name, sizeof name, "%.*s", (int)len, a + 2);

@@ -298,6 +298,8 @@ static void exercise_model(const uint8_t *data, size_t size) {
         cp.compute = (toks[0] & 2) ? STENO_LLM_COMPUTE_F32 : STENO_LLM_COMPUTE_GGML;
         cp.kv_quant = (toks[0] & 4) ? STENO_KV_QUANT_Q8 : STENO_KV_QUANT_PLAIN; /* refused for odd head_dims */
         cp.kv_sink = 2;
+        cp.kv_rotate = (toks[0] & 8) ? 0 : -1;
+        cp.kv_center = (toks[0] & 16) ? 0 : 1;
         steno_llm_ctx *c = NULL;
         if (steno_llm_ctx_new(m, &cp, &c) == STENO_OK) {
             float *lg = malloc((size_t)info.n_vocab * sizeof(float));

@@ -128,12 +128,18 @@ typedef struct steno_llm_ctx_params {
     int kv_reserve;    /* rotating caches: tokens of history kept beyond the window for rollback
                           (default 32) */
     steno_kv_quant kv_quant; /* PLAIN (default): kv_type rows; else quantized rows, every layer */
-    int kv_group;      /* Q8/Q4 group size (default 64, as mlx-lm; 32 also) */
+    int kv_group;      /* Q8/Q4 group size (default 32, as llama.cpp's q8_0/q4_0 blocks; 64 = mlx-lm's) */
     int kv_quant_start;/* tokens held as kv_type rows before the caches convert (default 0) */
     int kv_key_bits;   /* TQ*: key bits, 8 (default) or 4 */
     steno_llm_compute compute; /* GGML (default) or F32, see above */
     int kv_sink;       /* quantized caches: leading positions kept unquantized beside their codes,
                           the attention sinks (0..4096, default 4; 0 = mlx-lm's cache; llm/kvcache.h) */
+    int kv_rotate;     /* quantized caches: 1 = keys, and Q8/Q4 values, Walsh–Hadamard rotated before
+                          encoding (outliers spread over the head; needs power-of-two head dims);
+                          0 = mlx-lm's codes; -1 (default) = 1 when the head dims are powers of two.
+                          steno_llm_ctx_get_params reports the resolved 0/1 */
+    int kv_center;     /* quantized caches: 1 (default) = keys encoded minus the mean key of the first
+                          quantized tokens (kept until reset); 0 = raw keys (llm/kvcache.h) */
 } steno_llm_ctx_params;
 
 steno_llm_ctx_params steno_llm_ctx_default_params(void);

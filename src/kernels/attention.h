@@ -45,6 +45,9 @@ typedef struct steno_kv_view {
      * ([n_sink][n_kv_head × head_dim]; values in TurboQuant's rotated domain); n_sink 0: none */
     int n_sink;
     const float *sink_k, *sink_v;
+    /* quantized caches with centered keys: the codes of a key at position >= n_sink encode k − c,
+     * c = k_center [n_kv_head × head_dim_k] (original domain), so q·k = q·dec + q·c; NULL: none */
+    const float *k_center;
 } steno_kv_view;
 
 /** 1 if a key at position p is visible to the query at position q under view's rule. */

@@ -12,6 +12,10 @@
  *           TQV: out_rot += p_j · s_j · codebook[c], then out = unrotate(out_rot) once per head
  *           (the rotation is linear, so Σ_j p_j R⁻¹ŷ_j = R⁻¹ Σ_j p_j ŷ_j — TurboQuant's deferred
  *           inverse rotation, the seed's decodeValuesRotated + unrotateValues).
+ * Rotated keys (kq->rotate): s_j = (Rq)·(Rk_j), the query heads rotated once per work item;
+ * rotated affine values are un-rotated once per output head as TurboQuant's. Centered keys
+ * (kv->k_center = c): codes hold k_j − c, so s_j = q·dec_j + q·c, q·c computed once per query head
+ * (not for the sinks' float rows, which hold raw keys).
  * Work items are (query t, KV head, chunk of positions), each serving the KV head's whole GQA group.
  * An AVX2+FMA build of the same code is chosen at run time when the CPU has it.
  */
@@ -117,6 +121,7 @@ static inline __attribute__((always_inline)) void attnq_body(attnq_job *j, int i
     int32_t *slots = (int32_t *)(scores + (size_t)hpt * CHUNK); /* [CHUNK] */
     float *kbuf = (float *)(slots + CHUNK);             /* [hk] */
     float *vdec = kbuf + hk;                            /* [SUB][hv] */
+    float *qrot = vdec + (size_t)SUB * hv;              /* [hpt][hk]: rotated queries (kf->rotate) */
     long lo, hi;
     steno_split((long)j->T * ap->n_kv_head * j->nchunk, ith, nth, &lo, &hi);
     for (long task = lo; task < hi; task++) {
@@ -124,7 +129,22 @@ static inline __attribute__((always_inline)) void attnq_body(attnq_job *j, int i
         const int kvh = (int)((task / j->nchunk) % ap->n_kv_head);
         const int t = (int)(task / ((long)j->nchunk * ap->n_kv_head));
         const int h0 = kvh * hpt, qpos = j->q0 + t;
-        const float *qt = j->q + (size_t)t * ap->n_head * hk;
+        const float *qt = j->q + (size_t)t * ap->n_head * hk + (size_t)h0 * hk;
+        float qc[64]; /* q·c per query head: the centered keys' missing term (0 without centering) */
+        for (int a = 0; a < hpt; a++) {
+            qc[a] = 0.0f;
+            if (!kv->k_center) continue;
+            const float *qa = qt + (size_t)a * hk, *ca = kv->k_center + (size_t)kvh * hk;
+            float p8[8] = {0};
+            for (int e = 0; e < hk; e += 8)
+                for (int l = 0; l < 8; l++) p8[l] += qa[e + l] * ca[e + l];
+            qc[a] = ((p8[0] + p8[4]) + (p8[1] + p8[5])) + ((p8[2] + p8[6]) + (p8[3] + p8[7]));
+        }
+        if (kf->rotate) { /* keys are stored rotated: q·k = (Rq)·(Rk) for the orthonormal R */
+            memcpy(qrot, qt, (size_t)hpt * hk * sizeof(float));
+            for (int a = 0; a < hpt; a++) steno_tq_rotate(qrot + (size_t)a * hk, hk);
+            qt = qrot;
+        }
         float *part = j->part + (size_t)task * hpt * (hv + 2);
         float maxv[64];
         for (int a = 0; a < hpt; a++) maxv[a] = -INFINITY;
@@ -134,15 +154,17 @@ static inline __attribute__((always_inline)) void attnq_body(attnq_job *j, int i
             const int s = kv->order ? kv->order[i] : i;
             if (!steno_kv_visible(kv, kv->pos[s], qpos)) continue;
             const float *kx = kbuf;
-            if (kv->pos[s] < kv->n_sink) kx = kv->sink_k + ((size_t)kv->pos[s] * ap->n_kv_head + kvh) * hk;
+            const int sink = kv->pos[s] < kv->n_sink;
+            if (sink) kx = kv->sink_k + ((size_t)kv->pos[s] * ap->n_kv_head + kvh) * hk;
             else decode_head(kf, kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead, kbuf);
             for (int a = 0; a < hpt; a++) {
-                const float *qh = qt + (size_t)(h0 + a) * hk;
+                const float *qh = qt + (size_t)a * hk;
                 /* eight partial sums (a vectorizable order; head_dim is a multiple of 32) */
                 float p8[8] = {0};
                 for (int e = 0; e < hk; e += 8)
                     for (int l = 0; l < 8; l++) p8[l] += qh[e + l] * kx[e + l];
-                const float d = ((p8[0] + p8[4]) + (p8[1] + p8[5])) + ((p8[2] + p8[6]) + (p8[3] + p8[7]));
+                const float d = ((p8[0] + p8[4]) + (p8[1] + p8[5])) + ((p8[2] + p8[6]) + (p8[3] + p8[7])) +
+                                (sink ? 0.0f : qc[a]);
                 const float sc = ap->llama2c ? d / ap->scale_div : d * ap->scale;
                 scores[(size_t)a * CHUNK + n] = sc;
                 if (sc > maxv[a]) maxv[a] = sc;
@@ -215,7 +237,7 @@ int steno_attention_quant(steno_pool *pool, steno_work *work, const steno_attn_p
     const int nth = steno_n_tasks(pool);
     const int nchunk = kv->n_order > 0 ? (kv->n_order + CHUNK - 1) / CHUNK : 1;
     size_t per = (size_t)CHUNK * ((size_t)hpt * sizeof(float) + sizeof(int32_t)) +
-                 ((size_t)ap->head_dim_k + (size_t)SUB * hv) * sizeof(float) + 64;
+                 ((size_t)ap->head_dim_k * (1 + (size_t)hpt) + (size_t)SUB * hv) * sizeof(float) + 64;
     per = (per + 63) / 64 * 64;
     const size_t ntask = (size_t)T * ap->n_kv_head * nchunk;
     const size_t part_bytes = ntask * hpt * (hv + 2) * sizeof(float);
@@ -260,7 +282,7 @@ int steno_attention_quant(steno_pool *pool, steno_work *work, const steno_attn_p
                 }
                 const float inv = (float)(1.0 / L);
                 for (int e = 0; e < hv; e++) oh[e] *= inv;
-                if (kv->vq->kind == STENO_KVQ_TQV) steno_tq_unrotate(oh, hv);
+                if (kv->vq->kind == STENO_KVQ_TQV || kv->vq->rotate) steno_tq_unrotate(oh, hv);
             }
     return 0;
 }

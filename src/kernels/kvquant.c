@@ -51,6 +51,8 @@ int steno_kvq_check(const steno_kvq_fmt *f, const char **why) {
         if (f->bits != 4 && f->bits != 8) w = "affine KV quantization takes 4 or 8 bits";
         else if (f->group <= 0 || f->group % 8 != 0 || f->head_dim % f->group != 0)
             w = "the affine group size must be a multiple of 8 dividing head_dim";
+        else if (f->rotate && !is_pow2(f->head_dim))
+            w = "rotated affine KV quantization needs a power-of-two head_dim (Walsh-Hadamard rotation)";
     } else if (f->kind == STENO_KVQ_TQV) {
         if (f->bits < 2 || f->bits > 4) w = "TurboQuant values take 2, 3 or 4 bits";
         else if (!is_pow2(f->head_dim)) w = "TurboQuant needs a power-of-two head_dim (Walsh-Hadamard rotation)";
@@ -136,8 +138,15 @@ static float load_f16(const uint8_t *src) {
     return steno_fp16_to_f32(h);
 }
 
-static void encode_affine(const steno_kvq_fmt *f, const float *x, uint8_t *dst) {
+static void encode_affine(const steno_kvq_fmt *f, const float *x0, uint8_t *dst) {
     const int D = f->head_dim, G = f->group, ng = D / G;
+    float xr[STENO_KVQ_MAX_DIM];
+    const float *x = x0;
+    if (f->rotate) {
+        memcpy(xr, x0, (size_t)D * sizeof(float));
+        steno_tq_rotate(xr, D);
+        x = xr;
+    }
     const float nbins = (float)((1 << f->bits) - 1);
     uint8_t codes[STENO_KVQ_MAX_DIM];
     uint8_t *scales = dst + (size_t)D * f->bits / 8, *biases = scales + 2 * (size_t)ng;
@@ -208,6 +217,7 @@ void steno_kvq_decode(const steno_kvq_fmt *f, const uint8_t *src, float *x, int 
             const float s = load_f16(src + cbytes + 2 * (size_t)g), b = load_f16(src + cbytes + 2 * (size_t)(ng + g));
             for (int j = 0; j < G; j++) x[g * G + j] = s * (float)codes[g * G + j] + b;
         }
+        if (f->rotate && !rotated) steno_tq_unrotate(x, D);
         return;
     }
     const float *cb = steno_lloyd_max_codebook(f->bits);

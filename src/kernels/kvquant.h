@@ -14,6 +14,10 @@
  *   j·bits .. j·bits+bits-1, MLX's packing), f16 scales [head_dim / group], f16 biases
  *   [head_dim / group] (MLX keeps them in the activation dtype, f16 here). bits 4 or 8,
  *   group 32 or 64, or group = head_dim (TurboQuant's per-vector asymmetric keys).
+ *   rotate = 1 (a steno extension; QuaRot, Ashkboos et al. 2024, arXiv 2404.00456): the vector is
+ *   first rotated by steno_tq_rotate (below) and the rotated vector is encoded, so one outlier channel
+ *   no longer stretches a group's range; head_dim must then be a power of two. Decoding gives the
+ *   rotated vector (attention uses q·k = (Rq)·(Rk)) or, with rotated = 0, un-rotates it.
  *
  * TQV (TurboQuant values; Zandieh et al. 2025, "TurboQuant: Online Vector Quantization with
  *   Near-optimal Distortion Rate", arXiv 2504.19874; the seed's turboquant-codec.ts,
@@ -45,6 +49,7 @@ typedef struct steno_kvq_fmt {
     int bits;     /* AFFINE: 4 or 8; TQV: 2, 3 or 4 */
     int group;    /* AFFINE: elements per scale/bias (divides head_dim, multiple of 8); TQV: unused */
     int head_dim; /* elements per head vector */
+    int rotate;   /* AFFINE: 1 = the head vector is rotated (steno_tq_rotate) before it is encoded */
 } steno_kvq_fmt;
 
 /** 0 if f is usable, else -1 (and *why, if given, points to a static reason). */
@@ -57,7 +62,8 @@ size_t steno_kvq_head_bytes(const steno_kvq_fmt *f);
 void steno_kvq_encode(const steno_kvq_fmt *f, const float *x, uint8_t *dst);
 
 /** Decodes src into x [head_dim]: AFFINE exactly scale·c + bias (f32 arithmetic on the f16
- *  parameters); TQV in the rotated domain (s · codebook[c]) when rotated = 1, else un-rotated. */
+ *  parameters); TQV in the rotated domain (s · codebook[c]). With rotated = 0 a rotated format (TQV,
+ *  or AFFINE with rotate) is un-rotated; with rotated = 1 it stays in the rotated domain. */
 void steno_kvq_decode(const steno_kvq_fmt *f, const uint8_t *src, float *x, int rotated);
 
 /** In-place orthonormal fast Walsh–Hadamard transform of x [n], n a power of two:

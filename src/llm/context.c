@@ -25,10 +25,12 @@ steno_llm_ctx_params steno_llm_ctx_default_params(void) {
     p.keep = 0;
     p.kv_reserve = 32;
     p.kv_quant = STENO_KV_QUANT_PLAIN;
-    p.kv_group = 64;
+    p.kv_group = 32;
     p.kv_quant_start = 0;
     p.kv_key_bits = 8;
     p.kv_sink = 4;
+    p.kv_rotate = -1;
+    p.kv_center = 1;
     return p;
 }
 
@@ -62,7 +64,7 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
     if (p.max_kv_size < 0 || p.keep < 0 || (p.max_kv_size > 0 && p.keep >= p.max_kv_size))
         return steno_fail(STENO_E_INVALID_ARG, "--max-kv-size %d / --keep %d: need 0 <= keep < max-kv-size",
                           p.max_kv_size, p.keep);
-    if (p.kv_group <= 0) p.kv_group = 64;
+    if (p.kv_group <= 0) p.kv_group = 32;
     if (p.kv_key_bits <= 0) p.kv_key_bits = 8;
     if (p.compute != STENO_LLM_COMPUTE_GGML && p.compute != STENO_LLM_COMPUTE_F32)
         return steno_fail(STENO_E_INVALID_ARG, "unknown compute mode %d", (int)p.compute);
@@ -79,6 +81,10 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
     steno_llm_ctx *c = calloc(1, sizeof *c);
     if (!c) return steno_fail(STENO_E_NOMEM, "context: out of memory");
     c->m = m;
+    if (p.kv_rotate < 0) { /* auto: the Walsh–Hadamard rotation needs power-of-two head dims */
+        const int dk = m->hp.head_dim_k, dv = m->hp.head_dim_v;
+        p.kv_rotate = dk > 0 && dv > 0 && (dk & (dk - 1)) == 0 && (dv & (dv - 1)) == 0;
+    }
     c->p = p;
     c->n_batch = p.n_batch;
     if (steno_pool_create(p.n_threads, &c->pool) != STENO_OK) c->pool = NULL;
@@ -143,6 +149,8 @@ void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp) {
     kp->group = p->kv_group;
     kp->quant_start = p->kv_quant_start;
     kp->sink = p->kv_sink;
+    kp->rotate = p->kv_rotate > 0;
+    kp->center = p->kv_center != 0;
 }
 
 steno_llm_ctx_params steno_llm_ctx_get_params(const steno_llm_ctx *c) { return c->p; }

@@ -46,13 +46,61 @@ static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const flo
     for (int h = 0; h < p->n_kv_heads; h++) {
         const float *x = src + (size_t)h * hd;
         for (int i = 0; i < hd; i++) tmp[i] = p->dtype == STENO_T_F16 ? steno_round_f16(x[i]) : x[i];
-        steno_kvq_encode(f, tmp, dst + (size_t)h * hb);
+        if (!is_v && c->center_set && pos >= p->sink) {
+            float cen[STENO_KVQ_MAX_DIM];
+            const float *ch = c->k_center + (size_t)h * hd;
+            for (int i = 0; i < hd; i++) cen[i] = tmp[i] - ch[i];
+            steno_kvq_encode(f, cen, dst + (size_t)h * hb);
+        } else {
+            steno_kvq_encode(f, tmp, dst + (size_t)h * hb);
+        }
         if (pos < p->sink) { /* the attention sink's float copy, in the domain attention decodes to */
             float *sk = (is_v ? c->sink_v : c->sink_k) + ((size_t)pos * p->n_kv_heads + h) * hd;
             memcpy(sk, tmp, (size_t)hd * sizeof(float));
-            if (f->kind == STENO_KVQ_TQV) steno_tq_rotate(sk, hd);
+            if (f->kind == STENO_KVQ_TQV || f->rotate) steno_tq_rotate(sk, hd);
         }
     }
+}
+
+/* Key centering (see kvcache.h): the first time quantized keys at positions >= sink are about
+ * to be stored, their mean (dtype-rounded, summed in double) becomes the cache's key center, kept
+ * until reset. Used as: center_acc_new, center_acc_add per row, center_acc_finish. */
+typedef struct {
+    double *sum;
+    int n;
+} center_acc;
+
+static int center_wanted(const steno_kv_cache *c) { return c->k_center && !c->center_set && c->quantized; }
+
+static void center_acc_new(const steno_kv_cache *c, center_acc *a) {
+    a->n = 0;
+    a->sum = center_wanted(c) ? calloc((size_t)c->p.n_kv_heads * c->p.head_dim_k, sizeof(double)) : NULL;
+}
+static void center_acc_add(const steno_kv_cache *c, center_acc *a, const float *row, int pos) {
+    if (!a->sum || pos < c->p.sink) return;
+    const int nel = c->p.n_kv_heads * c->p.head_dim_k;
+    for (int e = 0; e < nel; e++) a->sum[e] += c->p.dtype == STENO_T_F16 ? steno_round_f16(row[e]) : row[e];
+    a->n++;
+}
+/* Out of memory for the sum leaves the keys uncentered (correct, only less accurate). */
+static void center_acc_finish(steno_kv_cache *c, center_acc *a) {
+    if (a->sum && a->n > 0) {
+        const int nel = c->p.n_kv_heads * c->p.head_dim_k;
+        for (int e = 0; e < nel; e++) c->k_center[e] = (float)(a->sum[e] / a->n);
+        c->center_set = 1;
+    }
+    free(a->sum);
+    a->sum = NULL;
+}
+
+/* The key center from the T new rows at positions pos0.. (a no-op once set or unquantized). */
+static void center_from_update(steno_kv_cache *c, const float *k, int T, int pos0) {
+    if (!center_wanted(c)) return;
+    center_acc a;
+    center_acc_new(c, &a);
+    const int nel = c->p.n_kv_heads * c->p.head_dim_k;
+    for (int t = 0; t < T; t++) center_acc_add(c, &a, k + (size_t)t * nel, pos0 + t);
+    center_acc_finish(c, &a);
 }
 
 /* Reads a dtype row back as floats. */
@@ -86,6 +134,16 @@ static steno_status convert_rows(steno_kv_cache *c, uint8_t **k, uint8_t **v, in
         c->quantized = 0;
         return steno_fail(STENO_E_NOMEM, "KV cache: out of memory quantizing %d slots", n_slots);
     }
+    if (center_wanted(c)) {
+        center_acc a;
+        center_acc_new(c, &a);
+        for (int s = 0; s < n_slots; s++) {
+            if (pos ? pos[s] < 0 : s >= n_valid) continue;
+            load_row(p->dtype, *k + (size_t)s * okrb, tmp, nk_el);
+            center_acc_add(c, &a, tmp, pos ? pos[s] : s);
+        }
+        center_acc_finish(c, &a);
+    }
     for (int s = 0; s < n_slots; s++) {
         if (pos ? pos[s] < 0 : s >= n_valid) continue;
         load_row(p->dtype, *k + (size_t)s * okrb, tmp, nk_el);
@@ -118,6 +176,7 @@ static void fill_view_quant(const steno_kv_cache *c, steno_kv_view *view) {
     view->n_sink = c->quantized && c->sink_k ? c->p.sink : 0;
     view->sink_k = view->n_sink ? c->sink_k : NULL;
     view->sink_v = view->n_sink ? c->sink_v : NULL;
+    view->k_center = c->quantized && c->center_set ? c->k_center : NULL;
 }
 
 void steno_kv_make_mask(const steno_kv_view *view, int q0, int T, float *mask) {
@@ -168,6 +227,7 @@ static steno_status plain_update(steno_kv_cache *c, const float *k, const float 
         for (int s = pc->cap; s < ncap; s++) pc->pos[s] = s;
         pc->cap = ncap;
     }
+    center_from_update(c, k, T, pc->offset);
     int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
     for (int t = 0; t < T; t++) {
         int s = pc->offset + t;
@@ -220,6 +280,7 @@ static void plain_state(const steno_kv_cache *c, steno_kv_state *st) {
 static void plain_reset(steno_kv_cache *c) {
     plain_cache *pc = (plain_cache *)c;
     pc->offset = 0;
+    c->center_set = 0;
     if (c->quantized) { /* back to dtype rows: the storage is re-allocated at the next update */
         c->quantized = 0;
         free(pc->k);
@@ -331,6 +392,7 @@ static steno_status rot_update(steno_kv_cache *c, const float *k, const float *v
         steno_status st = rot_grow(rc, need);
         if (st != STENO_OK) return st;
     }
+    center_from_update(c, k, T, rc->offset);
     int nk = p->n_kv_heads * p->head_dim_k, nv = p->n_kv_heads * p->head_dim_v;
     for (int t = 0; t < T; t++) {
         int pp = rc->offset + t;
@@ -419,6 +481,7 @@ static void rot_state(const steno_kv_cache *c, steno_kv_state *st) {
 static void rot_reset(steno_kv_cache *c) {
     rot_cache *rc = (rot_cache *)c;
     rc->offset = 0;
+    c->center_set = 0;
     for (int s = 0; s < rc->cap; s++) rc->pos[s] = -1;
     rc->n_order = 0;
     if (c->quantized) {
@@ -463,11 +526,11 @@ static steno_status quant_formats(const steno_kv_params *p, steno_kvq_fmt *kf, s
     if (p->sink < 0 || p->sink > 4096)
         return steno_fail(STENO_E_INVALID_ARG, "KV cache: attention sink of %d tokens (need 0..4096)", p->sink);
     if (p->quant == STENO_KV_Q_AFFINE) {
-        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->group, p->head_dim_k};
-        *vf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->v_bits, p->group, p->head_dim_v};
+        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->group, p->head_dim_k, p->rotate};
+        *vf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->v_bits, p->group, p->head_dim_v, p->rotate};
     } else if (p->quant == STENO_KV_Q_TURBO) {
-        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->head_dim_k, p->head_dim_k};
-        *vf = (steno_kvq_fmt){STENO_KVQ_TQV, p->v_bits, 0, p->head_dim_v};
+        *kf = (steno_kvq_fmt){STENO_KVQ_AFFINE, p->k_bits, p->head_dim_k, p->head_dim_k, p->rotate};
+        *vf = (steno_kvq_fmt){STENO_KVQ_TQV, p->v_bits, 0, p->head_dim_v, 0};
     } else {
         return steno_fail(STENO_E_INVALID_ARG, "KV cache: unknown quantization %d", p->quant);
     }
@@ -500,6 +563,15 @@ static steno_status alloc_sinks(steno_kv_cache *c) {
     return STENO_OK;
 }
 
+/* The key center's storage (see kvcache.h); a no-op without quantization or centering. */
+static steno_status alloc_center(steno_kv_cache *c) {
+    const steno_kv_params *p = &c->p;
+    if (p->quant == STENO_KV_Q_NONE || !p->center) return STENO_OK;
+    c->k_center = calloc((size_t)p->n_kv_heads * p->head_dim_k, sizeof(float));
+    if (!c->k_center) return steno_fail(STENO_E_NOMEM, "KV cache: out of memory for the key center");
+    return STENO_OK;
+}
+
 steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     *out = NULL;
     if (p->n_kv_heads <= 0 || p->head_dim_k <= 0 || p->head_dim_v <= 0 ||
@@ -521,6 +593,7 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
         pc->krb = krb;
         pc->vrb = vrb;
         steno_status st = alloc_sinks(&pc->base);
+        if (st == STENO_OK) st = alloc_center(&pc->base);
         if (st != STENO_OK) {
             steno_kv_free(&pc->base);
             return st;
@@ -543,6 +616,7 @@ steno_status steno_kv_new(const steno_kv_params *p, steno_kv_cache **out) {
     rc->vrb = vrb;
     steno_status st = rot_grow(rc, p->max_size - p->keep + p->reserve);
     if (st == STENO_OK) st = alloc_sinks(&rc->base);
+    if (st == STENO_OK) st = alloc_center(&rc->base);
     if (st != STENO_OK) {
         steno_kv_free(&rc->base);
         return st;
@@ -555,5 +629,6 @@ void steno_kv_free(steno_kv_cache *c) {
     if (!c) return;
     free(c->sink_k);
     free(c->sink_v);
+    free(c->k_center);
     c->ops->destroy(c);
 }

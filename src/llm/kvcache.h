@@ -32,7 +32,8 @@
  * Quantized storage (`quant`, either layout; kernels/kvquant.h): each head vector of a row is
  * encoded on its own —
  *   STENO_KV_Q_AFFINE  keys and values as MLX affine groups (mlx-lm QuantizedKVCache: `group`
- *                      32/64, k_bits = v_bits = 4 or 8, uint32-packed codes, f16 scale and bias);
+ *                      32/64, k_bits = v_bits = 4 or 8, uint32-packed codes, f16 scale and bias;
+ *                      rotate = center = sink = 0 and group 64 is exactly mlx-lm's cache);
  *   STENO_KV_Q_TURBO   TurboQuant (arXiv 2504.19874; the seed's turboquant-codec.ts): keys asymmetric
  *                      affine per vector with k_bits 4/8, values rotated (Walsh–Hadamard, random
  *                      signs) and Lloyd-Max coded with v_bits 2/3/4.
@@ -52,6 +53,15 @@
  * arXiv 2401.18079) keeps the first token in fp16 for that reason. The rows are written whenever
  * such a position is stored, so trim/re-add and the conversion stay exact; cost: sink × 2 ×
  * n_kv_heads × head_dim floats per layer, not per token.
+ * Rotation (`rotate`, quantized caches): keys, and AFFINE values, are encoded rotated (kvquant.h,
+ * rotate = 1; TurboQuant values always are); attention rotates the queries and un-rotates its output.
+ * Key centering (`center`, quantized caches): the first time keys at positions >= sink are stored
+ * quantized (at the conversion: the held rows; else the first such update), their mean per KV head
+ * becomes the key center c, kept until reset; keys at positions >= sink are then encoded as k − c
+ * (sinks keep raw keys) and attention adds q·c to their scores. Keys share a large per-channel mean
+ * (KIVI, arXiv 2402.02750) that would otherwise widen every row's range. c never changes while
+ * tokens are trimmed and re-added, so rollback stays byte-exact; a converted cache and one quantized
+ * from the first token take their centers from different tokens, so their rows differ.
  * Errors: STENO_E_NOMEM (growth), STENO_E_INVALID_ARG (trim beyond what is held, bad params).
  */
 #ifndef STENO_LLM_KVCACHE_H
@@ -84,6 +94,8 @@ typedef struct steno_kv_params {
     int group;         /* AFFINE: group size (32 or 64; any multiple of 8 dividing head_dim) */
     int quant_start;   /* quantize once an update begins with this many tokens cached (0: at once) */
     int sink;          /* quantized: positions 0..sink-1 also kept as float rows (attention sinks) */
+    int rotate;        /* quantized: keys (and AFFINE values) rotated by steno_tq_rotate before encoding */
+    int center;        /* quantized: keys encoded as k − c, c the mean key of the first quantized tokens */
 } steno_kv_params;
 
 /** Raw storage of a cache, for snapshots and tests (borrowed; valid until the next mutation). */
@@ -122,6 +134,8 @@ struct steno_kv_cache {
     int quantized;            /* rows are quantized now (after the conversion) */
     steno_kvq_fmt kf, vf;     /* per-head formats of key and value rows when p.quant != NONE */
     float *sink_k, *sink_v;   /* [p.sink][n_kv_heads × head_dim] when p.quant != NONE and p.sink > 0 */
+    float *k_center;          /* [n_kv_heads × head_dim_k] when p.quant != NONE and p.center */
+    int center_set;           /* k_center holds the key center (keys >= sink are encoded centered) */
 };
 
 /** Creates a cache. Errors: STENO_E_INVALID_ARG (params), STENO_E_NOMEM. */

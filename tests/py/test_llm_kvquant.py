@@ -11,14 +11,17 @@ Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV cac
       top-1 agreement >= floor − 2 points and >= 92 %, mean KL <= 3 × floor + 0.002,
       |ppl / ppl_plain − 1| <= 3 %;
     tq4: |Δppl| <= 6 %, mean KL <= 0.05; bytes per token exactly the formula of kernels/kvquant.h
-    (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g64 = 12 240, tq4 = 9 360, plain f16 = 23 040).
+    (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g32 = 12 960, g64 = 12 240, tq4 = 9 360,
+    plain f16 = 23 040).
   * `--compute f32` (dequantized weights, f32 activations) removes that noise: the f32-vs-f16 plain
     floor agrees at every position (KL < 1e-4); there q8 with the first 4 tokens kept as attention
     sinks (`--kv-sink 4`) has mean KL <= 0.002, and less than a third of q8 without sinks (whose
-    position-1 distribution is wrecked by the quantized outlier channels of the first tokens).
-  * `steno generate --kv q8 --temp 0` runs, and its stderr stats line reports "kv q8: 12240
+    position-1 distribution is wrecked by the quantized outlier channels of the first tokens); and
+    steno's default q8 (group 32, rotated keys and values, centered keys) has less than a third of
+    the mean KL of q8 with sinks alone (group 64, `--kv-rotate 0 --kv-center 0`).
+  * `steno generate --kv q8 --temp 0` runs, and its stderr stats line reports "kv q8: 12960
     bytes/token (plain 23040)"; `--kv-quant-start` keeps the first tokens plain (same greedy start).
-  * usage errors (exit 2, one line): --kv bogus, --kv-group 48, --kv-key-bits 5.
+  * usage errors (exit 2, one line): --kv bogus, --kv-group 48, --kv-key-bits 5, --kv-rotate 2, ….
   * a model whose head_dim does not suit the codec (stories260K: head_dim 8) → exit 1, one line.
 The model comes from scripts/fetch_llm_models.sh; a missing model is a FAILURE.
 Standard library only; prints PASS/FAIL per case and "N passed, N failed" last.
@@ -89,7 +92,7 @@ def quality_vs_plain():
         check(r["scored"] == int(TOKENS) - 1, "%s scored %d positions" % (k, r["scored"]))
         check(r["bytes_per_token_plain"] == 23040, "plain bytes per token %d" % r["bytes_per_token_plain"])
     q8, tq4 = rows["q8"], rows["tq4"]
-    check(q8["bytes_per_token"] == 12240, "q8 bytes per token %d, want 12240" % q8["bytes_per_token"])
+    check(q8["bytes_per_token"] == 12960, "q8 bytes per token %d, want 12960" % q8["bytes_per_token"])
     check(tq4["bytes_per_token"] == 9360, "tq4 bytes per token %d, want 9360" % tq4["bytes_per_token"])
     check(q8["top1_agree"] >= max(0.92, floor["top1_agree"] - 0.02),
           "q8 top-1 agreement %.3f below the f32-vs-f16 floor %.3f - 2 points" % (q8["top1_agree"], floor["top1_agree"]))
@@ -106,8 +109,10 @@ def f32_compute_and_sinks():
     print("  f32 compute floor: top-1 %.3f, KL %.2e" % (floor["top1_agree"], floor["kl_mean"]))
     check(floor["top1_agree"] == 1.0 and floor["kl_mean"] < 1e-4,
           "f32-vs-f16 plain under --compute f32: top-1 %.3f, KL %g" % (floor["top1_agree"], floor["kl_mean"]))
-    nosink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "0", "--ref-kv-type", "f32")[0]
-    sink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "4", "--ref-kv-type", "f32")[0]
+    mlx = ["--kv-group", "64", "--kv-rotate", "0", "--kv-center", "0"]
+    nosink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "0", "--ref-kv-type", "f32", *mlx)[0]
+    sink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "4", "--ref-kv-type", "f32", *mlx)[0]
+    default = perplexity("--compute", "f32", "--kv", "q8", "--ref-kv-type", "f32")[0]
     print("  q8 under --compute f32: no sink top-1 %.3f KL %.5f max %.3f; 4 sinks top-1 %.3f KL %.5f max %.3f" %
           (nosink["top1_agree"], nosink["kl_mean"], nosink["kl_max"], sink["top1_agree"], sink["kl_mean"],
            sink["kl_max"]))
@@ -115,6 +120,12 @@ def f32_compute_and_sinks():
     check(sink["kl_mean"] * 3 < nosink["kl_mean"], "sinks do not help: KL %.5f vs %.5f without" %
           (sink["kl_mean"], nosink["kl_mean"]))
     check(sink["bytes_per_token"] == 12240, "q8 bytes per token %d with sinks" % sink["bytes_per_token"])
+    print("  default q8 (g32, rotated, centered keys): top-1 %.3f KL %.5f max %.3f" %
+          (default["top1_agree"], default["kl_mean"], default["kl_max"]))
+    check(default["kv_rotate"] == 1 and default["kv_center"] == 1 and default["kv_group"] == 32,
+          "defaults: %r" % default)
+    check(default["kl_mean"] * 3 < sink["kl_mean"], "rotation and centering do not help: KL %.5f vs %.5f" %
+          (default["kl_mean"], sink["kl_mean"]))
 
 
 @case
@@ -122,7 +133,7 @@ def generate_reports_bytes_per_token():
     rc, out, err = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
                         "--kv", "q8", "-t", "2"])
     check(rc == 0, "exit %d: %s" % (rc, err.strip()[-300:]))
-    check("kv q8: 12240 bytes/token (plain 23040)" in err, "stats line: %r" % err.strip())
+    check("kv q8: 12960 bytes/token (plain 23040)" in err, "stats line: %r" % err.strip())
     check(len(out.strip()) > 0, "no text")
     rc2, out2, err2 = run(["generate", "-m", "smollm2", "-p", "The capital of France is", "-n", "8", "--temp", "0",
                            "--kv", "tq3", "--kv-quant-start", "1000", "-t", "2"])
@@ -136,7 +147,8 @@ def generate_reports_bytes_per_token():
 def usage_errors():
     for args, what in ((["--kv", "bogus"], "--kv"), (["--kv-group", "48"], "--kv-group"),
                        (["--kv-key-bits", "5"], "--kv-key-bits"), (["--kv-quant-start", "-1"], "--kv-quant-start"),
-                       (["--kv-sink", "-1"], "--kv-sink"), (["--compute", "f64"], "--compute")):
+                       (["--kv-sink", "-1"], "--kv-sink"), (["--compute", "f64"], "--compute"),
+                       (["--kv-rotate", "2"], "--kv-rotate"), (["--kv-center", "yes"], "--kv-center")):
         rc, out, err = run(["generate", "-m", "smollm2", "-p", "x", "-n", "1"] + args)
         lines = [line for line in err.splitlines() if line.strip()]
         check(rc == 2 and len(lines) == 1 and what in lines[0], "%s: exit %d, stderr %r" % (args, rc, err))
@@ -144,6 +156,8 @@ def usage_errors():
     check(rc == 2 and "no text" in err, "perplexity without -f: exit %d %r" % (rc, err))
     rc, out, err = run(["perplexity", "-m", "smollm2", "-f", TEXT, "--kinds", "q8,zz"])
     check(rc == 2 and "--kinds" in err, "bad --kinds: exit %d %r" % (rc, err))
+    rc, out, err = run(["perplexity", "-m", "smollm2", "-f", TEXT, "--kv", "q8", "--kinds", "q4"])
+    check(rc == 2 and "exclude" in err and len(err.strip().splitlines()) == 1, "--kv with --kinds: exit %d %r" % (rc, err))
 
 
 @case

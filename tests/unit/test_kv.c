@@ -57,8 +57,10 @@ typedef struct {
 
 /* Quantized views: the row of a visible slot must be byte-identical to a fresh encoding of the
  * expected (dtype-rounded) values, head by head. */
+/* The row of position p (version v) must hold the encoding of its values: keys minus the view's
+ * key center from position sink on (kvcache.h, centering), sinks' float rows in attention's domain. */
 static int row_matches_encoding(const steno_kv_view *vw, const steno_kvq_fmt *f, const uint8_t *row, int p, int v,
-                                float sign, int dtype) {
+                                float sign, int dtype, int sink_from) {
     const float *sink = sign > 0 ? vw->sink_k : vw->sink_v;
     float x[MAXHD];
     uint8_t enc[1024];
@@ -68,10 +70,12 @@ static int row_matches_encoding(const steno_kv_view *vw, const steno_kvq_fmt *f,
             float w = sign * val(p, v, h * HD + i);
             x[i] = dtype == STENO_T_F16 ? steno_round_f16(w) : w;
         }
-        steno_kvq_encode(f, x, enc);
+        float xc[MAXHD];
+        for (int i = 0; i < HD; i++) xc[i] = sign > 0 && vw->k_center && p >= sink_from ? x[i] - vw->k_center[h * HD + i] : x[i];
+        steno_kvq_encode(f, xc, enc);
         if (memcmp(enc, row + (size_t)h * hb, hb) != 0) return 0;
-        if (p < vw->n_sink) { /* an attention sink: its float row (TurboQuant values rotated) */
-            if (f->kind == STENO_KVQ_TQV) steno_tq_rotate(x, HD);
+        if (p < vw->n_sink) { /* an attention sink: its float row (rotated values and keys rotated) */
+            if (f->kind == STENO_KVQ_TQV || f->rotate) steno_tq_rotate(x, HD);
             if (memcmp(x, sink + ((size_t)p * NKV + h) * HD, (size_t)HD * sizeof(float)) != 0) return 0;
         }
     }
@@ -124,8 +128,8 @@ static void check_view(const steno_kv_params *kp, const reference *ref, const st
             seen[p] = 1;
             int v = ref->version[p];
             if (vw->kq) {
-                CHECK(row_matches_encoding(vw, vw->kq, vw->k + (size_t)s * vw->k_row_bytes, p, v, 1.0f, kp->dtype) &&
-                          row_matches_encoding(vw, vw->vq, vw->v + (size_t)s * vw->v_row_bytes, p, v, -1.0f, kp->dtype),
+                CHECK(row_matches_encoding(vw, vw->kq, vw->k + (size_t)s * vw->k_row_bytes, p, v, 1.0f, kp->dtype, kp->sink) &&
+                          row_matches_encoding(vw, vw->vq, vw->v + (size_t)s * vw->v_row_bytes, p, v, -1.0f, kp->dtype, kp->sink),
                       "%s: q %d: slot %d (position %d) does not hold the encoding of version %d", ctx, q, s, p, v);
                 continue;
             }
@@ -171,11 +175,11 @@ static void do_update(steno_kv_cache *c, const steno_kv_params *kp, reference *r
     free(v);
 }
 
-static int g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink; /* quantization of random_run's caches */
+static int g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink, g_rot, g_center; /* random_run's quantization */
 
 static void random_run(int kind, int dtype, int W, int keep, int reserve, int iters, int batches) {
     steno_kv_params kp = {kind, dtype, NKV, HD, HD, W, keep, reserve, 8, 0,
-                          g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink};
+                          g_quant, g_kbits, g_vbits, g_group, g_qstart, g_sink, g_rot, g_center};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -223,7 +227,7 @@ static void random_run(int kind, int dtype, int W, int keep, int reserve, int it
 
 static void deterministic_rollback(void) {
     const int W = 8, keep = 2, reserve = 3;
-    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
+    steno_kv_params kp = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, W, keep, reserve, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0, 0, 0};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
     reference ref;
@@ -248,7 +252,7 @@ static void deterministic_rollback(void) {
     steno_kv_free(c);
 
     /* plain f16: bytes per token and rounding */
-    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
+    steno_kv_params pp = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 4, 10, STENO_KV_Q_NONE, 0, 0, 0, 0, 0, 0, 0};
     CHECK(steno_kv_new(&pp, &c) == STENO_OK, "%s", steno_errmsg());
     CHECK(steno_kv_bytes_per_token(c) == (size_t)(2 * ROW * 2), "f16 bytes per token");
     memset(ref.version, 0xff, sizeof ref.version);
@@ -262,7 +266,7 @@ static void deterministic_rollback(void) {
     steno_kv_free(c);
 
     /* invalid parameters */
-    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0};
+    steno_kv_params bad = {STENO_KV_ROTATING, STENO_T_F32, NKV, HD, HD, 4, 4, 0, 0, 0, STENO_KV_Q_NONE, 0, 0, 0, 0, 0, 0, 0};
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG, "keep >= max_size accepted");
     bad.keep = 0;
     bad.dtype = 99;
@@ -272,8 +276,8 @@ static void deterministic_rollback(void) {
 /* Conversion (quant_start > 0): a cache that holds dtype rows first and converts must end with
  * bytes identical to a cache quantized from the start, whatever rollbacks happened in between
  * (also across the conversion point and across the ring wrap); reset returns to dtype rows. */
-static void conversion_exactness(int kind, int quant, int kbits, int vbits, int group) {
-    steno_kv_params a = {kind, STENO_T_F16, NKV, HD, HD, 9, 1, 4, 8, 0, quant, kbits, vbits, group, 0, 0};
+static void conversion_exactness(int kind, int quant, int kbits, int vbits, int group, int rotate) {
+    steno_kv_params a = {kind, STENO_T_F16, NKV, HD, HD, 9, 1, 4, 8, 0, quant, kbits, vbits, group, 0, 0, rotate, 0};
     steno_kv_params b = a;
     b.quant_start = 12;
     steno_kv_cache *ca, *cb;
@@ -328,8 +332,9 @@ static void conversion_exactness(int kind, int quant, int kbits, int vbits, int 
     steno_kv_view vb;
     CHECK(steno_kv_update_and_fetch(cb, k, v, 2, &vb) == STENO_OK && vb.kq == NULL && steno_kv_offset(cb) == 2,
           "after reset the cache holds f16 rows again");
-    printf("conversion %s %s k%d v%d: converted rows == rows quantized on arrival, across trims and the ring\n",
-           kind ? "rotating" : "plain", quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits);
+    printf("conversion %s %s k%d v%d%s: converted rows == rows quantized on arrival, across trims and the ring\n",
+           kind ? "rotating" : "plain", quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits,
+           rotate ? " rotated" : "");
     free(k);
     free(v);
     steno_kv_free(ca);
@@ -357,12 +362,25 @@ static void quantized_runs(void) {
         random_run(STENO_KV_ROTATING, STENO_T_F16, 5, 2, 1, 200, 1);
         random_run(STENO_KV_PLAIN, STENO_T_F16, 0, 0, 0, 100, 1);
         g_sink = 0;
-        conversion_exactness(STENO_KV_PLAIN, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
-        conversion_exactness(STENO_KV_ROTATING, q[i].quant, q[i].kbits, q[i].vbits, q[i].group);
+        conversion_exactness(STENO_KV_PLAIN, q[i].quant, q[i].kbits, q[i].vbits, q[i].group, 0);
+        conversion_exactness(STENO_KV_ROTATING, q[i].quant, q[i].kbits, q[i].vbits, q[i].group, 0);
+        conversion_exactness(STENO_KV_ROTATING, q[i].quant, q[i].kbits, q[i].vbits, q[i].group, 1);
+        /* steno's defaults (rotated, centered keys, sinks): rows stay the encoding of their values
+         * relative to the center through trims, re-adds, the conversion and the ring */
+        g_rot = g_center = 1;
+        g_sink = 3;
+        g_qstart = 0;
+        random_run(STENO_KV_PLAIN, STENO_T_F16, 0, 0, 0, 150, 1);
+        random_run(STENO_KV_ROTATING, STENO_T_F16, 6, 1, 3, 300, 1);
+        g_qstart = 7;
+        random_run(STENO_KV_ROTATING, STENO_T_F32, 5, 0, 2, 200, 1);
+        g_sink = 0;
+        random_run(STENO_KV_PLAIN, STENO_T_F32, 0, 0, 0, 100, 1);
+        g_rot = g_center = 0;
     }
     /* bad quantization parameters are refused with the reason */
     HD = 48;
-    steno_kv_params bad = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 0, 0, STENO_KV_Q_TURBO, 8, 3, 0, 0, 0};
+    steno_kv_params bad = {STENO_KV_PLAIN, STENO_T_F16, NKV, HD, HD, 0, 0, 0, 0, 0, STENO_KV_Q_TURBO, 8, 3, 0, 0, 0, 0, 0};
     steno_kv_cache *c;
     CHECK(steno_kv_new(&bad, &c) == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "head_dim"), "head_dim 48: %s",
           steno_errmsg());

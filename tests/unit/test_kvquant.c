@@ -144,7 +144,7 @@ static void test_codecs(void) {
     static const int groups[3] = {32, 64, 128};
     for (int bits = 4; bits <= 8; bits += 4)
         for (int gi = 0; gi < 3; gi++) {
-            steno_kvq_fmt f = {STENO_KVQ_AFFINE, bits, groups[gi], D};
+            steno_kvq_fmt f = {STENO_KVQ_AFFINE, bits, groups[gi], D, 0};
             CHECK(steno_kvq_check(&f, NULL) == 0, "format rejected");
             uint8_t buf[1024];
             CHECK(steno_kvq_head_bytes(&f) == (size_t)D * bits / 8 + 4 * (D / groups[gi]), "head bytes");
@@ -174,9 +174,38 @@ static void test_codecs(void) {
             }
             CHECK(worst <= 1.0, "affine %d bits group %d: error %.3f of the bound", bits, f.group, worst);
         }
+    /* rotated affine (kvquant.h, rotate = 1): the codes are those of the rotated vector, decode(…, 1)
+     * stays in the rotated domain, decode(…, 0) un-rotates; with outlier channels the rotation must
+     * cut the error (it spreads an outlier over the whole head instead of stretching one group) */
+    for (int bits = 4; bits <= 8; bits += 4) {
+        steno_kvq_fmt plain = {STENO_KVQ_AFFINE, bits, 32, D, 0}, rot = plain;
+        rot.rotate = 1;
+        CHECK(steno_kvq_check(&rot, NULL) == 0, "rotated format rejected");
+        steno_kvq_fmt odd = {STENO_KVQ_AFFINE, bits, 32, 96, 1};
+        CHECK(steno_kvq_check(&odd, NULL) != 0, "rotated affine with head_dim 96 accepted");
+        uint8_t b1[1024], b2[1024];
+        double e_plain = 0, e_rot = 0;
+        for (int r = 0; r < 100; r++) {
+            for (int i = 0; i < D; i++) x[i] = gauss() * (1 + (i % 19 == 3) * 20) + 0.5f;
+            float xr[128];
+            memcpy(xr, x, sizeof xr);
+            steno_tq_rotate(xr, D);
+            steno_kvq_encode(&rot, x, b1);
+            steno_kvq_encode(&plain, xr, b2);
+            CHECK(memcmp(b1, b2, steno_kvq_head_bytes(&rot)) == 0, "rotated codes are not the codes of R·x");
+            steno_kvq_decode(&rot, b1, y, 0);
+            for (int i = 0; i < D; i++) e_rot += (double)(x[i] - y[i]) * (x[i] - y[i]);
+            steno_kvq_encode(&plain, x, b2);
+            steno_kvq_decode(&plain, b2, y, 0);
+            for (int i = 0; i < D; i++) e_plain += (double)(x[i] - y[i]) * (x[i] - y[i]);
+        }
+        CHECK(e_rot < 0.5 * e_plain, "%d bits: rotation did not cut the error of outlier channels (%g vs %g)", bits,
+              e_rot, e_plain);
+        printf("affine %d bits, outlier channels: squared error rotated / plain = %.3f\n", bits, e_rot / e_plain);
+    }
     for (int bits = 2; bits <= 4; bits++) {
         const int d = 256;
-        steno_kvq_fmt f = {STENO_KVQ_TQV, bits, 0, d};
+        steno_kvq_fmt f = {STENO_KVQ_TQV, bits, 0, d, 0};
         CHECK(steno_kvq_check(&f, NULL) == 0, "TQV format rejected");
         uint8_t buf[1024];
         float a[256], b[256];
@@ -203,19 +232,20 @@ static void test_codecs(void) {
               bits, rel, cbm[bits]);
         printf("turboquant values %d bits: relative MSE %.5f (codebook %.5f)\n", bits, rel, cbm[bits]);
     }
-    steno_kvq_fmt bad = {STENO_KVQ_TQV, 3, 0, 96};
+    steno_kvq_fmt bad = {STENO_KVQ_TQV, 3, 0, 96, 0};
     const char *why = NULL;
     CHECK(steno_kvq_check(&bad, &why) != 0 && why && strstr(why, "power-of-two"), "non-power-of-two TQV accepted");
-    bad = (steno_kvq_fmt){STENO_KVQ_AFFINE, 3, 32, 64};
+    bad = (steno_kvq_fmt){STENO_KVQ_AFFINE, 3, 32, 64, 0};
     CHECK(steno_kvq_check(&bad, &why) != 0, "3-bit affine accepted");
 }
 
 /* Attention over a quantized cache vs over an f32 cache holding the decoded rows — and, for the
  * first `sink` positions (attention sinks), the f16-rounded rows themselves. */
-static void attention_case(int quant, int kbits, int vbits, int group, int layout, int llama2c, int sink,
+/* tr: 1 = keys (and affine values) rotated and keys centered (steno's default), 0 = mlx-lm's codes */
+static void attention_case(int quant, int kbits, int vbits, int group, int layout, int llama2c, int sink, int tr,
                            steno_pool *p1, steno_pool *p3) {
     const int NKV = 2, NH = 6, HD = 64, STEPS = layout ? 30 : 70;
-    steno_kv_params kp = {layout, STENO_T_F16, NKV, HD, HD, 12, 2, 3, 8, 0, quant, kbits, vbits, group, 0, sink};
+    steno_kv_params kp = {layout, STENO_T_F16, NKV, HD, HD, 12, 2, 3, 8, 0, quant, kbits, vbits, group, 0, sink, tr, tr};
     float sink_k[8 * 2 * 64], sink_v[8 * 2 * 64]; /* originals of positions < sink (<= 8) */
     steno_kv_cache *c;
     CHECK(steno_kv_new(&kp, &c) == STENO_OK, "%s", steno_errmsg());
@@ -231,7 +261,7 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
     for (int step = 0; step < STEPS; step++) {
         const int T = 1 + (step * 5) % 13;
         for (int i = 0; i < T * rowk; i++) {
-            k[i] = gauss() * (1 + 3 * (i % 17 == 0));
+            k[i] = gauss() * (1 + 3 * (i % 17 == 0)) + (i % 5 == 0 ? 2.0f : 0.0f); /* outliers, a mean */
             v[i] = gauss();
         }
         for (int i = 0; i < T * NH * HD; i++) q[i] = gauss();
@@ -243,6 +273,8 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
         steno_kv_view vw;
         CHECK(steno_kv_update_and_fetch(c, k, v, T, &vw) == STENO_OK, "%s", steno_errmsg());
         CHECK(vw.kq && vw.vq, "quantized view lacks formats");
+        CHECK((vw.kq->rotate != 0) == (tr != 0) && (vw.k_center != NULL) == (tr && q0 + T > sink),
+              "rotation %d / key center %p do not follow the parameters", vw.kq->rotate, (const void *)vw.k_center);
         /* float32 view of the decoded rows */
         deck = realloc(deck, (size_t)vw.n_slots * rowk * sizeof(float));
         decv = realloc(decv, (size_t)vw.n_slots * rowk * sizeof(float));
@@ -256,6 +288,8 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
                 }
                 steno_kvq_decode(vw.kq, vw.k + (size_t)s * vw.k_row_bytes + h * steno_kvq_head_bytes(vw.kq),
                                  deck + (size_t)s * rowk + h * HD, 0);
+                if (vw.k_center)
+                    for (int i = 0; i < HD; i++) deck[(size_t)s * rowk + h * HD + i] += vw.k_center[h * HD + i];
                 steno_kvq_decode(vw.vq, vw.v + (size_t)s * vw.v_row_bytes + h * steno_kvq_head_bytes(vw.vq),
                                  decv + (size_t)s * rowk + h * HD, 0);
             }
@@ -274,13 +308,14 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
         }
         q0 += T;
     }
-    CHECK(worst < 2e-5, "%s k%d v%d g%d %s %s sink %d: quantized vs dequantized attention differ by %g",
+    CHECK(worst < 2e-5, "%s k%d v%d g%d %s %s sink %d tr %d: quantized vs dequantized attention differ by %g",
           quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits, group, layout ? "rotating" : "plain",
-          llama2c ? "llama2c" : "ggml", sink, worst);
+          llama2c ? "llama2c" : "ggml", sink, tr, worst);
     CHECK(same_threads, "1 and 3 threads differ");
-    printf("attention %s k%d v%d g%d %s %s sink %d: max |quantized - dequantized| %.2e, threads identical\n",
+    printf("attention %s k%d v%d g%d %s %s sink %d rotate+center %d: max |quantized - dequantized| %.2e, "
+           "threads identical\n",
            quant == STENO_KV_Q_AFFINE ? "affine" : "turbo", kbits, vbits, group, layout ? "rotating" : "plain",
-           llama2c ? "llama2c" : "ggml", sink, worst);
+           llama2c ? "llama2c" : "ggml", sink, tr, worst);
     steno_work_free(&w1);
     steno_work_free(&w3);
     steno_work_free(&wr);
@@ -303,15 +338,19 @@ int main(void) {
     steno_pool *p1, *p3;
     CHECK(steno_pool_create(1, &p1) == STENO_OK && steno_pool_create(3, &p3) == STENO_OK, "pool");
     for (int layout = 0; layout < 2; layout++) {
-        attention_case(STENO_KV_Q_AFFINE, 8, 8, 64, layout, 0, 0, p1, p3);
-        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 0, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 8, 4, 0, layout, 0, 0, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 1, 0, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 4, 2, 0, layout, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 8, 8, 64, layout, 0, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 4, 0, layout, 0, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 1, 0, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 4, 2, 0, layout, 0, 0, 0, p1, p3);
         /* attention sinks: the first positions read from their float rows (the rotating layout
          * keeps 2 of them, the others leave the window) */
-        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 3, p1, p3);
-        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 0, 5, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 4, 4, 32, layout, 0, 3, 0, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 3, 0, layout, 0, 5, 0, p1, p3);
+        /* steno's defaults: rotated keys and affine values, centered keys (with and without sinks) */
+        attention_case(STENO_KV_Q_AFFINE, 8, 8, 32, layout, 0, 4, 1, p1, p3);
+        attention_case(STENO_KV_Q_AFFINE, 4, 4, 64, layout, 1, 0, 1, p1, p3);
+        attention_case(STENO_KV_Q_TURBO, 8, 4, 0, layout, 0, 3, 1, p1, p3);
     }
     steno_pool_free(p1);
     steno_pool_free(p3);
