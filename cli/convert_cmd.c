@@ -62,6 +62,10 @@ int steno_cmd_convert(int argc, char **argv) {
             convert_usage(stdout);
             return 0;
         }
+        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            printf("steno %s\n", STENO_VERSION);
+            return 0;
+        }
         if (!strcmp(a, "--f32")) {
             use_f16 = 0;
             continue;

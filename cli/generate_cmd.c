@@ -312,8 +312,8 @@ static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c,
         fprintf(stderr, "steno: %s\n", steno_errmsg());
         return 1;
     }
-    if (steno_llm_ctx_new(*m, &o->ctx, c) != STENO_OK) {
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
+    if (steno_llm_ctx_new(*m, &o->ctx, c) != STENO_OK) { /* e.g. a --kv kind the model's head_dim cannot take */
+        fprintf(stderr, "steno: %s: %s\n", o->model, steno_errmsg());
         steno_llm_free(*m);
         *m = NULL;
         return 1;
@@ -339,6 +339,10 @@ int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(voi
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+            printf("steno %s\n", STENO_VERSION);
             return 0;
         }
         int k = extra ? extra(user, argc, argv, i) : 0;

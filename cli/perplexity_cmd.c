@@ -76,6 +76,10 @@ static int ppl_extra(void *user, int argc, char **argv, int i) {
         return 2;
     }
     if (strcmp(a, "--kv") == 0) o->saw_kv = 1; /* not consumed: the shared parser reads it */
+    if ((strcmp(a, "--kv") == 0 && o->kinds) || (strcmp(a, "--kinds") == 0 && o->saw_kv)) {
+        fprintf(stderr, "steno perplexity: --kv and --kinds exclude each other (--kinds lists every kind to compare)\n");
+        return -1;
+    }
     if (strcmp(a, "--kinds") == 0) {
         if (i + 1 >= argc) {
             fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
@@ -174,13 +178,6 @@ int steno_cmd_perplexity(int argc, char **argv) {
     int n_predict;
     int rc = steno_llm_cli_open(argc, argv, "perplexity", ppl_extra, &o, ppl_usage, &m, &c, &s, &n_predict, NULL);
     if (rc >= 0) return rc;
-    if (o.kinds && o.saw_kv) {
-        fprintf(stderr, "steno perplexity: --kv and --kinds exclude each other (--kinds lists every kind to compare)\n");
-        steno_sampler_free(s);
-        steno_llm_ctx_free(c);
-        steno_llm_free(m);
-        return 2;
-    }
     steno_llm_ctx *ref = NULL;
     test_ctx tc[MAX_TEST];
     int nt_ctx = 0;

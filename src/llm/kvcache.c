@@ -2,6 +2,7 @@
 #include "llm/kvcache.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,14 +68,15 @@ static void store_row(const steno_kv_cache *c, int is_v, uint8_t *dst, const flo
  * until reset. Used as: center_acc_new, center_acc_add per row, center_acc_finish. */
 typedef struct {
     double *sum;
-    int n;
+    int n, want;
 } center_acc;
 
 static int center_wanted(const steno_kv_cache *c) { return c->k_center && !c->center_set && c->quantized; }
 
 static void center_acc_new(const steno_kv_cache *c, center_acc *a) {
     a->n = 0;
-    a->sum = center_wanted(c) ? calloc((size_t)c->p.n_kv_heads * c->p.head_dim_k, sizeof(double)) : NULL;
+    a->want = center_wanted(c);
+    a->sum = a->want ? calloc((size_t)c->p.n_kv_heads * c->p.head_dim_k, sizeof(double)) : NULL;
 }
 static void center_acc_add(const steno_kv_cache *c, center_acc *a, const float *row, int pos) {
     if (!a->sum || pos < c->p.sink) return;
@@ -82,9 +84,13 @@ static void center_acc_add(const steno_kv_cache *c, center_acc *a, const float *
     for (int e = 0; e < nel; e++) a->sum[e] += c->p.dtype == STENO_T_F16 ? steno_round_f16(row[e]) : row[e];
     a->n++;
 }
-/* Out of memory for the sum leaves the keys uncentered (correct, only less accurate). */
+/* Out of memory for the sum fixes a zero center (rows stay uncentered, attention adds q·0: correct,
+ * only less accurate); a center may never be set after rows were stored without it. */
 static void center_acc_finish(steno_kv_cache *c, center_acc *a) {
-    if (a->sum && a->n > 0) {
+    if (a->want && !a->sum) {
+        memset(c->k_center, 0, (size_t)c->p.n_kv_heads * c->p.head_dim_k * sizeof(float));
+        c->center_set = 1;
+    } else if (a->sum && a->n > 0) {
         const int nel = c->p.n_kv_heads * c->p.head_dim_k;
         for (int e = 0; e < nel; e++) c->k_center[e] = (float)(a->sum[e] / a->n);
         c->center_set = 1;
@@ -536,9 +542,13 @@ static steno_status quant_formats(const steno_kv_params *p, steno_kvq_fmt *kf, s
     }
     const char *why;
     if (steno_kvq_check(kf, &why) || steno_kvq_check(vf, &why))
-        return steno_fail(STENO_E_INVALID_ARG, "quantized KV cache (%s, head_dim %d/%d, %d/%d bits, group %d): %s",
+    {
+        char grp[32] = "";
+        if (p->quant == STENO_KV_Q_AFFINE) snprintf(grp, sizeof grp, ", group %d", p->group);
+        return steno_fail(STENO_E_INVALID_ARG, "quantized KV cache (%s, head_dim %d/%d, %d/%d bits%s): %s",
                           p->quant == STENO_KV_Q_AFFINE ? "affine" : "TurboQuant", p->head_dim_k, p->head_dim_v,
-                          p->k_bits, p->v_bits, p->group, why);
+                          p->k_bits, p->v_bits, grp, why);
+    }
     return STENO_OK;
 }
 

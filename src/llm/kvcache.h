@@ -30,7 +30,8 @@
  * Storage: rows of n_kv_heads × head_dim elements of `dtype` (f32, or f16 as llama.cpp's default
  * cache type).
  * Quantized storage (`quant`, either layout; kernels/kvquant.h): each head vector of a row is
- * encoded on its own —
+ * encoded on its own (from its values and, with `center`, the fixed key center; never from other
+ * rows) —
  *   STENO_KV_Q_AFFINE  keys and values as MLX affine groups (mlx-lm QuantizedKVCache: `group`
  *                      32/64, k_bits = v_bits = 4 or 8, uint32-packed codes, f16 scale and bias;
  *                      rotate = center = sink = 0 and group 64 is exactly mlx-lm's cache);
@@ -40,7 +41,7 @@
  * The cache first holds rows of `dtype`; at the first update that begins with offset >= quant_start
  * it converts every held row once and quantizes every later row (mlx-lm's quantized_kv_start /
  * to_quantized; 0 = quantized from the first token). A row is always encoded from its `dtype`-rounded
- * values, so a converted row and a row quantized on arrival are byte-identical: trim(n) followed by
+ * values, so (without `center`) a converted row and a row quantized on arrival are byte-identical: trim(n) followed by
  * the same tokens restores exactly the same bytes, for both layouts and across a ring wrap. A trim
  * below quant_start leaves the cache quantized (as mlx-lm: there is no way back to the dtype rows);
  * reset() returns it to `dtype` rows. Views then carry kq/vq (the per-head formats) and attention
