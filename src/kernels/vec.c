@@ -86,8 +86,75 @@ static void attention_scalar(const float *q, int q_stride, const float *Kt, int 
     }
 }
 
-const vec_kernels vec_scalar = {gemv_f32_scalar, gemv_f16_scalar, layernorm_scalar, gelu_scalar,
-                                attention_scalar};
+static void f32_to_f16_lanes_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t g = 0; g < n; g += 16)
+        for (int i = 0; i < 16; i++) vec_f32_to_f16(src + g + i, dst + g + vec_lane_slot(i), 1);
+}
+
+static void attention_f16_scalar(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv,
+                                 int nk, int dh, int nq, float *out, int out_stride) {
+    float s[VEC_ATTENTION_F16_MAX_KEYS];
+    for (int i = 0; i < nq; i++) {
+        const float *qi = q + (size_t)i * q_stride;
+        float *o = out + (size_t)i * out_stride;
+        float m = -INFINITY, l = 0.0f;
+        for (int j = 0; j < nk; j++) {
+            float acc = 0.0f;
+            const uint16_t *kb = Kb + (size_t)(j >> 4) * dh * 16 + vec_lane_slot(j & 15);
+            for (int d = 0; d < dh; d++) acc += qi[d] * steno_fp16_to_f32(kb[(size_t)d * 16]);
+            s[j] = acc;
+            m = acc > m ? acc : m;
+        }
+        for (int d = 0; d < dh; d++) o[d] = 0.0f;
+        for (int j = 0; j < nk; j++) {
+            const float p = expf(s[j] - m);
+            const uint16_t *v = V + (size_t)j * ldv;
+            l += p;
+            for (int d = 0; d < dh; d++) o[d] += p * steno_fp16_to_f32(v[vec_lane_slot(d)]);
+        }
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        for (int d = 0; d < dh; d++) o[d] *= inv;
+    }
+}
+
+static double sum_exp_scalar(const float *x, int n, float m) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += exp((double)x[i] - m);
+    return s;
+}
+
+static void f16_to_f32_scalar(const uint16_t *src, float *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = steno_fp16_to_f32(src[i]);
+}
+
+static void gemv_f16_rows_scalar(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y) {
+    for (int i = 0; i < count; i++) gemv_f16_scalar(W, NULL, x, n, rows[i], rows[i] + 1, y);
+}
+
+static float dot_i8_blocks_scalar(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n) {
+    (void)ax;
+    float s = 0.0f;
+    for (int b = 0; b < n / VEC_SCREEN_BLOCK; b++) {
+        int32_t d = 0;
+        for (int k = b * VEC_SCREEN_BLOCK; k < (b + 1) * VEC_SCREEN_BLOCK; k++) d += (int32_t)w[k] * qx[k];
+        s += sb[b] * (float)d;
+    }
+    return s;
+}
+
+const vec_kernels vec_scalar = {
+    .gemv_f32 = gemv_f32_scalar,
+    .gemv_f16 = gemv_f16_scalar,
+    .layernorm = layernorm_scalar,
+    .gelu = gelu_scalar,
+    .attention = attention_scalar,
+    .f32_to_f16_lanes = f32_to_f16_lanes_scalar,
+    .attention_f16 = attention_f16_scalar,
+    .sum_exp = sum_exp_scalar,
+    .gemv_f16_rows = gemv_f16_rows_scalar,
+    .dot_i8_blocks = dot_i8_blocks_scalar,
+    .f16_to_f32 = f16_to_f32_scalar,
+};
 
 /* ---------------- dispatch ---------------- */
 
@@ -138,8 +205,85 @@ void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const
     g_k->attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
 }
 
-void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
-    for (size_t i = 0; i < n; i++) dst[i] = steno_fp16_to_f32(src[i]);
+void vec_f32_to_f16_lanes(const float *src, uint16_t *dst, size_t n) { g_k->f32_to_f16_lanes(src, dst, n); }
+
+void vec_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk, int dh,
+                       int nq, float *out, int out_stride) {
+    g_k->attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
+}
+
+void vec_pack_keys_f16(const float *Kt, int ldk, int dh, int nk, uint16_t *Kb) {
+    for (int j0 = 0; j0 < nk; j0 += 16)
+        for (int d = 0; d < dh; d++)
+            g_k->f32_to_f16_lanes(Kt + (size_t)d * ldk + j0, Kb + ((size_t)(j0 >> 4) * dh + d) * 16, 16);
+}
+
+double vec_sum_exp(const float *x, int n, float m) { return g_k->sum_exp(x, n, m); }
+
+void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n) { g_k->f16_to_f32(src, dst, n); }
+
+void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y) {
+    g_k->gemv_f16_rows(W, x, n, rows, count, y);
+}
+
+void vec_screen_build_row(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
+    float mx = 0.0f;
+    for (int k = 0; k < n; k++) mx = fmaxf(mx, fabsf(steno_fp16_to_f32(w16[k])));
+    const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
+    double g2 = 0.0, e2 = 0.0, w2 = 0.0;
+    for (int b = 0; b < n; b += VEC_SCREEN_BLOCK) {
+        double l1 = 0.0;
+        for (int k = b; k < b + VEC_SCREEN_BLOCK && k < n; k++) {
+            const float w = steno_fp16_to_f32(w16[k]);
+            long v = lrintf(w * inv);
+            v = v > 127 ? 127 : v < -127 ? -127 : v;
+            q[k] = (int8_t)v;
+            l1 += labs(v);
+            const double d = (double)w - (double)sc * (double)v;
+            e2 += d * d;
+            w2 += (double)w * w;
+        }
+        g2 += l1 * l1;
+    }
+    /* rounded up so the float bounds stay bounds */
+    *s = sc;
+    *g = (float)(sc * sqrt(g2)) * (1.0f + 1e-6f);
+    *c = (float)sqrt(e2) * (1.0f + 1e-6f) + 3e-5f * (float)sqrt(w2);
+}
+
+void vec_screen_prepare(const float *x, int n, vec_screen_x *sx) {
+    double h2 = 0.0, n2 = 0.0;
+    for (int b = 0; b < n; b += VEC_SCREEN_BLOCK) {
+        float mx = 0.0f;
+        for (int k = b; k < b + VEC_SCREEN_BLOCK; k++) {
+            mx = fmaxf(mx, fabsf(x[k]));
+            n2 += (double)x[k] * x[k];
+        }
+        const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
+        sx->sb[b / VEC_SCREEN_BLOCK] = sc;
+        h2 += 0.25 * (double)sc * sc;
+        for (int k = b; k < b + VEC_SCREEN_BLOCK; k++) {
+            long v = lrintf(x[k] * inv);
+            v = v > 127 ? 127 : v < -127 ? -127 : v;
+            sx->qx[k] = (int8_t)v;
+            sx->ax[k] = (uint8_t)(v < 0 ? -v : v);
+        }
+    }
+    sx->h = (float)sqrt(h2) * (1.0f + 1e-5f); /* 1e-5: the rounding of x·inv and of sc */
+    sx->norm = (float)sqrt(n2) * (1.0f + 1e-6f);
+}
+
+float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
+                    float *z, float *hi) {
+    float best = -INFINITY;
+    for (int r = r0; r < r1; r++) {
+        const float zr = w->s[r] * g_k->dot_i8_blocks(w->q + (size_t)r * n, x->qx, x->ax, x->sb, n);
+        const float b = x->h * w->g[r] + x->norm * w->c[r] + 1e-6f * fabsf(zr);
+        z[r] = zr;
+        hi[r] = zr + b;
+        if ((!allow || allow[r] == 0.0f) && zr - b > best) best = zr - b;
+    }
+    return best;
 }
 
 void vec_f32_to_f16(const float *src, uint16_t *dst, size_t n) {

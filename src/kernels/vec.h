@@ -36,7 +36,46 @@ void vec_gemv(vec_dtype dt, const void *W, const float *b, const float *x, int n
 void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                    int r1, float *Y, int ldy);
 
-/** Converts n halves to floats. */
+/** y[rows[i]] = Σ_k W[rows[i]][k]·x[k] for the count listed rows of float16 weights W [.][n]: each
+ *  value bit-identical to vec_gemv(VEC_F16, ...) of that row (same kernel, same order); x is
+ *  prepared once for the whole list. */
+void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
+
+/* ---- Logit screen: int8 rows that bound a float16 GEMV from above and below.
+ * Row w (float16 values, n a multiple of VEC_SCREEN_BLOCK) is stored as w ≈ s·q, q int8 in
+ * [-127, 127], s = max|w|/127; the input as x ≈ s_b·qx per block b of 32 values. The screened
+ * value z = s·Σ_b s_b·(q_b·qx_b) (integer dots, exact) differs from x·w by at most
+ *   b = h·g + ‖x‖₂·c + 1e-6·|z|,  h = √Σ_b (s_b/2)²,  g = s·√Σ_b (Σ_{k∈b}|q_k|)²,
+ *   c = ‖w − s·q‖₂ + 3e-5·‖w‖₂
+ * (|x_k − s_b·qx_k| <= s_b/2 and Cauchy–Schwarz over the blocks for the first term, Cauchy–Schwarz
+ * for x·(w − s·q); 3e-5·‖x‖₂‖w‖₂ covers the float32 rounding of the exact GEMV and of z, n <= 4096). */
+#define VEC_SCREEN_BLOCK 32
+
+typedef struct vec_screen_rows {
+    const int8_t *q;       /* [rows][n] */
+    const float *s, *g, *c; /* [rows] */
+} vec_screen_rows;
+
+/** Fills one row's q [n], *s, *g, *c from its float16 weights w [n]. */
+void vec_screen_build_row(const uint16_t *w, int n, int8_t *q, float *s, float *g, float *c);
+
+/** The input side: buffers owned by the caller (qx, ax: n bytes; sb: n/32 floats). */
+typedef struct vec_screen_x {
+    int8_t *qx;  /* [n] */
+    uint8_t *ax; /* [n] |qx| */
+    float *sb;   /* [n/32] block scales */
+    float h, norm;
+} vec_screen_x;
+
+/** Quantizes x [n] (n a multiple of 32) into sx. */
+void vec_screen_prepare(const float *x, int n, vec_screen_x *sx);
+
+/** For rows r in [r0, r1): z[r] = the screened value, hi[r] = z[r] + b (see above); returns the
+ *  largest z[r] − b over the rows with allow == NULL or allow[r] == 0 (−inf if none). */
+float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
+                    float *z, float *hi);
+
+/** Converts n halves to floats, exactly (F16C after vec_init when the CPU has it). */
 void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n);
 /** Converts n floats to halves (round to nearest even). */
 void vec_f32_to_f16(const float *src, uint16_t *dst, size_t n);
@@ -46,6 +85,12 @@ void vec_layernorm(const float *x, const float *gamma, const float *beta, int n,
 
 /** In place GELU (erf form) over n values. */
 void vec_gelu(float *x, size_t n);
+
+/** Σ_i exp(x[i] − m) over n floats, for a log-sum-exp: m must be finite and >= every x[i]; −inf
+ *  entries add exactly 0. SIMD: float32 exponentials (the expf of vec_attention, relative error
+ *  about 2e-7) summed in float64, 8 lanes then a fixed tree; scalar: exp in float64. The result
+ *  does not depend on the caller's thread count. */
+double vec_sum_exp(const float *x, int n, float m);
 
 /** In place y[i] += x[i]. */
 void vec_add(float *y, const float *x, size_t n);
@@ -58,6 +103,36 @@ void vec_add(float *y, const float *x, size_t n);
  *  running sum once per block. */
 void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                    int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
+
+/** Converts n floats (n a multiple of 16) to halves (round to nearest even, as vec_f32_to_f16) in
+ *  "lane order": within each group of 16, the halves of elements 0–3, 8–11, 4–7, 12–15. This is
+ *  the storage vec_attention_f16 reads: the AVX2 kernel widens 16 halves with one unpack per 8,
+ *  which yields exactly that interleaving, so the stored order puts every value back in place. */
+void vec_f32_to_f16_lanes(const float *src, uint16_t *dst, size_t n);
+
+/** Position in lane-order storage of element i (groups of 16 keep their place):
+ *  elements 0–3 → slots 0–3, 8–11 → 4–7, 4–7 → 8–11, 12–15 → 12–15. */
+static inline int vec_lane_slot(int i) { return (i & ~15) | ((i & 3) | ((i & 4) << 1) | ((i & 8) >> 1)); }
+
+/** Packs the keys of one head for vec_attention_f16: from Kt [dh][ldk] (float32, key j is column j)
+ *  to Kb [ceil(nk/16)][dh][16] halves, each block of 16 keys contiguous (2 KiB for dh 64) and in lane
+ *  order, so the kernel streams the keys instead of reading dh rows ldk apart. Columns of Kt from nk
+ *  to the next multiple of 16 must be readable (they are packed too; the kernel ignores them). */
+void vec_pack_keys_f16(const float *Kt, int ldk, int dh, int nk, uint16_t *Kb);
+
+/** Attention of nq independent queries over keys [0, nk) of one head, every query seeing all keys
+ *  (cross-attention of the decoder step), with float16 keys and values: Kb as vec_pack_keys_f16
+ *  writes it, V [nk][ldv] halves in lane order (vec_f32_to_f16_lanes of the [nk][dh] rows, dh
+ *  values each). q [nq][q_stride] (already scaled), out [nq][out_stride], float32 throughout. dh
+ *  must be a multiple of 16 and nk <= VEC_ATTENTION_F16_MAX_KEYS.
+ *  Per query the score row [nk] is kept (a 1-query row, not a score matrix): scores, their
+ *  maximum, exponentials and sum, then Σ p_j v_j, all accumulated in float32; products of halves
+ *  and floats are exact. Results do not depend on how callers split queries or heads. */
+void vec_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk, int dh,
+                       int nq, float *out, int out_stride);
+
+/** Keys vec_attention_f16 accepts. */
+#define VEC_ATTENTION_F16_MAX_KEYS 4096
 
 /** Rounds n up to the key padding vec_attention needs for ldk. */
 static inline int vec_attention_ldk(int n) { return (n + 15) & ~15; }

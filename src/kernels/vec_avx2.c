@@ -46,6 +46,34 @@ AVX2 static inline __m256 exp8(__m256 x) {
     return _mm256_andnot_ps(is_neg_inf, y); /* exp(-inf) = 0 exactly */
 }
 
+/* exp8 for x <= 0 that is finite or −inf, without the −inf test: the same operations and results
+ * for every finite x <= 0, but −inf gives exp(−87.34) ≈ 1.2e-38 instead of 0, so callers zero those
+ * lanes themselves (the softmax's padding past a block's last key). */
+AVX2 static inline __m256 exp8_nonpos(__m256 x) {
+    const __m256 lo = _mm256_set1_ps(-87.3365478515625f);
+    x = _mm256_max_ps(x, lo);
+    __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+    __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+/* Both GEMV kernels give accumulator a0 the columns k+0..3 and k+8..11 of each 32-column step, a1
+ * k+4..7 and k+12..15, a2 and a3 the same pattern over k+16..31: the order in which
+ * _mm256_unpacklo/hi_epi16 widen 16 halves (see gemv_f16_avx2). With the same lanes, the same
+ * accumulation order and the same final tree, f16 weights and their exact f32 widening give
+ * bit-identical results (test_kernels checks it). */
+AVX2 static inline __m256 ld_perm(const float *p) { return _mm256_loadu2_m128(p + 8, p); }
+
 AVX2 static void gemv_f32_avx2(const float *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
     for (int r = r0; r < r1; r++) {
         const float *w = W + (size_t)r * n;
@@ -53,10 +81,10 @@ AVX2 static void gemv_f32_avx2(const float *W, const float *b, const float *x, i
                a3 = _mm256_setzero_ps();
         int k = 0;
         for (; k + 32 <= n; k += 32) {
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k), _mm256_loadu_ps(x + k), a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 8), _mm256_loadu_ps(x + k + 8), a1);
-            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);
-            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 24), _mm256_loadu_ps(x + k + 24), a3);
+            a0 = _mm256_fmadd_ps(ld_perm(w + k), ld_perm(x + k), a0);
+            a1 = _mm256_fmadd_ps(ld_perm(w + k + 4), ld_perm(x + k + 4), a1);
+            a2 = _mm256_fmadd_ps(ld_perm(w + k + 16), ld_perm(x + k + 16), a2);
+            a3 = _mm256_fmadd_ps(ld_perm(w + k + 20), ld_perm(x + k + 20), a3);
         }
         for (; k + 8 <= n; k += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k), _mm256_loadu_ps(x + k), a0);
         float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
@@ -67,28 +95,109 @@ AVX2 static void gemv_f32_avx2(const float *W, const float *b, const float *x, i
 
 AVX2 static inline __m256 ld_h8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 
-/* Same accumulation order as gemv_f32_avx2: f16→f32 is exact, so f16 and f32 copies of the same
- * weights give bit-identical results. */
-AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
-    for (int r = r0; r < r1; r++) {
-        const uint16_t *w = W + (size_t)r * n;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
-               a3 = _mm256_setzero_ps();
-        int k = 0;
-        for (; k + 32 <= n; k += 32) {
-            a0 = _mm256_fmadd_ps(ld_h8(w + k), _mm256_loadu_ps(x + k), a0);
-            a1 = _mm256_fmadd_ps(ld_h8(w + k + 8), _mm256_loadu_ps(x + k + 8), a1);
-            a2 = _mm256_fmadd_ps(ld_h8(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);
-            a3 = _mm256_fmadd_ps(ld_h8(w + k + 24), _mm256_loadu_ps(x + k + 24), a3);
-        }
-        for (; k + 8 <= n; k += 8) a0 = _mm256_fmadd_ps(ld_h8(w + k), _mm256_loadu_ps(x + k), a0);
-        float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-        for (; k < n; k++) {
-            __m128 h = _mm_cvtph_ps(_mm_cvtsi32_si128(w[k]));
-            s += _mm_cvtss_f32(h) * x[k];
-        }
-        y[r] = (b ? b[r] : 0.0f) + s;
+/* halves p[0..3] and p[8..11] widened, the lanes of ld_perm */
+AVX2 static inline __m256 ld_h8_perm(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)p), _mm_loadl_epi64((const __m128i *)(p + 8))));
+}
+
+/* 16 halves p[0..15] as two vectors of floats scaled by 2^-112: lo = p[0..3, 8..11], hi =
+ * p[4..7, 12..15]. A half's bits shifted into the top of a 32-bit lane, arithmetically shifted
+ * right by 3 and with bits 30..28 cleared, are the float with the same sign, exponent field
+ * e + 112 − 127 + 127 − 112 (i.e. 2^-112 times the value) and mantissa: exact for normal and
+ * subnormal halves (a subnormal half becomes a subnormal float, still exact), without vcvtph2ps,
+ * which is slow on some cores (4–5 cycles per 8 halves on this project's Zen machine). Inf and
+ * NaN halves would read as finite values; weights never hold them. */
+AVX2 static inline void ld_h16_scaled(const uint16_t *p, __m256 *lo, __m256 *hi) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
+    const __m256i m = _mm256_set1_epi32((int)0x8FFFFFFF);
+    *lo = _mm256_castsi256_ps(_mm256_and_si256(_mm256_srai_epi32(_mm256_unpacklo_epi16(z, v), 3), m));
+    *hi = _mm256_castsi256_ps(_mm256_and_si256(_mm256_srai_epi32(_mm256_unpackhi_epi16(z, v), 3), m));
+}
+
+#define GEMV_XS_MAX 4096 /* longest row taken by the scaled kernel (stack copy of x) */
+
+/* Same lanes, order and tree as gemv_f32_avx2. The fast form multiplies weights scaled by 2^-112
+ * (ld_h16_scaled) with x scaled by 2^112, copied once per call into the lane order: every product
+ * is exactly w·x (powers of two; FMA rounds only the sum), so the result is bit-identical to
+ * widening with vcvtph2ps. It needs |x| < 2^15 (no overflow of the copy), n <= GEMV_XS_MAX and n
+ * a multiple of 32; otherwise the vcvtph2ps form runs. */
+/* The scaled copy of x for ld_h16_scaled (0: the vcvtph2ps form must run). */
+AVX2 static int gemv_f16_prepare(const float *x, int n, float *xs) {
+    if (n % 32 || n > GEMV_XS_MAX) return 0;
+    const __m256 two112 = _mm256_set1_ps(0x1p112f), lim = _mm256_set1_ps(0x1p15f),
+                 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 big = _mm256_setzero_ps();
+    for (int k = 0; k < n; k += 16) {
+        const __m256 lo = ld_perm(x + k), hi = ld_perm(x + k + 4);
+        /* !(|x| < 2^15) also catches NaN */
+        big = _mm256_or_ps(big, _mm256_cmp_ps(_mm256_and_ps(lo, absm), lim, _CMP_NLT_UQ));
+        big = _mm256_or_ps(big, _mm256_cmp_ps(_mm256_and_ps(hi, absm), lim, _CMP_NLT_UQ));
+        _mm256_store_ps(xs + k, _mm256_mul_ps(lo, two112));
+        _mm256_store_ps(xs + k + 8, _mm256_mul_ps(hi, two112));
     }
+    return _mm256_movemask_ps(big) == 0;
+}
+
+AVX2 static inline float gemv_f16_row(const uint16_t *w, const float *x, const float *xs, int fast, int n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int k = 0;
+    if (fast) {
+        for (; k + 32 <= n; k += 32) {
+            __m256 w0, w1, w2, w3;
+            ld_h16_scaled(w + k, &w0, &w1);
+            ld_h16_scaled(w + k + 16, &w2, &w3);
+            a0 = _mm256_fmadd_ps(w0, _mm256_load_ps(xs + k), a0);
+            a1 = _mm256_fmadd_ps(w1, _mm256_load_ps(xs + k + 8), a1);
+            a2 = _mm256_fmadd_ps(w2, _mm256_load_ps(xs + k + 16), a2);
+            a3 = _mm256_fmadd_ps(w3, _mm256_load_ps(xs + k + 24), a3);
+        }
+    } else {
+        for (; k + 32 <= n; k += 32) {
+            a0 = _mm256_fmadd_ps(ld_h8_perm(w + k), ld_perm(x + k), a0);
+            a1 = _mm256_fmadd_ps(ld_h8_perm(w + k + 4), ld_perm(x + k + 4), a1);
+            a2 = _mm256_fmadd_ps(ld_h8_perm(w + k + 16), ld_perm(x + k + 16), a2);
+            a3 = _mm256_fmadd_ps(ld_h8_perm(w + k + 20), ld_perm(x + k + 20), a3);
+        }
+    }
+    for (; k + 8 <= n; k += 8) a0 = _mm256_fmadd_ps(ld_h8(w + k), _mm256_loadu_ps(x + k), a0);
+    float s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; k < n; k++) {
+        __m128 h = _mm_cvtph_ps(_mm_cvtsi32_si128(w[k]));
+        s += _mm_cvtss_f32(h) * x[k];
+    }
+    return s;
+}
+
+/* Same lanes, order and tree as gemv_f32_avx2. The fast form multiplies weights scaled by 2^-112
+ * (ld_h16_scaled) with x scaled by 2^112, copied once per call into the lane order: every product
+ * is exactly w·x (powers of two; FMA rounds only the sum), so the result is bit-identical to
+ * widening with vcvtph2ps. It needs |x| < 2^15 (no overflow of the copy), n <= GEMV_XS_MAX and n
+ * a multiple of 32; otherwise the vcvtph2ps form runs. */
+AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
+    float xs[GEMV_XS_MAX] __attribute__((aligned(32)));
+    const int fast = gemv_f16_prepare(x, n, xs);
+    for (int r = r0; r < r1; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs, fast, n);
+}
+
+AVX2 static void gemv_f16_rows_avx2(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y) {
+    float xs[GEMV_XS_MAX] __attribute__((aligned(32)));
+    const int fast = gemv_f16_prepare(x, n, xs);
+    for (int i = 0; i < count; i++) y[rows[i]] = 0.0f + gemv_f16_row(W + (size_t)rows[i] * n, x, xs, fast, n);
+}
+
+/* Σ_b sb[b]·(w_b·qx_b): per block of 32, |qx| times w with qx's sign, so the unsigned×signed pair
+ * products of vpmaddubsw stay within int16 (2·127·127 < 32767); the block's 8 int32 partial sums
+ * (exact) are scaled by sb[b] into float lanes. */
+AVX2 static float dot_i8_blocks_avx2(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int k = 0; k < n; k += 32) {
+        const __m256i sw = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(w + k)),
+                                            _mm256_loadu_si256((const __m256i *)(qx + k)));
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(ax + k)), sw), ones);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_broadcast_ss(sb + k / 32), acc);
+    }
+    return hsum8(acc);
 }
 
 AVX2 static void layernorm_avx2(const float *x, const float *gamma, const float *beta, int n, float *y) {
@@ -279,8 +388,15 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
                     }
                     const __m256 vm = _mm256_set1_ps(m[qi]);
                     __m256 vl = _mm256_setzero_ps();
+                    /* s − m <= 0 (m is the running maximum): exp8_nonpos, then the padding past
+                     * the query's last key back to an exact 0, as exp8 gives for −inf */
                     for (int j = 0; j < jr; j += 8) {
-                        const __m256 pj = exp8(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                        __m256 pj = exp8_nonpos(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                        if (j + 8 > jl) {
+                            _mm256_store_ps(&s[a][j], pj);
+                            for (int k = jl; k < j + 8; k++) s[a][k] = 0.0f;
+                            pj = _mm256_load_ps(&s[a][j]);
+                        }
                         _mm256_store_ps(&s[a][j], pj);
                         vl = _mm256_add_ps(vl, pj);
                     }
@@ -302,6 +418,126 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
     }
 }
 
-const vec_kernels vec_avx2 = {gemv_f32_avx2, gemv_f16_avx2, layernorm_avx2, gelu_avx2, attention_avx2};
+AVX2 static void f32_to_f16_lanes_avx2(const float *src, uint16_t *dst, size_t n) {
+    /* ld_perm's lanes (elements 0–3, 8–11, then 4–7, 12–15) are the lane order itself */
+    for (size_t g = 0; g < n; g += 16) {
+        _mm_storeu_si128((__m128i *)(dst + g), _mm256_cvtps_ph(ld_perm(src + g), _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(dst + g + 8), _mm256_cvtps_ph(ld_perm(src + g + 4), _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
+/* vec_attention_f16: keys in blocks of 16 columns, each widened by ld_h16_scaled (2^-112) against
+ * the query scaled by 2^112, so every product is exact; then the row's maximum, exponentials and
+ * sum, and the values likewise with p scaled by 2^112. A query with |q| >= 2^15 (where the scaled
+ * copy could overflow) runs the scalar kernel. */
+AVX2 static void attention_f16_avx2(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv,
+                                    int nk, int dh, int nq, float *out, int out_stride) {
+    if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0) {
+        vec_scalar.attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
+        return;
+    }
+    float s[VEC_ATTENTION_F16_MAX_KEYS + 16] __attribute__((aligned(32)));
+    float qs[256];
+    const int nk16 = (nk + 15) & ~15;
+    for (int i = 0; i < nq; i++) {
+        const float *qi = q + (size_t)i * q_stride;
+        float *o = out + (size_t)i * out_stride;
+        int big = 0;
+        for (int d = 0; d < dh; d++) {
+            big |= !(fabsf(qi[d]) < 0x1p15f);
+            qs[d] = qi[d] * 0x1p112f;
+        }
+        if (big) {
+            vec_scalar.attention_f16(qi, q_stride, Kb, V, ldv, nk, dh, 1, o, out_stride);
+            continue;
+        }
+        __m256 vmx = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < nk16; j += 16) {
+            __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), t0 = _mm256_setzero_ps(),
+                   t1 = _mm256_setzero_ps();
+            const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
+            for (int d = 0; d < dh; d += 2, kp += 32) { /* two chains per half-block */
+                __m256 k0, k1, k2, k3;
+                ld_h16_scaled(kp, &k0, &k1);
+                ld_h16_scaled(kp + 16, &k2, &k3);
+                const __m256 q0 = _mm256_broadcast_ss(qs + d), q1 = _mm256_broadcast_ss(qs + d + 1);
+                s0 = _mm256_fmadd_ps(q0, k0, s0);
+                s1 = _mm256_fmadd_ps(q0, k1, s1);
+                t0 = _mm256_fmadd_ps(q1, k2, t0);
+                t1 = _mm256_fmadd_ps(q1, k3, t1);
+            }
+            s0 = _mm256_add_ps(s0, t0);
+            s1 = _mm256_add_ps(s1, t1);
+            _mm256_store_ps(s + j, s0);
+            _mm256_store_ps(s + j + 8, s1);
+        }
+        for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
+        for (int j = 0; j < nk16; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(s + j));
+        const __m256 vm = _mm256_set1_ps(hmax8(vmx)), two112 = _mm256_set1_ps(0x1p112f);
+        __m256 vl = _mm256_setzero_ps();
+        for (int j = 0; j < nk16; j += 8) {
+            const __m256 p = exp8(_mm256_sub_ps(_mm256_load_ps(s + j), vm));
+            vl = _mm256_add_ps(vl, p);
+            _mm256_store_ps(s + j, _mm256_mul_ps(p, two112));
+        }
+        const float l = hsum8(vl);
+        __m256 acc[32];
+        const int nv = dh / 8;
+        for (int c = 0; c < nv; c++) acc[c] = _mm256_setzero_ps();
+        const uint16_t *v = V;
+        for (int j = 0; j < nk; j++, v += ldv) {
+            const __m256 pj = _mm256_broadcast_ss(s + j);
+            for (int c = 0; c < nv; c += 2) {
+                __m256 v0, v1;
+                ld_h16_scaled(v + 8 * c, &v0, &v1);
+                acc[c] = _mm256_fmadd_ps(pj, v0, acc[c]);
+                acc[c + 1] = _mm256_fmadd_ps(pj, v1, acc[c + 1]);
+            }
+        }
+        const __m256 inv = _mm256_set1_ps(l > 0.0f ? 1.0f / l : 0.0f);
+        for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(acc[c], inv));
+    }
+}
+
+AVX2 static double sum_exp_avx2(const float *x, int n, float m) {
+    const __m256 vm = _mm256_set1_ps(m);
+    __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, _mm256_add_pd(a0, a1));
+    double s = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+    if (i < n) {
+        float t[8] __attribute__((aligned(32)));
+        for (int k = 0; k < 8; k++) t[k] = i + k < n ? x[i + k] - m : -INFINITY;
+        _mm256_store_ps(t, exp8(_mm256_load_ps(t)));
+        for (int k = 0; k < n - i; k++) s += t[k];
+    }
+    return s;
+}
+
+AVX2 static void f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, ld_h8(src + i));
+    for (; i < n; i++) dst[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(src[i])));
+}
+
+const vec_kernels vec_avx2 = {
+    .gemv_f32 = gemv_f32_avx2,
+    .gemv_f16 = gemv_f16_avx2,
+    .layernorm = layernorm_avx2,
+    .gelu = gelu_avx2,
+    .attention = attention_avx2,
+    .f32_to_f16_lanes = f32_to_f16_lanes_avx2,
+    .attention_f16 = attention_f16_avx2,
+    .sum_exp = sum_exp_avx2,
+    .gemv_f16_rows = gemv_f16_rows_avx2,
+    .dot_i8_blocks = dot_i8_blocks_avx2,
+    .f16_to_f32 = f16_to_f32_avx2,
+};
 
 #endif

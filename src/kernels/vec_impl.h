@@ -11,6 +11,14 @@ typedef struct vec_kernels {
     void (*gelu)(float *x, size_t n);
     void (*attention)(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                       int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
+    void (*f32_to_f16_lanes)(const float *src, uint16_t *dst, size_t n);
+    void (*attention_f16)(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
+                          int dh, int nq, float *out, int out_stride);
+    double (*sum_exp)(const float *x, int n, float m);
+    void (*gemv_f16_rows)(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
+    /* Σ_b sb[b]·(w_b·qx_b) over blocks of 32 (n a multiple of 32) */
+    float (*dot_i8_blocks)(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n);
+    void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);
 } vec_kernels;
 
 extern const vec_kernels vec_scalar;

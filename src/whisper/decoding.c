@@ -224,6 +224,7 @@ steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, in
     out->sample_begin = lay.sample_begin;
     out->n_forced = lay.n_forced;
     c->filters.after_prefix = lay.n_forced > 0;
+    if (c->fast) whisper_fast_decoder_set_screen(c->fdec, NULL); /* decode_once may set it after */
     if (c->fast) whisper_fast_decoder_reset(c->fdec);
     else whisper_decoder_reset(&c->dec);
     if ((st = step(c, c->seq, lay.n, c->logits)) != STENO_OK) return st;
@@ -264,6 +265,9 @@ static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_
     steno_status st = whisper_decode_prefill(c, prompt, n_prompt, use_prefix, &pf);
     if (st != STENO_OK) return st;
     res->no_speech_prob = pf.no_speech_prob;
+    /* greedy at temperature 0 needs the exact argmax and the probability mass: the fast path may
+     * screen the logits (fast.h whisper_fast_decoder_set_screen); the sampler reads them all */
+    if (c->fast) whisper_fast_decoder_set_screen(c->fdec, temperature == 0.0 ? c->filters.mask_blank : NULL);
     const int sample_len = N / 2, filter_begin = pf.sample_begin + pf.n_forced;
     int n = pf.n;
     double sum_logprob = 0.0;
@@ -276,6 +280,7 @@ static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_
         c->seq[n++] = next;
         if (next == eot || n > N) break;
     }
+    if (c->fast) whisper_fast_decoder_set_screen(c->fdec, NULL);
     int n_text = 0;
     while (pf.sample_begin + n_text < n && c->seq[pf.sample_begin + n_text] != eot) n_text++;
     return whisper_window_finish(c, c->seq + pf.sample_begin, n_text, sum_logprob, temperature, res);

@@ -9,7 +9,7 @@
 #include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
-#define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
+#define ROW_BLOCK 256 /* the f32 GEMM's fixed row grid */
 
 typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
@@ -27,6 +27,9 @@ struct whisper_fast {
     float *cross_v_w;     /* [L·D][D] */
     float *cross_k_b, *cross_v_b; /* [L·D] */
     uint16_t *f16;        /* storage of the f16 copies */
+    /* f16 weights: the tied embedding as int8 rows that screen the step's logits (logit_screen) */
+    int8_t *emb_q;                /* [n_vocab][D] */
+    float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
     float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
     /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
      * matrices of the convolutions, and the decoder's per-window cross K/V projection */
@@ -188,6 +191,39 @@ static void attention(whisper_fast *f, attn_job *j) {
     steno_pool_run(f->pool, attn_task, j, j->H * j->q_blocks);
 }
 
+/* Cross-attention of the decoder step over float16 keys and values (vec_attention_f16), one task
+ * per head, all nq queries in it. */
+typedef struct attn16_job {
+    const float *q; /* [nq][D], scaled */
+    const uint16_t *Kb, *V; /* one layer: [H][nk16/16][dh][16] (vec_pack_keys_f16), [H][nk][dh] lane order */
+    int nk16, nk, nq, dh, H;
+    float *out; /* [nq][D] */
+} attn16_job;
+
+static void attn16_task(void *ctx, int t, int n) {
+    (void)n;
+    const attn16_job *j = ctx;
+    const int D = j->H * j->dh;
+    vec_attention_f16(j->q + t * j->dh, D, j->Kb + (size_t)t * j->dh * j->nk16, j->V + (size_t)t * j->nk * j->dh,
+                      j->dh, j->nk, j->dh, j->nq, j->out + t * j->dh, D);
+}
+
+/* The step's cross-attention for layer l: float16 K/V when the decoder keeps them, else float32. */
+static void cross_attention_step(whisper_fast_decoder *d, int l, const float *q, int nq, float *out);
+
+/* ---------------------------------------------------------------- logit screen */
+
+/* The int8 copy of the tied embedding (kernels/vec.h vec_screen_rows), from the float16 values
+ * the exact GEMV reads; one task per contiguous slice of rows. */
+static void screen_build_task(void *ctx, int t, int n) {
+    whisper_fast *f = ctx;
+    const int V = f->m->n_vocab, D = f->m->n_text_state;
+    const int per = (V + n - 1) / n, r0 = t * per, r1 = r0 + per < V ? r0 + per : V;
+    for (int r = r0; r < r1; r++)
+        vec_screen_build_row((const uint16_t *)f->emb + (size_t)r * D, D, f->emb_q + (size_t)r * D, &f->emb_s[r],
+                             &f->emb_g[r], &f->emb_c[r]);
+}
+
 /* ---------------------------------------------------------------- creation */
 
 steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio_ctx, steno_pool *pool,
@@ -275,6 +311,14 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
         TO_F16(f->emb, m->tok_emb, (size_t)V * D);
 #undef TO_F16
     }
+    if (dt == VEC_F16 && D % VEC_SCREEN_BLOCK == 0) {
+        f->emb_q = malloc((size_t)V * D);
+        f->emb_s = malloc(sizeof(float) * V);
+        f->emb_g = malloc(sizeof(float) * V);
+        f->emb_c = malloc(sizeof(float) * V);
+        if (!f->emb_q || !f->emb_s || !f->emb_g || !f->emb_c) goto nomem;
+        steno_pool_run(pool, screen_build_task, f, f->n_threads);
+    }
     *out = f;
     return STENO_OK;
 nomem:
@@ -290,6 +334,10 @@ void whisper_fast_free(whisper_fast *f) {
     free(f->cross_k_b);
     free(f->cross_v_b);
     free(f->f16);
+    free(f->emb_q);
+    free(f->emb_s);
+    free(f->emb_g);
+    free(f->emb_c);
     free(f->conv_scratch);
     free(f->big);
     free(f->h);
@@ -374,8 +422,21 @@ struct whisper_fast_decoder {
     size_t k_slot, v_slot;    /* floats per slot of self_k, self_v */
     float *self_k, *self_v;   /* per slot: keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
     float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
+    /* f16 weights: the same keys and values as halves in lane order (vec_f32_to_f16_lanes), read
+     * by the single-token steps (greedy and beam rows): half the bytes of the step's largest
+     * read after the weights. The float32 copies serve the prompt (T > 1) and the alignment-head
+     * capture. NULL with f32 weights (the token-exact gate) or a head size not a multiple of 16. */
+    uint16_t *cross_k16, *cross_v16;
     float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
     const whisper_xattn_capture *capture; /* NULL, or scores to record (word timestamps) */
+    /* logit screen (whisper_fast_decoder_set_screen): NULL = every logit exact */
+    const float *screen_allow;
+    int8_t *sq;   /* [D] the step's final hidden state quantized per block */
+    uint8_t *sa;  /* [D] its magnitudes */
+    float *sb;    /* [D/32] its block scales */
+    float *hi;    /* [n_vocab] upper bounds of the screened logits */
+    int *rows;    /* [n_vocab] rows recomputed exactly, per task slice */
+    int n_exact;  /* rows recomputed exactly at the last screened step */
 };
 
 steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
@@ -405,12 +466,32 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
     d->self_v = malloc(sizeof(float) * d->v_slot * (size_t)rows);
     d->cross_k = calloc(L * (size_t)d->ldk_cross * D, sizeof(float));
     d->cross_v = malloc(sizeof(float) * L * A * D);
+    const int dh = (int)D / m->n_text_head;
+    if (f->dt == VEC_F16 && dh % 16 == 0 && A <= VEC_ATTENTION_F16_MAX_KEYS) {
+        d->cross_k16 = malloc(sizeof(uint16_t) * L * (size_t)d->ldk_cross * D);
+        d->cross_v16 = malloc(sizeof(uint16_t) * L * A * D);
+        if (!d->cross_k16 || !d->cross_v16) {
+            whisper_fast_decoder_free(d);
+            return steno_fail(STENO_E_NOMEM, "fast decoder: out of memory");
+        }
+    }
     d->x = malloc(sizeof(float) * N * D);
     d->h = malloc(sizeof(float) * N * D);
     d->qkv = malloc(sizeof(float) * N * 3 * D);
     d->q = malloc(sizeof(float) * N * D);
     d->att = malloc(sizeof(float) * N * D);
     d->mlp = malloc(sizeof(float) * N * 4 * D);
+    if (f->emb_q) {
+        d->sq = malloc(D);
+        d->sa = malloc(D);
+        d->sb = malloc(sizeof(float) * (D / VEC_SCREEN_BLOCK));
+        d->hi = malloc(sizeof(float) * m->n_vocab);
+        d->rows = malloc(sizeof(int) * m->n_vocab);
+        if (!d->sq || !d->sa || !d->sb || !d->hi || !d->rows) {
+            whisper_fast_decoder_free(d);
+            return steno_fail(STENO_E_NOMEM, "fast decoder: out of memory");
+        }
+    }
     if (!d->self_k || !d->self_v || !d->cross_k || !d->cross_v || !d->x || !d->h || !d->qkv || !d->q || !d->att ||
         !d->mlp) {
         whisper_fast_decoder_free(d);
@@ -427,29 +508,50 @@ void whisper_fast_decoder_free(whisper_fast_decoder *d) {
     free(d->self_v);
     free(d->cross_k);
     free(d->cross_v);
+    free(d->cross_k16);
+    free(d->cross_v16);
     free(d->x);
     free(d->h);
     free(d->qkv);
     free(d->q);
     free(d->att);
     free(d->mlp);
+    free(d->sq);
+    free(d->sa);
+    free(d->sb);
+    free(d->hi);
+    free(d->rows);
     free(d);
 }
 
-/* tmp [A][L·D] → values [L][H][A][dh] */
-static void scatter_heads(const float *tmp, int A, int L, int H, int dh, float *dst) {
-    const int D = H * dh;
-    for (int t = 0; t < A; t++)
-        for (int l = 0; l < L; l++)
-            for (int h = 0; h < H; h++)
-                memcpy(dst + (((size_t)l * H + h) * A + t) * dh, tmp + (size_t)t * L * D + (size_t)l * D + h * dh,
-                       sizeof(float) * dh);
-}
+/* The cross-attention projection of all layers, tmp [A][L·D], split into heads, one pool task per
+ * (layer, head) i: keys transposed into cross_k [i·dh + d][ldk] and packed as halves
+ * (vec_pack_keys_f16), or values into cross_v [i][A][dh] and their halves in lane order. */
+typedef struct scatter_job {
+    whisper_fast_decoder *d;
+    const float *tmp;
+    int A, LD, dh, keys;
+} scatter_job;
 
-/* tmp [A][L·D] → keys transposed [L][H][dh][ldk], i.e. [L·D][ldk] */
-static void scatter_keys(const float *tmp, int A, int LD, int ldk, float *dst) {
-    for (int t = 0; t < A; t++)
-        for (int i = 0; i < LD; i++) dst[(size_t)i * ldk + t] = tmp[(size_t)t * LD + i];
+static void scatter_task(void *ctx, int i, int n) {
+    (void)n;
+    const scatter_job *j = ctx;
+    whisper_fast_decoder *d = j->d;
+    const int A = j->A, LD = j->LD, dh = j->dh, ldk = d->ldk_cross;
+    const float *src = j->tmp + (size_t)i * dh;
+    if (j->keys) {
+        float *kt = d->cross_k + (size_t)i * dh * ldk;
+        for (int t0 = 0; t0 < A; t0 += 16) { /* 16 positions at a time: each row of kt gets 64 bytes */
+            const int t1 = t0 + 16 < A ? t0 + 16 : A;
+            for (int t = t0; t < t1; t++)
+                for (int c = 0; c < dh; c++) kt[(size_t)c * ldk + t] = src[(size_t)t * LD + c];
+        }
+        if (d->cross_k16) vec_pack_keys_f16(kt, ldk, dh, A, d->cross_k16 + (size_t)i * dh * ldk);
+    } else {
+        float *v = d->cross_v + (size_t)i * A * dh;
+        for (int t = 0; t < A; t++) memcpy(v + (size_t)t * dh, src + (size_t)t * LD, sizeof(float) * dh);
+        if (d->cross_v16) vec_f32_to_f16_lanes(v, d->cross_v16 + (size_t)i * A * dh, (size_t)A * dh);
+    }
 }
 
 void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
@@ -457,16 +559,104 @@ void whisper_fast_decoder_set_audio(whisper_fast_decoder *d, const float *xa) {
     const whisper_model *m = f->m;
     const int D = m->n_text_state, L = m->n_text_layer, H = m->n_text_head, A = f->A;
     float *tmp = f->big; /* the encoder is done with it until the next window */
+    scatter_job j = {d, tmp, A, L * D, D / H, 1};
     linear(f, VEC_F32, f->cross_k_w, f->cross_k_b, xa, A, L * D, D, tmp);
-    scatter_keys(tmp, A, L * D, d->ldk_cross, d->cross_k);
+    steno_pool_run(f->pool, scatter_task, &j, L * H);
     linear(f, VEC_F32, f->cross_v_w, f->cross_v_b, xa, A, L * D, D, tmp);
-    scatter_heads(tmp, A, L, H, D / H, d->cross_v);
+    j.keys = 0;
+    steno_pool_run(f->pool, scatter_task, &j, L * H);
     d->n_past = 0;
 }
 
 void whisper_fast_decoder_reset(whisper_fast_decoder *d) { d->n_past = 0; }
 
 void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xattn_capture *c) { d->capture = c; }
+
+static void cross_attention_step(whisper_fast_decoder *d, int l, const float *q, int nq, float *out) {
+    whisper_fast *f = d->f;
+    const int D = f->m->n_text_state, H = f->m->n_text_head, dh = D / H, A = f->A;
+    if (d->cross_k16) {
+        attn16_job j = {q, d->cross_k16 + (size_t)l * D * d->ldk_cross, d->cross_v16 + (size_t)l * A * D,
+                        d->ldk_cross, A, nq, dh, H, out};
+        steno_pool_run(f->pool, attn16_task, &j, H);
+        return;
+    }
+    attn_job cj = {q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
+                   d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, nq, dh, H, 0, 0, 0, out};
+    attention(f, &cj);
+}
+
+void whisper_fast_decoder_set_screen(whisper_fast_decoder *d, const float *allow) { d->screen_allow = allow; }
+
+int whisper_fast_decoder_screened_rows(const whisper_fast_decoder *d) { return d->n_exact; }
+
+/* Rows whose upper bound comes within this many nats of the best allowed lower bound are
+ * recomputed exactly: the argmax needs only margin 0; 4 more keeps exact every token with more
+ * than e^-4 ≈ 2 % of the best one's probability. */
+#define SCREEN_MARGIN 4.0f
+
+typedef struct screen_job {
+    whisper_fast_decoder *d;
+    vec_screen_x x;
+    float *logits;
+    float thr;
+    float best[64];
+    int count[64];
+} screen_job;
+
+static void screen_task(void *ctx, int t, int n) {
+    screen_job *j = ctx;
+    const whisper_fast *f = j->d->f;
+    const int eot = f->m->special.eot, D = f->m->n_text_state;
+    const int per = (eot + n - 1) / n, r0 = t * per, r1 = r0 + per < eot ? r0 + per : eot;
+    const vec_screen_rows w = {f->emb_q, f->emb_s, f->emb_g, f->emb_c};
+    j->best[t] = r0 < r1 ? vec_screen_i8(&w, &j->x, D, r0, r1, j->d->screen_allow, j->logits, j->d->hi) : -INFINITY;
+}
+
+static void exact_task(void *ctx, int t, int n) {
+    screen_job *j = ctx;
+    whisper_fast_decoder *d = j->d;
+    const whisper_fast *f = d->f;
+    const int V = f->m->n_vocab, eot = f->m->special.eot, D = f->m->n_text_state;
+    const int per = (V + n - 1) / n, r0 = t * per, r1 = r0 + per < V ? r0 + per : V;
+    int *rows = d->rows + r0, c = 0;
+    for (int r = r0; r < r1; r++)
+        if (r >= eot || d->hi[r] >= j->thr) rows[c++] = r;
+    vec_gemv_f16_rows((const uint16_t *)f->emb, d->h, D, rows, c, j->logits);
+    j->count[t] = c;
+}
+
+/* The step's logits in two passes (greedy decoding at temperature 0). Each text row is first
+ * bounded from the int8 copy of the embedding (20 of the 40 MB the float16 GEMV reads, and no
+ * float16 conversion): z ± b with |exact − z| <= b (kernels/vec.h). Every row whose upper bound
+ * reaches the best lower bound among the allowed rows minus SCREEN_MARGIN, and every special and
+ * timestamp row, is then recomputed from the float16 weights by the same kernel as logits_at,
+ * bit for bit. The row that wins under any filter that removes only disallowed rows, timestamps
+ * or all text is therefore exactly the one logits_at would give, and so is the timestamp rule
+ * (it compares the timestamps' log-sum-exp with the best text logit); rows left screened are at
+ * least SCREEN_MARGIN nats below the best one and carry their screened value, which moves the
+ * log-sum-exp (the reported log-probabilities) by a few 1e-5 nats at most in practice. */
+static void logit_screen(whisper_fast_decoder *d, float *logits) {
+    whisper_fast *f = d->f;
+    const whisper_model *m = f->m;
+    const int D = m->n_text_state;
+    vec_layernorm(d->x, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
+    screen_job j;
+    j.d = d;
+    j.logits = logits;
+    j.x.qx = d->sq;
+    j.x.ax = d->sa;
+    j.x.sb = d->sb;
+    vec_screen_prepare(d->h, D, &j.x);
+    const int nt = f->n_threads < 64 ? f->n_threads : 64;
+    steno_pool_run(f->pool, screen_task, &j, nt);
+    float best = -INFINITY;
+    for (int t = 0; t < nt; t++) best = j.best[t] > best ? j.best[t] : best;
+    j.thr = best - SCREEN_MARGIN; /* -inf when no text row is allowed: every row exact */
+    steno_pool_run(f->pool, exact_task, &j, nt);
+    d->n_exact = 0;
+    for (int t = 0; t < nt; t++) d->n_exact += j.count[t];
+}
 
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits) {
     whisper_fast *f = d->f;
@@ -510,9 +700,13 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
         whisper_xattn_capture_layer(d->capture, l, T, d->q, D, 1.0f, d->cross_k + (size_t)l * D * d->ldk_cross,
                                     d->ldk_cross, 1, dh);
-        attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
-                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, T, dh, H, 0, 0, 0, d->att};
-        attention(f, &cj);
+        if (T == 1) {
+            cross_attention_step(d, l, d->q, 1, d->att);
+        } else {
+            attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
+                           d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, T, dh, H, 0, 0, 0, d->att};
+            attention(f, &cj);
+        }
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
 
@@ -523,7 +717,8 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         vec_add(d->x, d->h, (size_t)T * D);
     }
     d->n_past = off + T;
-    whisper_fast_decoder_logits_at(d, T - 1, logits);
+    if (T == 1 && d->screen_allow && f->emb_q) logit_screen(d, logits);
+    else whisper_fast_decoder_logits_at(d, T - 1, logits);
     return STENO_OK;
 }
 
@@ -560,7 +755,7 @@ static void self_rows_task(void *ctx, int t, int n) {
 steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *tokens, int B, float *logits) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
-    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, A = f->A, V = m->n_vocab;
+    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, V = m->n_vocab;
     const int off = d->n_past;
     const vec_dtype dt = f->dt;
     if (B < 1 || B > d->kv.rows)
@@ -600,9 +795,7 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         layernorm(f, &L->cross_ln, d->x, B, d->h);
         linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
         for (size_t i = 0; i < (size_t)B * D; i++) d->q[i] *= scale;
-        attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
-                       d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, B, dh, H, 0, 0, 0, d->att};
-        attention(f, &cj);
+        cross_attention_step(d, l, d->q, B, d->att);
         linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
 

@@ -10,8 +10,11 @@
  *       KV cache is preallocated to n_text_ctx, head-split;
  *   S2  the single-token decoder step is planned once (every buffer sized at creation) and
  *       replayed: no heap allocation per step, logits only for the last position;
- *   -   decoder weights held in float16 (or float32) and read by F16C/AVX2 GEMV kernels with
+ *   -   decoder weights held in float16 (or float32) and read by AVX2 GEMV kernels with
  *       float32 accumulation (runtime dispatch, scalar fallback), so a step reads half the bytes;
+ *       with float16 weights the step also reads the cross-attention K/V as float16, and greedy
+ *       steps screen the logits through an int8 copy of the embedding with the chosen token
+ *       exact (whisper_fast_decoder_set_screen);
  *   -   one thread pool; every output element is reduced by one task in a fixed order, so tokens
  *       are identical for any thread count;
  *   -   audio_ctx < 1500 (Lab): the encoder sees only the first 2·audio_ctx mel frames.
@@ -50,6 +53,21 @@ void whisper_fast_decoder_reset(whisper_fast_decoder *d);
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits);
 /** Records cross-attention scores in the next forwards (NULL stops; word timestamps). */
 void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xattn_capture *c);
+
+/** Logit screen of the single-token forward (f16 weights; a no-op with f32 weights, the
+ *  token-exact gate). allow: [n_vocab] row of the caller's static filter mask (0: the token may
+ *  be chosen, −inf: never; the special and timestamp tokens from eot on are always computed
+ *  exactly), or NULL: every logit exact (the default). With a mask, text logits are first bounded
+ *  from an int8 copy of the embedding, and those that could come within 4 nats of the best
+ *  allowed one are recomputed exactly from the float16 weights (fast.c logit_screen): the argmax
+ *  under that mask plus the timestamp rules, and the timestamp-probability rule, are exactly
+ *  those of the unscreened logits; the other rows keep values within a proven bound of theirs.
+ *  Meant for greedy decoding at temperature 0 (the sampler and beam search read exact logits).
+ *  allow must outlive its use. */
+void whisper_fast_decoder_set_screen(whisper_fast_decoder *d, const float *allow);
+
+/** Rows computed exactly at the last screened step (the screen's work; tests, benchmarks). */
+int whisper_fast_decoder_screened_rows(const whisper_fast_decoder *d);
 /** Logits of position t of the last forward call. */
 void whisper_fast_decoder_logits_at(whisper_fast_decoder *d, int t, float *logits);
 

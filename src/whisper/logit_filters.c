@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "kernels/vec.h"
 
 void whisper_log_softmax(const float *logits, int n, float *out) {
     float mx = -INFINITY;
@@ -16,6 +17,7 @@ void whisper_log_softmax(const float *logits, int n, float *out) {
 
 steno_status whisper_filters_build(whisper_filters *f) {
     const int n = f->n_vocab, tb = f->timestamp_begin;
+    vec_init(); /* vec_sum_exp: the same kernel for both paths */
     f->mask = calloc((size_t)n, sizeof(float));
     f->mask_first = calloc((size_t)n, sizeof(float));
     f->mask_blank = calloc((size_t)n, sizeof(float));
@@ -65,33 +67,23 @@ whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *samp
             }
         }
     }
-    /* One pass: mask, ranges, and online log-sum-exp of the text part and the timestamp part. */
+    /* One pass applies the mask and the ranges and finds the maxima of the text part and of the
+     * timestamp part; the exponentials are then summed by the vector kernel over each part. */
     float m_text = -INFINITY, m_ts = -INFINITY;
-    double s_text = 0.0, s_ts = 0.0;
     int arg_text = -1, arg_ts = -1;
     for (int i = 0; i < n; i++) {
         float x = logits[i] + mask[i];
         if ((i >= cut0 && i < cut1) || (i >= ts0 && i < ts1)) x = -INFINITY;
         logits[i] = x;
-        if (x == -INFINITY) continue;
         if (i < tb) {
-            if (x > m_text) {
-                s_text = s_text * exp((double)m_text - x) + 1.0;
-                m_text = x;
-                arg_text = i;
-            } else {
-                s_text += exp((double)x - m_text);
-            }
-        } else {
-            if (x > m_ts) {
-                s_ts = s_ts * exp((double)m_ts - x) + 1.0;
-                m_ts = x;
-                arg_ts = i;
-            } else {
-                s_ts += exp((double)x - m_ts);
-            }
+            if (x > m_text) m_text = x, arg_text = i;
+        } else if (x > m_ts) {
+            m_ts = x, arg_ts = i;
         }
     }
+    const int nt = tb < n ? tb : n;
+    const double s_text = arg_text >= 0 ? vec_sum_exp(logits, nt, m_text) : 0.0;
+    const double s_ts = arg_ts >= 0 ? vec_sum_exp(logits + nt, n - nt, m_ts) : 0.0;
     const double lse_text = arg_text >= 0 ? m_text + log(s_text) : -INFINITY;
     const double lse_ts = arg_ts >= 0 ? m_ts + log(s_ts) : -INFINITY;
     double lse;

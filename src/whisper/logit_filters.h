@@ -3,9 +3,10 @@
  * shape: the static part (the suppress set, <|notimestamps|>) is a mask precomputed once per
  * filter configuration, the first step's part (blank, text before the first timestamp, the
  * max_initial_timestamp cap) a second one, and the dynamic timestamp rules are index ranges; one
- * pass over the vocabulary applies all three and accumulates, in the same pass, the
- * log-sum-exp of the timestamps and of the whole row and the best text and overall logits that
- * the timestamp-probability rule and the sampler need. */
+ * pass over the vocabulary applies all three and finds the best text and timestamp logits, and
+ * the vector kernel vec_sum_exp (float32 exponentials summed in float64, as torch's float32
+ * log_softmax computes them in float32) then gives the log-sum-exp of the timestamps and of the
+ * whole row that the timestamp-probability rule and the sampler need. */
 #ifndef STENO_WHISPER_LOGIT_FILTERS_H
 #define STENO_WHISPER_LOGIT_FILTERS_H
 

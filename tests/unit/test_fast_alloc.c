@@ -1,10 +1,13 @@
 /* The fast path's planned decoder step allocates nothing: after the window's prefill, 100
  * single-token steps run with every malloc/calloc/realloc counted (glibc's __libc_* entry points
- * interposed here, or the sanitizer allocator hooks in the ASan build). Also checks that the
- * f16 and f32 weight copies give bit-identical logits (f16 → f32 is exact and the GEMV kernels
- * reduce in the same order), and that 1 and 2 threads give bit-identical logits. The beam-search
- * shape (4 decoder rows: a gather of the KV rows, then one batched step of all rows, 20 times)
- * allocates nothing either, and its logits are identical for 1 and 2 threads. */
+ * interposed here, or the sanitizer allocator hooks in the ASan build), with exact logits and
+ * with the logit screen (fast.h whisper_fast_decoder_set_screen). Also checks that the f16 and
+ * f32 weight copies pick the same 100 tokens (the test model's weights are exact in f16, so the
+ * logits differ only by the f16 cross-attention K/V of the f16 path), that the screen picks the
+ * same tokens as the exact logits and leaves every other row at least 4 nats below the best one
+ * or bit-identical, and that 1 and 2 threads give bit-identical logits. The beam-search shape (4
+ * decoder rows: a gather of the KV rows, then one batched step of all rows, 20 times) allocates
+ * nothing either, and its logits are identical for 1 and 2 threads. */
 #include <math.h>
 #include <string.h>
 
@@ -52,8 +55,10 @@ static int argmax(const float *x, int n) {
     return b;
 }
 
-/* Decodes 100 greedy steps after SOT; returns the logits of the last step in out. */
-static void run(const whisper_model *m, vec_dtype dt, int threads, const float *mel, float *out, long *allocs) {
+/* Decodes 100 greedy steps after SOT (tokens into toks [100]); returns the logits of the last
+ * step in out. screen: every text token allowed to the logit screen. */
+static void run(const whisper_model *m, vec_dtype dt, int threads, int screen, const float *mel, float *out,
+                int *toks, long *allocs) {
     steno_pool *pool;
     whisper_fast *f;
     whisper_fast_decoder *d;
@@ -66,13 +71,21 @@ static void run(const whisper_model *m, vec_dtype dt, int threads, const float *
     whisper_fast_decoder_set_audio(d, xa);
     int tok = m->special.sot;
     whisper_fast_decoder_forward(d, &tok, 1, logits);
+    float *allow = calloc((size_t)m->n_vocab, sizeof(float));
+    if (screen) whisper_fast_decoder_set_screen(d, allow);
+    long exact_rows = 0;
     g_allocs = 0;
     g_counting = 1;
     for (int i = 0; i < 100; i++) {
-        tok = argmax(logits, m->special.eot); /* text tokens only, so the loop never ends early */
+        tok = toks[i] = argmax(logits, m->special.eot); /* text tokens only: the loop never ends early */
         whisper_fast_decoder_forward(d, &tok, 1, logits);
+        exact_rows += whisper_fast_decoder_screened_rows(d);
     }
     g_counting = 0;
+    if (screen)
+        printf("screen, %d thread(s): %.0f of %d rows exact per step on average\n", threads, exact_rows / 100.0,
+               m->n_vocab);
+    free(allow);
     *allocs = g_allocs;
     memcpy(out, logits, sizeof(float) * m->n_vocab);
     free(xa);
@@ -135,17 +148,44 @@ int main(void) {
     float *window = test_jfk_window(m);
     if (!window) return test_summary("test_fast_alloc");
 
-    float *a = malloc(sizeof(float) * m->n_vocab), *b = malloc(sizeof(float) * m->n_vocab);
-    float *c = malloc(sizeof(float) * m->n_vocab);
-    long n16, n32, n1;
-    run(m, VEC_F16, 2, window, a, &n16);
-    run(m, VEC_F32, 2, window, b, &n32);
-    run(m, VEC_F16, 1, window, c, &n1);
-    printf("heap allocations in 100 decoder steps: f16 %ld, f32 %ld, 1 thread %ld\n", n16, n32, n1);
-    CHECK(n16 == 0 && n32 == 0 && n1 == 0, "the decoder step allocated");
-    CHECK(memcmp(a, b, sizeof(float) * m->n_vocab) == 0, "f16 and f32 weights gave different logits");
-    CHECK(memcmp(a, c, sizeof(float) * m->n_vocab) == 0, "1 and 2 threads gave different logits");
-    CHECK(isfinite(a[argmax(a, m->n_vocab)]), "logits not finite");
+    const int V = m->n_vocab;
+    float *a = malloc(sizeof(float) * V), *b = malloc(sizeof(float) * V), *c = malloc(sizeof(float) * V);
+    float *sa = malloc(sizeof(float) * V), *sc = malloc(sizeof(float) * V);
+    int ta[100], tb[100], tc[100], tsa[100], tsc[100];
+    long n16, n32, n1, ns2, ns1;
+    run(m, VEC_F16, 2, 0, window, a, ta, &n16);
+    run(m, VEC_F32, 2, 0, window, b, tb, &n32);
+    run(m, VEC_F16, 1, 0, window, c, tc, &n1);
+    run(m, VEC_F16, 2, 1, window, sa, tsa, &ns2);
+    run(m, VEC_F16, 1, 1, window, sc, tsc, &ns1);
+    printf("heap allocations in 100 decoder steps: f16 %ld, f32 %ld, 1 thread %ld, screened %ld / %ld\n", n16, n32, n1,
+           ns2, ns1);
+    CHECK(n16 == 0 && n32 == 0 && n1 == 0 && ns2 == 0 && ns1 == 0, "the decoder step allocated");
+    double dmax = 0;
+    for (int r = 0; r < V; r++) dmax = fmax(dmax, fabs((double)a[r] - b[r]));
+    printf("f16 vs f32 weights: same 100 tokens %s, max |logit difference| at step 100 %.3g\n",
+           memcmp(ta, tb, sizeof ta) ? "NO" : "yes", dmax);
+    CHECK(memcmp(ta, tb, sizeof ta) == 0, "f16 and f32 weights chose different tokens");
+    CHECK(dmax < 0.05, "f16 and f32 logits differ by %.3g", dmax);
+    CHECK(memcmp(a, c, sizeof(float) * V) == 0, "1 and 2 threads gave different logits");
+    CHECK(isfinite(a[argmax(a, V)]), "logits not finite");
+    CHECK(memcmp(ta, tsa, sizeof ta) == 0, "the logit screen chose different tokens");
+    CHECK(memcmp(sa, sc, sizeof(float) * V) == 0, "1 and 2 threads gave different screened logits");
+    const float best = a[argmax(a, m->special.eot)];
+    int same = 0, far = 1;
+    double dscr = 0;
+    for (int r = 0; r < V; r++) {
+        if (memcmp(&a[r], &sa[r], sizeof(float)) == 0) {
+            same++;
+            continue;
+        }
+        far &= r < m->special.eot && a[r] < best - 4.0f && sa[r] < best - 4.0f;
+        dscr = fmax(dscr, fabs((double)a[r] - sa[r]));
+    }
+    printf("screened logits at step 100: %d of %d bit-identical, the others all > 4 nats below the best: %s "
+           "(max |difference| %.3g)\n", same, V, far ? "yes" : "NO", dscr);
+    CHECK(far, "a screened row is within 4 nats of the best logit or is a special token");
+    CHECK(memcmp(&a[argmax(a, V)], &sa[argmax(a, V)], sizeof(float)) == 0, "the best logit is not exact");
 
     float *ra = malloc(sizeof(float) * m->n_vocab * 4), *rb = malloc(sizeof(float) * m->n_vocab * 4);
     long nr2, nr1;
@@ -156,7 +196,7 @@ int main(void) {
     CHECK(memcmp(ra, rb, sizeof(float) * m->n_vocab * 4) == 0, "1 and 2 threads gave different row logits");
     free(ra), free(rb);
 
-    free(a), free(b), free(c), free(window);
+    free(a), free(b), free(c), free(sa), free(sc), free(window);
     whisper_model_free(m);
     return test_summary("test_fast_alloc");
 }

@@ -22,7 +22,7 @@ static float frand(void) {
 }
 
 static void ref_attention(const float *q, const float *K, const float *V, int nk, int dh, int limit, float *out) {
-    double s[2048], mx = -INFINITY, sum = 0;
+    double s[4096], mx = -INFINITY, sum = 0;
     for (int j = 0; j < limit; j++) {
         double a = 0;
         for (int d = 0; d < dh; d++) a += (double)q[d] * K[(size_t)j * dh + d];
@@ -48,27 +48,40 @@ int main(int argc, char **argv) {
     const int simd = vec_init();
     printf("kernels: %s\n", simd ? "AVX2+FMA+F16C" : "scalar");
 
-    /* GEMV: f16 weights vs the same values in f32 → identical; vs double reference → close */
-    enum { R = 203, N = 388 };
-    static float W32[R * N], x[N], y16[R], y32[R], b[R];
-    static uint16_t W16[R * N];
-    for (int i = 0; i < R * N; i++) W32[i] = frand();
-    vec_f32_to_f16(W32, W16, R * N);
-    for (int i = 0; i < R * N; i++) W32[i] = steno_fp16_to_f32(W16[i]);
-    for (int i = 0; i < N; i++) x[i] = frand();
-    for (int i = 0; i < R; i++) b[i] = frand();
-    vec_gemv(VEC_F16, W16, b, x, N, 0, R, y16);
-    vec_gemv(VEC_F32, W32, b, x, N, 0, 100, y32);
-    vec_gemv(VEC_F32, W32, b, x, N, 100, R, y32);
-    double max_err = 0;
-    for (int r = 0; r < R; r++) {
-        double ref = b[r];
-        for (int k = 0; k < N; k++) ref += (double)W32[r * N + k] * x[k];
-        max_err = fmax(max_err, fabs(ref - y32[r]));
-        CHECK(memcmp(&y16[r], &y32[r], 4) == 0, "gemv row %d: f16 %.9g != f32 %.9g", r, y16[r], y32[r]);
+    /* GEMV: f16 weights vs the same values in f32 → identical; vs double reference → close.
+     * Cases: a row length off the 32-column step (tail loops), the scaled-integer f16 form (384),
+     * inputs too large for that form (|x| >= 2^15: the vcvtph2ps form), and subnormal halves. */
+    enum { R = 203, NMAX = 388 };
+    static float W32[R * NMAX], x[NMAX], y16[R], y32[R], b[R];
+    static uint16_t W16[R * NMAX];
+    const struct { int n; float xscale, wscale; } gcase[] = {{388, 1, 1}, {384, 1, 1}, {384, 40000, 1}, {384, 1, 1e-5f}};
+    for (size_t c = 0; c < sizeof gcase / sizeof gcase[0]; c++) {
+        const int N = gcase[c].n;
+        for (int i = 0; i < R * N; i++) W32[i] = frand() * gcase[c].wscale;
+        vec_f32_to_f16(W32, W16, R * N);
+        int subnormal = 0;
+        for (int i = 0; i < R * N; i++) {
+            W32[i] = steno_fp16_to_f32(W16[i]);
+            subnormal += (W16[i] & 0x7c00) == 0 && (W16[i] & 0x3ff) != 0;
+        }
+        for (int i = 0; i < N; i++) x[i] = frand() * gcase[c].xscale;
+        for (int i = 0; i < R; i++) b[i] = frand();
+        vec_gemv(VEC_F16, W16, b, x, N, 0, R, y16);
+        vec_gemv(VEC_F32, W32, b, x, N, 0, 100, y32);
+        vec_gemv(VEC_F32, W32, b, x, N, 100, R, y32);
+        double max_err = 0;
+        for (int r = 0; r < R; r++) {
+            double ref = b[r];
+            for (int k = 0; k < N; k++) ref += (double)W32[r * N + k] * x[k];
+            max_err = fmax(max_err, fabs(ref - y32[r]) / (gcase[c].xscale * gcase[c].wscale > 1 ? gcase[c].xscale : 1));
+            CHECK(memcmp(&y16[r], &y32[r], 4) == 0, "gemv n %d case %zu row %d: f16 %.9g != f32 %.9g", N, c, r,
+                  y16[r], y32[r]);
+        }
+        CHECK(max_err < 1e-4, "gemv n %d case %zu: max error %.3g", N, c, max_err);
+        printf("gemv n %d, |x| <= %g, |w| <= %g (%d subnormal halves): f16 == f32 bit for bit, max abs error vs float64 %.3g\n",
+               N, gcase[c].xscale, gcase[c].wscale, subnormal, max_err);
+        if (gcase[c].wscale < 1) CHECK(subnormal > 1000, "case %zu: only %d subnormal halves", c, subnormal);
     }
-    CHECK(max_err < 1e-4, "gemv max error %.3g", max_err);
-    printf("gemv max abs error vs float64: %.3g\n", max_err);
 
     /* f32 → f16 round trip of representative values */
     const float vals[] = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 1e-8f, 6.1e-5f, 3.14159265f, 70000.0f};
@@ -106,6 +119,102 @@ int main(int argc, char **argv) {
             printf("attention dh=%d causal=%d max abs error %.3g\n", dh, causal, err);
         }
         free(q), free(K), free(Kt), free(V), free(o);
+    }
+
+    /* Cross-attention over float16 keys and values in lane order: the conversion against
+     * vec_f32_to_f16 plus vec_lane_slot, the kernel against explicit softmax over the rounded
+     * values, a query too large for the scaled form (scalar fallback), and one query at a time
+     * giving the same bits as all at once */
+    const struct { int dh, nk; float qscale; } fcase[] = {{64, 1500, 0.5f}, {32, 300, 0.5f}, {64, 77, 40000.0f}};
+    for (size_t c = 0; c < sizeof fcase / sizeof fcase[0]; c++) {
+        const int dh = fcase[c].dh, nk = fcase[c].nk, nq = 5, ldk = vec_attention_ldk(nk);
+        float *q = malloc(sizeof(float) * nq * dh), *K = malloc(sizeof(float) * nk * dh);
+        float *V = malloc(sizeof(float) * nk * dh), *o = malloc(sizeof(float) * nq * dh), ref[128], o1[256];
+        float *Kt = calloc((size_t)dh * ldk, sizeof(float));
+        uint16_t *Kt16 = malloc(sizeof(uint16_t) * dh * ldk), *V16 = malloc(sizeof(uint16_t) * nk * dh);
+        for (int i = 0; i < nq * dh; i++) q[i] = frand() * (i % dh == 0 ? fcase[c].qscale : 0.5f);
+        for (int i = 0; i < nk * dh; i++) K[i] = frand() * 3.0f, V[i] = frand();
+        for (int j = 0; j < nk; j++)
+            for (int d = 0; d < dh; d++) Kt[(size_t)d * ldk + j] = K[(size_t)j * dh + d];
+        vec_pack_keys_f16(Kt, ldk, dh, nk, Kt16);
+        vec_f32_to_f16_lanes(V, V16, (size_t)nk * dh);
+        int lanes_ok = 1;
+        for (int d = 0; d < dh; d++)
+            for (int j = 0; j < ldk; j++) {
+                uint16_t h;
+                vec_f32_to_f16(&Kt[(size_t)d * ldk + j], &h, 1);
+                lanes_ok &= Kt16[((size_t)(j >> 4) * dh + d) * 16 + vec_lane_slot(j & 15)] == h;
+            }
+        for (int i = 0; i < nk * dh; i++) {
+            uint16_t h;
+            vec_f32_to_f16(&V[i], &h, 1);
+            lanes_ok &= V16[vec_lane_slot(i)] == h;
+        }
+        CHECK(lanes_ok, "vec_pack_keys_f16 / vec_f32_to_f16_lanes: a half is not where vec_lane_slot puts it");
+        for (int i = 0; i < nk * dh; i++) { /* the reference sees the rounded values */
+            uint16_t h;
+            vec_f32_to_f16(&K[i], &h, 1);
+            K[i] = steno_fp16_to_f32(h);
+            vec_f32_to_f16(&V[i], &h, 1);
+            V[i] = steno_fp16_to_f32(h);
+        }
+        vec_attention_f16(q, dh, Kt16, V16, dh, nk, dh, nq, o, dh);
+        double err = 0;
+        int same = 1;
+        for (int i = 0; i < nq; i++) {
+            ref_attention(q + i * dh, K, V, nk, dh, nk, ref);
+            for (int d = 0; d < dh; d++) err = fmax(err, fabs(ref[d] - o[i * dh + d]));
+            vec_attention_f16(q + i * dh, dh, Kt16, V16, dh, nk, dh, 1, o1, dh);
+            same &= memcmp(o1, o + i * dh, sizeof(float) * dh) == 0;
+        }
+        CHECK(err < 2e-5, "f16 attention dh=%d nk=%d max error %.3g", dh, nk, err);
+        CHECK(same, "f16 attention dh=%d nk=%d: one query at a time differs from all at once", dh, nk);
+        printf("f16 attention dh=%d nk=%d |q| <= %g: max abs error %.3g vs explicit softmax over the halves\n", dh, nk,
+               fcase[c].qscale, err);
+        free(q), free(K), free(Kt), free(V), free(o), free(Kt16), free(V16);
+    }
+
+    /* Logit screen: |exact f16 GEMV − screened value| <= the bound, on rows with outliers and
+     * inputs with outlier blocks; vec_gemv_f16_rows bit-identical to vec_gemv */
+    {
+        enum { SR = 300, SN = 384 };
+        static uint16_t w16[SR * SN];
+        static float wf[SR * SN], xs_[SN], exact[SR], z[SR], hi[SR], y2[SR], allow[SR], sbv[SN / 32];
+        static int8_t q[SR * SN], qx[SN];
+        static uint8_t ax[SN];
+        static float ss[SR], sg[SR], scc[SR];
+        for (int i = 0; i < SR * SN; i++) wf[i] = frand() * 0.05f * (i % 97 == 0 ? 20.0f : 1.0f);
+        vec_f32_to_f16(wf, w16, SR * SN);
+        for (int r = 0; r < SR; r++) vec_screen_build_row(w16 + r * SN, SN, q + r * SN, &ss[r], &sg[r], &scc[r]);
+        const vec_screen_rows rowsq = {q, ss, sg, scc};
+        int ok = 1, rows_ok = 1, best_ok = 1;
+        double worst = 0, mean_b = 0;
+        for (int trial = 0; trial < 20; trial++) {
+            for (int k = 0; k < SN; k++) xs_[k] = frand() * (k / 32 == trial % 12 ? 30.0f : 2.0f);
+            vec_gemv(VEC_F16, w16, NULL, xs_, SN, 0, SR, exact);
+            vec_screen_x sx = {qx, ax, sbv, 0, 0};
+            vec_screen_prepare(xs_, SN, &sx);
+            for (int r = 0; r < SR; r++) allow[r] = r % 3 ? 0.0f : -INFINITY;
+            const float best_lo = vec_screen_i8(&rowsq, &sx, SN, 0, SR, allow, z, hi);
+            float best_exact = -INFINITY;
+            for (int r = 0; r < SR; r++) {
+                const double b = hi[r] - z[r];
+                ok &= fabs((double)exact[r] - z[r]) <= b;
+                worst = fmax(worst, fabs((double)exact[r] - z[r]) / b);
+                mean_b += b / (20.0 * SR);
+                if (allow[r] == 0.0f) best_exact = fmaxf(best_exact, exact[r]);
+            }
+            best_ok &= best_lo <= best_exact;
+            int list[SR], cnt = 0;
+            for (int r = 0; r < SR; r += 1 + trial % 3) list[cnt++] = r;
+            vec_gemv_f16_rows(w16, xs_, SN, list, cnt, y2);
+            for (int i = 0; i < cnt; i++) rows_ok &= memcmp(&y2[list[i]], &exact[list[i]], sizeof(float)) == 0;
+        }
+        CHECK(ok, "screen: an exact value outside its bound");
+        CHECK(best_ok, "screen: the best lower bound exceeds the best allowed exact value");
+        CHECK(rows_ok, "vec_gemv_f16_rows differs from vec_gemv");
+        printf("logit screen: 20 inputs x %d rows, every exact value within its bound (mean bound %.3g, largest "
+               "|error|/bound %.2f); listed rows bit-identical to vec_gemv\n", SR, mean_b, worst);
     }
 
     /* GELU vs erf */
