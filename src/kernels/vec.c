@@ -142,6 +142,8 @@ static float dot_i8_blocks_scalar(const int8_t *w, const int8_t *qx, const uint8
     return s;
 }
 
+static void screen_build_row_scalar(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c);
+
 const vec_kernels vec_scalar = {
     .gemv_f32 = gemv_f32_scalar,
     .gemv_f16 = gemv_f16_scalar,
@@ -153,6 +155,7 @@ const vec_kernels vec_scalar = {
     .sum_exp = sum_exp_scalar,
     .gemv_f16_rows = gemv_f16_rows_scalar,
     .dot_i8_blocks = dot_i8_blocks_scalar,
+    .screen_build_row = screen_build_row_scalar,
     .f16_to_f32 = f16_to_f32_scalar,
 };
 
@@ -226,24 +229,38 @@ void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows
     g_k->gemv_f16_rows(W, x, n, rows, count, y);
 }
 
-void vec_screen_build_row(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
+/* round to nearest (ties away from zero), clamped to the int8 codes: |w·inv − q| <= 1/2 */
+static inline int screen_code(float v) {
+    const int q = (int)(v + (v >= 0.0f ? 0.5f : -0.5f));
+    return q > 127 ? 127 : q < -127 ? -127 : q;
+}
+
+static void screen_build_row_scalar(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
+    float buf[256];
     float mx = 0.0f;
-    for (int k = 0; k < n; k++) mx = fmaxf(mx, fabsf(steno_fp16_to_f32(w16[k])));
+    for (int k0 = 0; k0 < n; k0 += 256) { /* the row's maximum, widened 256 halves at a time */
+        const int kn = n - k0 < 256 ? n - k0 : 256;
+        vec_f16_to_f32(w16 + k0, buf, (size_t)kn);
+        for (int k = 0; k < kn; k++) {
+            const float a = buf[k] < 0.0f ? -buf[k] : buf[k];
+            mx = a > mx ? a : mx;
+        }
+    }
     const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
     double g2 = 0.0, e2 = 0.0, w2 = 0.0;
     for (int b = 0; b < n; b += VEC_SCREEN_BLOCK) {
-        double l1 = 0.0;
-        for (int k = b; k < b + VEC_SCREEN_BLOCK && k < n; k++) {
-            const float w = steno_fp16_to_f32(w16[k]);
-            long v = lrintf(w * inv);
-            v = v > 127 ? 127 : v < -127 ? -127 : v;
-            q[k] = (int8_t)v;
-            l1 += labs(v);
-            const double d = (double)w - (double)sc * (double)v;
+        const int bn = n - b < VEC_SCREEN_BLOCK ? n - b : VEC_SCREEN_BLOCK;
+        vec_f16_to_f32(w16 + b, buf, (size_t)bn);
+        int l1 = 0;
+        for (int k = 0; k < bn; k++) {
+            const int v = screen_code(buf[k] * inv);
+            q[b + k] = (int8_t)v;
+            l1 += v < 0 ? -v : v;
+            const double d = (double)buf[k] - (double)sc * (double)v;
             e2 += d * d;
-            w2 += (double)w * w;
+            w2 += (double)buf[k] * buf[k];
         }
-        g2 += l1 * l1;
+        g2 += (double)l1 * l1;
     }
     /* rounded up so the float bounds stay bounds */
     *s = sc;
@@ -251,20 +268,24 @@ void vec_screen_build_row(const uint16_t *w16, int n, int8_t *q, float *s, float
     *c = (float)sqrt(e2) * (1.0f + 1e-6f) + 3e-5f * (float)sqrt(w2);
 }
 
+void vec_screen_build_row(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
+    g_k->screen_build_row(w16, n, q, s, g, c);
+}
+
 void vec_screen_prepare(const float *x, int n, vec_screen_x *sx) {
     double h2 = 0.0, n2 = 0.0;
     for (int b = 0; b < n; b += VEC_SCREEN_BLOCK) {
         float mx = 0.0f;
         for (int k = b; k < b + VEC_SCREEN_BLOCK; k++) {
-            mx = fmaxf(mx, fabsf(x[k]));
+            const float a = fabsf(x[k]);
+            mx = a > mx ? a : mx;
             n2 += (double)x[k] * x[k];
         }
         const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
         sx->sb[b / VEC_SCREEN_BLOCK] = sc;
         h2 += 0.25 * (double)sc * sc;
         for (int k = b; k < b + VEC_SCREEN_BLOCK; k++) {
-            long v = lrintf(x[k] * inv);
-            v = v > 127 ? 127 : v < -127 ? -127 : v;
+            const int v = screen_code(x[k] * inv);
             sx->qx[k] = (int8_t)v;
             sx->ax[k] = (uint8_t)(v < 0 ? -v : v);
         }

@@ -200,6 +200,49 @@ AVX2 static float dot_i8_blocks_avx2(const int8_t *w, const int8_t *qx, const ui
     return hsum8(acc);
 }
 
+/* vec_screen_build_row for n a multiple of 32: codes rounded to nearest even (any nearest rounding
+ * keeps |w·inv − q| <= 1/2), block sums of |q| exact in integers, ‖w − s·q‖² and ‖w‖² summed in
+ * float per block of 32 and in double across blocks; the 1e-5 margin covers the float sums. */
+AVX2 static void screen_build_row_avx2(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
+    if (n % 32) {
+        vec_scalar.screen_build_row(w16, n, q, s, g, c);
+        return;
+    }
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 vmx = _mm256_setzero_ps();
+    for (int k = 0; k < n; k += 8) vmx = _mm256_max_ps(vmx, _mm256_and_ps(ld_h8(w16 + k), absm));
+    const float mx = hmax8(vmx);
+    const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
+    const __m256 vinv = _mm256_set1_ps(inv), vsc = _mm256_set1_ps(sc), lim = _mm256_set1_ps(127.0f);
+    double g2 = 0.0, e2 = 0.0, w2 = 0.0;
+    for (int b = 0; b < n; b += 32) {
+        __m256 de = _mm256_setzero_ps(), dw = _mm256_setzero_ps();
+        __m256i l1 = _mm256_setzero_si256();
+        for (int k = b; k < b + 32; k += 8) {
+            const __m256 w = ld_h8(w16 + k);
+            __m256 qf = _mm256_round_ps(_mm256_mul_ps(w, vinv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            qf = _mm256_min_ps(_mm256_max_ps(qf, _mm256_sub_ps(_mm256_setzero_ps(), lim)), lim);
+            const __m256i qi = _mm256_cvtps_epi32(qf);
+            const __m256 d = _mm256_fnmadd_ps(vsc, qf, w);
+            de = _mm256_fmadd_ps(d, d, de);
+            dw = _mm256_fmadd_ps(w, w, dw);
+            l1 = _mm256_add_epi32(l1, _mm256_abs_epi32(qi));
+            int32_t t[8];
+            _mm256_storeu_si256((__m256i *)t, qi);
+            for (int i = 0; i < 8; i++) q[k + i] = (int8_t)t[i];
+        }
+        int32_t t[8];
+        _mm256_storeu_si256((__m256i *)t, l1);
+        const double l = (double)t[0] + t[1] + t[2] + t[3] + t[4] + t[5] + t[6] + t[7];
+        g2 += l * l;
+        e2 += hsum8(de);
+        w2 += hsum8(dw);
+    }
+    *s = sc;
+    *g = (float)(sc * sqrt(g2)) * (1.0f + 1e-6f);
+    *c = (float)sqrt(e2) * (1.0f + 1e-5f) + 3e-5f * (float)sqrt(w2);
+}
+
 AVX2 static void layernorm_avx2(const float *x, const float *gamma, const float *beta, int n, float *y) {
     if (n % 8) {
         vec_scalar.layernorm(x, gamma, beta, n, y);
@@ -537,6 +580,7 @@ const vec_kernels vec_avx2 = {
     .sum_exp = sum_exp_avx2,
     .gemv_f16_rows = gemv_f16_rows_avx2,
     .dot_i8_blocks = dot_i8_blocks_avx2,
+    .screen_build_row = screen_build_row_avx2,
     .f16_to_f32 = f16_to_f32_avx2,
 };
 

@@ -18,6 +18,7 @@ typedef struct vec_kernels {
     void (*gemv_f16_rows)(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
     /* Σ_b sb[b]·(w_b·qx_b) over blocks of 32 (n a multiple of 32) */
     float (*dot_i8_blocks)(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n);
+    void (*screen_build_row)(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c);
     void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);
 } vec_kernels;
 
