@@ -10,7 +10,8 @@
  *             (median of R runs of 100) and the bytes a step must read — every decoder weight
  *             matrix once (float16), the cross-attention K/V (float16), the logits' weights
  *             (float16 for exact logits; int8 codes and scales plus the rows recomputed exactly
- *             when screened) — divided by the time: the bandwidth the step reaches;
+ *             when screened, counted over the last run: every run decodes the same tokens) —
+ *             divided by the time: the bandwidth the step reaches;
  *   bandwidth 2 threads (or THREADS) summing a 512 MiB buffer, best of 5: the read bandwidth the
  *             step is bound by.
  *

@@ -88,29 +88,35 @@ static void attention_scalar(const float *q, int q_stride, const float *Kt, int 
 
 static void f32_to_f16_lanes_scalar(const float *src, uint16_t *dst, size_t n) {
     for (size_t g = 0; g < n; g += 16)
-        for (int i = 0; i < 16; i++) vec_f32_to_f16(src + g + i, dst + g + vec_lane_slot(i), 1);
+        for (int i = 0; i < 16; i++) {
+            const float v = src[g + i] > 65504.0f ? 65504.0f : src[g + i] < -65504.0f ? -65504.0f : src[g + i];
+            vec_f32_to_f16(&v, dst + g + vec_lane_slot(i), 1);
+        }
 }
 
+/* Scores computed twice (maximum, then weights): no buffer, so any nk. */
 static void attention_f16_scalar(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv,
                                  int nk, int dh, int nq, float *out, int out_stride) {
-    float s[VEC_ATTENTION_F16_MAX_KEYS];
     for (int i = 0; i < nq; i++) {
         const float *qi = q + (size_t)i * q_stride;
         float *o = out + (size_t)i * out_stride;
         float m = -INFINITY, l = 0.0f;
-        for (int j = 0; j < nk; j++) {
-            float acc = 0.0f;
-            const uint16_t *kb = Kb + (size_t)(j >> 4) * dh * 16 + vec_lane_slot(j & 15);
-            for (int d = 0; d < dh; d++) acc += qi[d] * steno_fp16_to_f32(kb[(size_t)d * 16]);
-            s[j] = acc;
-            m = acc > m ? acc : m;
-        }
-        for (int d = 0; d < dh; d++) o[d] = 0.0f;
-        for (int j = 0; j < nk; j++) {
-            const float p = expf(s[j] - m);
-            const uint16_t *v = V + (size_t)j * ldv;
-            l += p;
-            for (int d = 0; d < dh; d++) o[d] += p * steno_fp16_to_f32(v[vec_lane_slot(d)]);
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1)
+                for (int d = 0; d < dh; d++) o[d] = 0.0f;
+            for (int j = 0; j < nk; j++) {
+                const uint16_t *kb = Kb + (size_t)(j >> 4) * dh * 16 + vec_lane_slot(j & 15);
+                float acc = 0.0f;
+                for (int d = 0; d < dh; d++) acc += qi[d] * steno_fp16_to_f32(kb[(size_t)d * 16]);
+                if (pass == 0) {
+                    m = acc > m ? acc : m;
+                    continue;
+                }
+                const float p = expf(acc - m);
+                const uint16_t *v = V + (size_t)j * ldv;
+                l += p;
+                for (int d = 0; d < dh; d++) o[d] += p * steno_fp16_to_f32(v[vec_lane_slot(d)]);
+            }
         }
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
         for (int d = 0; d < dh; d++) o[d] *= inv;
@@ -187,6 +193,10 @@ void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, 
     const size_t row_bytes = (size_t)n * (dt == VEC_F16 ? 2 : 4);
     int block = (int)(8192 / (row_bytes ? row_bytes : 1)); /* ~8 KiB of weights: stays in L1 across inputs */
     if (block < 1) block = 1;
+    if (dt == VEC_F16 && g_k->gemv_f16_batch) {
+        g_k->gemv_f16_batch((const uint16_t *)W, b, X, ldx, nx, n, r0, r1, Y, ldy, block);
+        return;
+    }
     for (int a = r0; a < r1; a += block) {
         const int e = a + block < r1 ? a + block : r1;
         for (int i = 0; i < nx; i++) vec_gemv(dt, W, b, X + (size_t)i * ldx, n, a, e, Y + (size_t)i * ldy);
@@ -229,10 +239,12 @@ void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows
     g_k->gemv_f16_rows(W, x, n, rows, count, y);
 }
 
-/* round to nearest (ties away from zero), clamped to the int8 codes: |w·inv − q| <= 1/2 */
+/* round to nearest (ties away from zero), clamped to the int8 codes (NaN: 0): |w·inv − q| <= 1/2
+ * up to the float rounding of w·inv, which the bound's 3e-5·‖x‖‖w‖ term covers */
 static inline int screen_code(float v) {
-    const int q = (int)(v + (v >= 0.0f ? 0.5f : -0.5f));
-    return q > 127 ? 127 : q < -127 ? -127 : q;
+    if (!(v >= -127.0f)) return v == v ? -127 : 0;
+    if (v > 127.0f) return 127;
+    return (int)(v + (v >= 0.0f ? 0.5f : -0.5f));
 }
 
 static void screen_build_row_scalar(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c) {
@@ -281,16 +293,18 @@ void vec_screen_prepare(const float *x, int n, vec_screen_x *sx) {
             mx = a > mx ? a : mx;
             n2 += (double)x[k] * x[k];
         }
-        const float sc = mx > 0.0f ? mx / 127.0f : 0.0f, inv = mx > 0.0f ? 127.0f / mx : 0.0f;
+        /* a block too small for 127/mx to be finite keeps codes 0: its error is x itself, |x| <= mx */
+        const int tiny = mx < 1e-30f;
+        const float sc = tiny ? 0.0f : mx / 127.0f, inv = tiny ? 0.0f : 127.0f / mx;
         sx->sb[b / VEC_SCREEN_BLOCK] = sc;
-        h2 += 0.25 * (double)sc * sc;
+        h2 += tiny ? (double)mx * mx : 0.25 * (double)sc * sc;
         for (int k = b; k < b + VEC_SCREEN_BLOCK; k++) {
             const int v = screen_code(x[k] * inv);
             sx->qx[k] = (int8_t)v;
             sx->ax[k] = (uint8_t)(v < 0 ? -v : v);
         }
     }
-    sx->h = (float)sqrt(h2) * (1.0f + 1e-5f); /* 1e-5: the rounding of x·inv and of sc */
+    sx->h = (float)sqrt(h2) * (1.0f + 1e-5f); /* the rounding of x·inv and sc: the c term's 3e-5 covers it */
     sx->norm = (float)sqrt(n2) * (1.0f + 1e-6f);
 }
 

@@ -122,8 +122,11 @@ AVX2 static inline void ld_h16_scaled(const uint16_t *p, __m256 *lo, __m256 *hi)
  * widening with vcvtph2ps. It needs |x| < 2^15 (no overflow of the copy), n <= GEMV_XS_MAX and n
  * a multiple of 32; otherwise the vcvtph2ps form runs. */
 /* The scaled copy of x for ld_h16_scaled (0: the vcvtph2ps form must run). */
+/* MXCSR.DAZ set by the host process would read the subnormal floats of ld_h16_scaled as 0 */
+AVX2 static inline int daz_set(void) { return (_mm_getcsr() & 0x0040) != 0; }
+
 AVX2 static int gemv_f16_prepare(const float *x, int n, float *xs) {
-    if (n % 32 || n > GEMV_XS_MAX) return 0;
+    if (n % 32 || n > GEMV_XS_MAX || daz_set()) return 0;
     const __m256 two112 = _mm256_set1_ps(0x1p112f), lim = _mm256_set1_ps(0x1p15f),
                  absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 big = _mm256_setzero_ps();
@@ -177,6 +180,28 @@ AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x
     float xs[GEMV_XS_MAX] __attribute__((aligned(32)));
     const int fast = gemv_f16_prepare(x, n, xs);
     for (int r = r0; r < r1; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs, fast, n);
+}
+
+#define GEMV_BATCH 4 /* inputs prepared at once by gemv_f16_batch_avx2 (4 scaled copies on the stack) */
+
+/* vec_gemv_rows for float16 weights: each input's scaled copy is prepared once per call, not once
+ * per block of weight rows; per output the same gemv_f16_row, so the same bits as vec_gemv. */
+AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                                     int r1, float *Y, int ldy, int block) {
+    float xs[GEMV_BATCH][GEMV_XS_MAX] __attribute__((aligned(32)));
+    int fast[GEMV_BATCH];
+    for (int i0 = 0; i0 < nx; i0 += GEMV_BATCH) {
+        const int in = nx - i0 < GEMV_BATCH ? nx - i0 : GEMV_BATCH;
+        for (int i = 0; i < in; i++) fast[i] = gemv_f16_prepare(X + (size_t)(i0 + i) * ldx, n, xs[i]);
+        for (int a = r0; a < r1; a += block) {
+            const int e = a + block < r1 ? a + block : r1;
+            for (int i = 0; i < in; i++) {
+                const float *x = X + (size_t)(i0 + i) * ldx;
+                float *y = Y + (size_t)(i0 + i) * ldy;
+                for (int r = a; r < e; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs[i], fast[i], n);
+            }
+        }
+    }
 }
 
 AVX2 static void gemv_f16_rows_avx2(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y) {
@@ -435,12 +460,11 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
                      * the query's last key back to an exact 0, as exp8 gives for −inf */
                     for (int j = 0; j < jr; j += 8) {
                         __m256 pj = exp8_nonpos(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
+                        _mm256_store_ps(&s[a][j], pj);
                         if (j + 8 > jl) {
-                            _mm256_store_ps(&s[a][j], pj);
                             for (int k = jl; k < j + 8; k++) s[a][k] = 0.0f;
                             pj = _mm256_load_ps(&s[a][j]);
                         }
-                        _mm256_store_ps(&s[a][j], pj);
                         vl = _mm256_add_ps(vl, pj);
                     }
                     l[qi] += hsum8(vl);
@@ -463,9 +487,13 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
 
 AVX2 static void f32_to_f16_lanes_avx2(const float *src, uint16_t *dst, size_t n) {
     /* ld_perm's lanes (elements 0–3, 8–11, then 4–7, 12–15) are the lane order itself */
+    /* saturated to ±65504: the kernels read an infinite half as a finite value */
+    const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
     for (size_t g = 0; g < n; g += 16) {
-        _mm_storeu_si128((__m128i *)(dst + g), _mm256_cvtps_ph(ld_perm(src + g), _MM_FROUND_TO_NEAREST_INT));
-        _mm_storeu_si128((__m128i *)(dst + g + 8), _mm256_cvtps_ph(ld_perm(src + g + 4), _MM_FROUND_TO_NEAREST_INT));
+        const __m256 a = _mm256_max_ps(_mm256_min_ps(ld_perm(src + g), hi), lo);
+        const __m256 b = _mm256_max_ps(_mm256_min_ps(ld_perm(src + g + 4), hi), lo);
+        _mm_storeu_si128((__m128i *)(dst + g), _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *)(dst + g + 8), _mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT));
     }
 }
 
@@ -475,7 +503,7 @@ AVX2 static void f32_to_f16_lanes_avx2(const float *src, uint16_t *dst, size_t n
  * copy could overflow) runs the scalar kernel. */
 AVX2 static void attention_f16_avx2(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv,
                                     int nk, int dh, int nq, float *out, int out_stride) {
-    if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0) {
+    if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0 || daz_set()) {
         vec_scalar.attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
         return;
     }
@@ -579,6 +607,7 @@ const vec_kernels vec_avx2 = {
     .attention_f16 = attention_f16_avx2,
     .sum_exp = sum_exp_avx2,
     .gemv_f16_rows = gemv_f16_rows_avx2,
+    .gemv_f16_batch = gemv_f16_batch_avx2,
     .dot_i8_blocks = dot_i8_blocks_avx2,
     .screen_build_row = screen_build_row_avx2,
     .f16_to_f32 = f16_to_f32_avx2,

@@ -272,7 +272,10 @@ static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_
     int n = pf.n;
     double sum_logprob = 0.0;
     for (int i = pf.n_forced; i < sample_len; i++) {
-        if (i > pf.n_forced && (st = step(c, c->seq + n - 1, 1, c->logits)) != STENO_OK) return st;
+        if (i > pf.n_forced && (st = step(c, c->seq + n - 1, 1, c->logits)) != STENO_OK) {
+            if (c->fast) whisper_fast_decoder_set_screen(c->fdec, NULL);
+            return st;
+        }
         const whisper_filtered fr = whisper_apply_filters(&c->filters, c->seq + filter_begin, n - filter_begin,
                                                           c->logits);
         const int next = temperature > 0.0 ? whisper_sample_token(c, c->logits, V, temperature, c->row) : fr.argmax;

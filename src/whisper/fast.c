@@ -9,7 +9,7 @@
 #include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
-#define ROW_BLOCK 256 /* the f32 GEMM's fixed row grid */
+#define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
 
 typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */

@@ -62,6 +62,11 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
  *  allowed one are recomputed exactly from the float16 weights (fast.c logit_screen): the argmax
  *  under that mask plus the timestamp rules, and the timestamp-probability rule, are exactly
  *  those of the unscreened logits; the other rows keep values within a proven bound of theirs.
+ *  Precondition of that guarantee: a text row that allow permits is never removed by the
+ *  caller's filter unless the filter removes every text row (true of mask_blank, the static
+ *  suppress set plus the blank ids, under openai's timestamp rules). The log-sum-exp, hence the
+ *  log-probabilities and avg_logprob, is approximate (within 2.3e-4 over a 10-minute file): a
+ *  window right at the logprob threshold may fall back where unscreened logits would not.
  *  Meant for greedy decoding at temperature 0 (the sampler and beam search read exact logits).
  *  allow must outlive its use. */
 void whisper_fast_decoder_set_screen(whisper_fast_decoder *d, const float *allow);
@@ -84,7 +89,8 @@ int whisper_fast_decoder_rows(const whisper_fast_decoder *d);
 /** One token per row for rows 0..B-1 (tokens [B]) at position n_past (>= 1: after a prefill of
  *  row 0 and a reorder), then n_past + 1. logits: [B][n_vocab]. Each f16 weight matrix is read
  *  once for all rows; each row's logits are bit-identical to whisper_fast_decoder_forward of the
- *  same token on a single row holding the same cache. Allocates nothing.
+ *  same token on a single row holding the same cache, with the logit screen off (the row step
+ *  never screens). Allocates nothing.
  *  Errors: STENO_E_INVALID_ARG (B outside 1..rows, position past n_text_ctx, token id). */
 steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *tokens, int B, float *logits);
 

@@ -94,8 +94,10 @@ whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *samp
     r.argmax = (arg_text >= 0 && (arg_ts < 0 || m_text >= m_ts)) ? arg_text : arg_ts;
     if (r.argmax < 0) r.argmax = 0;
     r.lse = lse;
-    /* if the summed probability of the timestamps beats every text token, sample a timestamp */
-    if (f->timestamps && n_sampled > 0 && arg_ts >= 0 && arg_text >= 0 && lse_ts - lse > (double)m_text - lse) {
+    /* if the summed probability of the timestamps beats every text token, sample a timestamp:
+     * openai's logsumexp(logprobs[tb:]) > max(logprobs[:tb]), both sides shifted by the same lse,
+     * compared without it (the row's own log-sum-exp does not change the answer) */
+    if (f->timestamps && n_sampled > 0 && arg_ts >= 0 && arg_text >= 0 && lse_ts > (double)m_text) {
         for (int i = 0; i < tb; i++) logits[i] = -INFINITY;
         r.argmax = arg_ts;
         r.lse = lse_ts;

@@ -6,7 +6,9 @@
  * pass over the vocabulary applies all three and finds the best text and timestamp logits, and
  * the vector kernel vec_sum_exp (float32 exponentials summed in float64, as torch's float32
  * log_softmax computes them in float32) then gives the log-sum-exp of the timestamps and of the
- * whole row that the timestamp-probability rule and the sampler need. */
+ * whole row that the sampler and the log-probabilities need (both paths use it). The
+ * timestamp-probability rule compares the timestamps' log-sum-exp with the best text logit
+ * directly, openai's comparison of the two log-probabilities without the common shift. */
 #ifndef STENO_WHISPER_LOGIT_FILTERS_H
 #define STENO_WHISPER_LOGIT_FILTERS_H
 
