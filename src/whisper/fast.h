@@ -65,7 +65,7 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
  *  Precondition of that guarantee: a text row that allow permits is never removed by the
  *  caller's filter unless the filter removes every text row (true of mask_blank, the static
  *  suppress set plus the blank ids, under openai's timestamp rules). The log-sum-exp, hence the
- *  log-probabilities and avg_logprob, is approximate (within 2.3e-4 over a 10-minute file): a
+ *  log-probabilities and avg_logprob, is approximate (within 2.4e-4 over a 10-minute file): a
  *  window right at the logprob threshold may fall back where unscreened logits would not.
  *  Meant for greedy decoding at temperature 0 (the sampler and beam search read exact logits).
  *  allow must outlive its use. */
