@@ -208,9 +208,6 @@ static void attn16_task(void *ctx, int t, int n) {
                       j->dh, j->nk, j->dh, j->nq, j->out + t * j->dh, D);
 }
 
-/* The step's cross-attention for layer l: float16 K/V when the decoder keeps them, else float32. */
-static void cross_attention_step(whisper_fast_decoder *d, int l, const float *q, int nq, float *out);
-
 /* ---------------------------------------------------------------- logit screen */
 
 /* The int8 copy of the tied embedding (kernels/vec.h vec_screen_rows), from the float16 values
@@ -543,8 +540,8 @@ static void scatter_task(void *ctx, int i, int n) {
         float *kt = d->cross_k + (size_t)i * dh * ldk;
         for (int t0 = 0; t0 < A; t0 += 16) { /* 16 positions at a time: each row of kt gets 64 bytes */
             const int t1 = t0 + 16 < A ? t0 + 16 : A;
-            for (int t = t0; t < t1; t++)
-                for (int c = 0; c < dh; c++) kt[(size_t)c * ldk + t] = src[(size_t)t * LD + c];
+            for (int c = 0; c < dh; c++)
+                for (int t = t0; t < t1; t++) kt[(size_t)c * ldk + t] = src[(size_t)t * LD + c];
         }
         if (d->cross_k16) vec_pack_keys_f16(kt, ldk, dh, A, d->cross_k16 + (size_t)i * dh * ldk);
     } else {
@@ -572,10 +569,13 @@ void whisper_fast_decoder_reset(whisper_fast_decoder *d) { d->n_past = 0; }
 
 void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xattn_capture *c) { d->capture = c; }
 
-static void cross_attention_step(whisper_fast_decoder *d, int l, const float *q, int nq, float *out) {
+/* Cross-attention of nq queries for layer l over the window's K/V: the float16 copies when the
+ * decoder keeps them and halves are wanted (the single-token steps), else the float32 ones (the
+ * prompt, whose queries share 6-query tiles, and the f32 gate). */
+static void cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out) {
     whisper_fast *f = d->f;
     const int D = f->m->n_text_state, H = f->m->n_text_head, dh = D / H, A = f->A;
-    if (d->cross_k16) {
+    if (halves && d->cross_k16) {
         attn16_job j = {q, d->cross_k16 + (size_t)l * D * d->ldk_cross, d->cross_v16 + (size_t)l * A * D,
                         d->ldk_cross, A, nq, dh, H, out};
         steno_pool_run(f->pool, attn16_task, &j, H);
@@ -661,7 +661,7 @@ static void logit_screen(whisper_fast_decoder *d, float *logits) {
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
-    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, A = f->A;
+    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H;
     const int off = d->n_past;
     const vec_dtype dt = f->dt;
     if (T <= 0 || off + T > N)
@@ -700,13 +700,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
         whisper_xattn_capture_layer(d->capture, l, T, d->q, D, 1.0f, d->cross_k + (size_t)l * D * d->ldk_cross,
                                     d->ldk_cross, 1, dh);
-        if (T == 1) {
-            cross_attention_step(d, l, d->q, 1, d->att);
-        } else {
-            attn_job cj = {d->q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
-                           d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, T, dh, H, 0, 0, 0, d->att};
-            attention(f, &cj);
-        }
+        cross_attention(d, l, d->q, T, T == 1, d->att);
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
 
@@ -795,7 +789,7 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         layernorm(f, &L->cross_ln, d->x, B, d->h);
         linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
         for (size_t i = 0; i < (size_t)B * D; i++) d->q[i] *= scale;
-        cross_attention_step(d, l, d->q, B, d->att);
+        cross_attention(d, l, d->q, B, 1, d->att);
         linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
 
