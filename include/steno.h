@@ -51,6 +51,11 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct steno_whisper steno_whisper;
+/** Everything one transcription writes: the encoder's activations, the decoder's KV caches and
+ *  scratch, a thread pool (whisper.cpp's whisper_state). A steno_whisper holds the weights and one
+ *  default state (used by steno_transcribe); more states let several transcriptions run at once
+ *  over one copy of the weights. */
+typedef struct steno_whisper_state steno_whisper_state;
 struct steno_segment;
 
 /** One word of a segment (word timestamps), as in openai-whisper's segment["words"]. */
@@ -91,6 +96,13 @@ steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whis
 steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_options *opts,
                                    steno_whisper **out);
 void steno_whisper_free(steno_whisper *w);
+
+/** A new state over w's weights (shared read-only, not copied) with n_threads threads (<= 0: as
+ *  many as w was loaded with). w must outlive it. Thread-safety: any number of states may
+ *  transcribe at once, from different threads, with the same w; one state serves one call at a
+ *  time. Errors: STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status steno_whisper_state_new(const steno_whisper *w, int n_threads, steno_whisper_state **out);
+void steno_whisper_state_free(steno_whisper_state *s);
 
 /** True (1) for multilingual checkpoints, 0 for English-only (.en) ones. */
 int steno_whisper_is_multilingual(const steno_whisper *w);
@@ -191,6 +203,11 @@ typedef struct steno_result {
  *  On success *out is a new result (free with steno_result_free). */
 steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                               const steno_transcribe_params *params, steno_result **out);
+/** As steno_transcribe on state s (steno_whisper_state_new) instead of w's default state; w is only
+ *  read, so calls on different states may run concurrently (whisper.cpp whisper_full_with_state).
+ *  Tokens are identical to steno_transcribe's for the same input and params. */
+steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *s, const float *samples,
+                                         size_t n, const steno_transcribe_params *params, steno_result **out);
 void steno_result_free(steno_result *r);
 
 /** One language of steno_detect_language: its code ("de") and probability. */
@@ -208,6 +225,9 @@ typedef struct steno_language_prob {
  *  STENO_E_INVALID_ARG, STENO_E_NOMEM. */
 steno_status steno_detect_language(steno_whisper *w, const float *samples, size_t n,
                                    steno_language_prob *out, int cap, int *n_out);
+/** As steno_detect_language on state s (NULL: w's default state). */
+steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whisper_state *s, const float *samples,
+                                              size_t n, steno_language_prob *out, int cap, int *n_out);
 
 /* ---------------------------------------------------------------------------------------------
  * Writers (openai-whisper's whisper/utils.py: WriteTXT, WriteSRT, WriteVTT, WriteTSV, WriteJSON)

@@ -35,6 +35,7 @@ struct whisper_fast {
      * matrices of the convolutions, and the decoder's per-window cross K/V projection */
     float *big, *h, *qkv, *kt, *att;
     size_t big_floats;
+    int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
 };
 
 /* ---------------------------------------------------------------- parallel GEMM / GEMV */
@@ -223,6 +224,27 @@ static void screen_build_task(void *ctx, int t, int n) {
 
 /* ---------------------------------------------------------------- creation */
 
+/* The per-state buffers: the prefill GEMMs' f16 → f32 scratch and the encoder's activations,
+ * sized for audio_ctx. Returns 0, or -1 when an allocation failed (the caller frees f). */
+static int alloc_scratch(whisper_fast *f) {
+    const whisper_model *m = f->m;
+    const size_t D = (size_t)m->n_text_state, L = (size_t)m->n_text_layer, A = (size_t)f->A;
+    const size_t Da = (size_t)m->n_audio_state;
+    f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
+    const size_t T1 = 2 * A;
+    size_t big = A * 4 * Da;
+    if (T1 * m->n_mels * 3 > big) big = T1 * m->n_mels * 3;
+    if (A * Da * 3 > big) big = A * Da * 3;
+    if (A * L * D > big) big = A * L * D;
+    f->big_floats = big;
+    f->big = malloc(sizeof(float) * big);
+    f->h = malloc(sizeof(float) * A * Da);
+    f->qkv = malloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
+    f->kt = calloc((size_t)vec_attention_ldk((int)A) * Da, sizeof(float));
+    f->att = malloc(sizeof(float) * A * Da);
+    return f->conv_scratch && f->big && f->h && f->qkv && f->kt && f->att ? 0 : -1;
+}
+
 steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio_ctx, steno_pool *pool,
                                  whisper_fast **out) {
     *out = NULL;
@@ -237,27 +259,13 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
     f->A = audio_ctx;
     f->pool = pool;
     f->n_threads = steno_pool_threads(pool);
-    const int D = m->n_text_state, L = m->n_text_layer, V = m->n_vocab, A = audio_ctx;
-    const size_t Da = (size_t)m->n_audio_state;
+    const int D = m->n_text_state, L = m->n_text_layer, V = m->n_vocab;
     f->dec = calloc((size_t)L, sizeof *f->dec);
     f->cross_k_w = malloc(sizeof(float) * (size_t)L * D * D);
     f->cross_v_w = malloc(sizeof(float) * (size_t)L * D * D);
     f->cross_k_b = malloc(sizeof(float) * (size_t)L * D);
     f->cross_v_b = malloc(sizeof(float) * (size_t)L * D);
-    f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
-    const size_t T1 = 2 * (size_t)A;
-    size_t big = (size_t)A * 4 * Da;
-    if (T1 * m->n_mels * 3 > big) big = T1 * m->n_mels * 3;
-    if ((size_t)A * Da * 3 > big) big = (size_t)A * Da * 3;
-    if ((size_t)A * L * D > big) big = (size_t)A * L * D;
-    f->big_floats = big;
-    f->big = malloc(sizeof(float) * big);
-    f->h = malloc(sizeof(float) * A * Da);
-    f->qkv = malloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
-    f->kt = calloc((size_t)vec_attention_ldk(A) * Da, sizeof(float));
-    f->att = malloc(sizeof(float) * A * Da);
-    if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || !f->conv_scratch || !f->big ||
-        !f->h || !f->qkv || !f->kt || !f->att)
+    if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || alloc_scratch(f) != 0)
         goto nomem;
     for (int l = 0; l < L; l++) {
         const nn_linear *kv = &m->dec[l].cross_kv;
@@ -323,18 +331,37 @@ nomem:
     return steno_fail(STENO_E_NOMEM, "fast path: out of memory");
 }
 
+steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisper_fast **out) {
+    *out = NULL;
+    whisper_fast *f = malloc(sizeof *f);
+    if (!f) return steno_fail(STENO_E_NOMEM, "out of memory");
+    *f = *src; /* the weight pointers; every buffer below is replaced by this state's own */
+    f->shared = 1;
+    f->pool = pool;
+    f->n_threads = steno_pool_threads(pool);
+    f->conv_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
+    if (alloc_scratch(f) != 0) {
+        whisper_fast_free(f);
+        return steno_fail(STENO_E_NOMEM, "fast path: out of memory");
+    }
+    *out = f;
+    return STENO_OK;
+}
+
 void whisper_fast_free(whisper_fast *f) {
     if (!f) return;
-    free(f->dec);
-    free(f->cross_k_w);
-    free(f->cross_v_w);
-    free(f->cross_k_b);
-    free(f->cross_v_b);
-    free(f->f16);
-    free(f->emb_q);
-    free(f->emb_s);
-    free(f->emb_g);
-    free(f->emb_c);
+    if (!f->shared) {
+        free(f->dec);
+        free(f->cross_k_w);
+        free(f->cross_v_w);
+        free(f->cross_k_b);
+        free(f->cross_v_b);
+        free(f->f16);
+        free(f->emb_q);
+        free(f->emb_s);
+        free(f->emb_g);
+        free(f->emb_c);
+    }
     free(f->conv_scratch);
     free(f->big);
     free(f->h);

@@ -36,6 +36,12 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
                                  whisper_fast **out);
 void whisper_fast_free(whisper_fast *f);
 
+/** A second fast-path state over src's weights (read-only, shared, not copied) with its own
+ *  encoder and GEMM scratch and its own pool: one per concurrent request (steno_whisper_state).
+ *  src must outlive it; any number of shares may run at once, each on one thread at a time.
+ *  Errors: STENO_E_NOMEM. */
+steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisper_fast **out);
+
 /** Encoder positions used (audio_ctx). */
 int whisper_fast_audio_ctx(const whisper_fast *f);
 

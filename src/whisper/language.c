@@ -104,6 +104,12 @@ static int cmp_prob(const void *a, const void *b) {
 
 steno_status steno_detect_language(steno_whisper *w, const float *samples, size_t n, steno_language_prob *out,
                                    int cap, int *n_out) {
+    return steno_detect_language_with_state(w, NULL, samples, n, out, cap, n_out);
+}
+
+steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whisper_state *state,
+                                              const float *samples, size_t n, steno_language_prob *out, int cap,
+                                              int *n_out) {
     steno_clear_error();
     if (n_out) *n_out = 0;
     if (!w || (!samples && n) || (!out && cap > 0) || cap < 0 || !n_out)
@@ -111,7 +117,7 @@ steno_status steno_detect_language(steno_whisper *w, const float *samples, size_
     const whisper_model *m;
     whisper_fast *fast;
     int n_threads;
-    whisper_handle_parts(w, &m, &fast, &n_threads);
+    whisper_handle_parts(w, state, &m, &fast, &n_threads);
     const int n_lang = whisper_n_languages(m);
     if (n_lang == 0)
         return steno_fail(STENO_E_UNSUPPORTED, "language detection needs a multilingual model; this one is "

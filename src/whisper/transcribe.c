@@ -26,11 +26,19 @@
 #include "whisper/prompt.h"
 #include "whisper/language.h"
 
-struct steno_whisper {
-    whisper_model *model;
+/* The model (weights, tokenizer, the fast path's prepared weights) is read-only once loaded; every
+ * buffer a transcription writes lives in a state. The handle's own state serves steno_transcribe;
+ * steno_whisper_state_new makes more, one per concurrent request (whisper.cpp's whisper_context /
+ * whisper_state split). */
+struct steno_whisper_state {
     int n_threads;
     steno_pool *pool;   /* fast path */
     whisper_fast *fast; /* NULL on the faithful path */
+};
+
+struct steno_whisper {
+    whisper_model *model;
+    steno_whisper_state *state; /* the default state; its fast path owns the prepared weights */
 };
 
 void openblas_set_num_threads(int);
@@ -43,6 +51,12 @@ steno_whisper_options steno_whisper_default_options(void) {
     return o;
 }
 
+static int resolve_threads(int n_threads) {
+    if (n_threads > 0) return n_threads;
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    return nc > 0 ? (int)nc : 1;
+}
+
 steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_options *opts, steno_whisper **out) {
     *out = NULL;
     steno_clear_error();
@@ -53,23 +67,24 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
     if (o.path == STENO_PATH_FAITHFUL && o.audio_ctx != 0)
         return steno_fail(STENO_E_INVALID_ARG, "audio_ctx: only the fast path can reduce it");
     steno_whisper *w = calloc(1, sizeof *w);
-    if (!w) return steno_fail(STENO_E_NOMEM, "out of memory");
+    if (w) w->state = calloc(1, sizeof *w->state);
+    if (!w || !w->state) {
+        free(w);
+        return steno_fail(STENO_E_NOMEM, "out of memory");
+    }
     const int decoder_f16 = o.path == STENO_PATH_FAST && o.weights == STENO_WEIGHTS_F16;
     steno_status st = whisper_model_load_ex(model_dir, decoder_f16, &w->model);
     if (st != STENO_OK) {
+        free(w->state);
         free(w);
         return st;
     }
-    int n_threads = o.n_threads;
-    if (n_threads <= 0) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        n_threads = nc > 0 ? (int)nc : 1;
-    }
-    w->n_threads = n_threads;
+    steno_whisper_state *s = w->state;
+    s->n_threads = resolve_threads(o.n_threads);
     if (o.path == STENO_PATH_FAST) {
-        if ((st = steno_pool_create(n_threads, &w->pool)) != STENO_OK ||
+        if ((st = steno_pool_create(s->n_threads, &s->pool)) != STENO_OK ||
             (st = whisper_fast_create(w->model, o.weights == STENO_WEIGHTS_F32 ? VEC_F32 : VEC_F16, o.audio_ctx,
-                                      w->pool, &w->fast)) != STENO_OK) {
+                                      s->pool, &s->fast)) != STENO_OK) {
             steno_whisper_free(w);
             return st;
         }
@@ -84,12 +99,39 @@ steno_status steno_whisper_load(const char *model_dir, int n_threads, steno_whis
     return steno_whisper_load_ex(model_dir, &o, out);
 }
 
+static void state_release(steno_whisper_state *s) {
+    whisper_fast_free(s->fast);
+    steno_pool_free(s->pool);
+    free(s);
+}
+
 void steno_whisper_free(steno_whisper *w) {
     if (!w) return;
-    whisper_fast_free(w->fast);
-    steno_pool_free(w->pool);
+    if (w->state) state_release(w->state);
     whisper_model_free(w->model);
     free(w);
+}
+
+steno_status steno_whisper_state_new(const steno_whisper *w, int n_threads, steno_whisper_state **out) {
+    *out = NULL;
+    steno_clear_error();
+    if (!w) return steno_fail(STENO_E_INVALID_ARG, "whisper state: no model");
+    steno_whisper_state *s = calloc(1, sizeof *s);
+    if (!s) return steno_fail(STENO_E_NOMEM, "out of memory");
+    s->n_threads = n_threads > 0 ? n_threads : w->state->n_threads;
+    steno_status st = STENO_OK;
+    if (w->state->fast &&
+        ((st = steno_pool_create(s->n_threads, &s->pool)) != STENO_OK ||
+         (st = whisper_fast_share(w->state->fast, s->pool, &s->fast)) != STENO_OK)) {
+        state_release(s);
+        return st;
+    }
+    *out = s;
+    return STENO_OK;
+}
+
+void steno_whisper_state_free(steno_whisper_state *s) {
+    if (s) state_release(s);
 }
 
 int steno_whisper_is_multilingual(const steno_whisper *w) { return w->model->multilingual; }
@@ -99,10 +141,12 @@ int steno_whisper_has_language(const steno_whisper *w, const char *code) {
 }
 
 int steno_whisper_n_vocab(const steno_whisper *w) { return w->model->n_vocab; }
-void whisper_handle_parts(steno_whisper *w, const whisper_model **m, whisper_fast **fast, int *n_threads) {
+void whisper_handle_parts(const steno_whisper *w, steno_whisper_state *s, const whisper_model **m,
+                          whisper_fast **fast, int *n_threads) {
+    if (!s) s = w->state;
     *m = w->model;
-    *fast = w->fast;
-    *n_threads = w->n_threads;
+    *fast = s->fast;
+    *n_threads = s->n_threads;
 }
 
 steno_transcribe_params steno_transcribe_default_params(void) {
@@ -304,9 +348,15 @@ static int skip_hallucination(whisper_wt_segment *segs, int *n, double threshold
 
 steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                               const steno_transcribe_params *params, steno_result **out) {
+    return steno_transcribe_with_state(w, w ? w->state : NULL, samples, n, params, out);
+}
+
+steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *state, const float *samples,
+                                         size_t n, const steno_transcribe_params *params, steno_result **out) {
     *out = NULL;
     steno_clear_error();
-    if (!w || (!samples && n) || !params) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
+    if (!w || !state || (!samples && n) || !params)
+        return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
     const whisper_model *m = w->model;
     const steno_transcribe_params *p = params;
     if (p->clip_timestamps && p->n_clip_timestamps < 0)
@@ -321,8 +371,8 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     }
     /* The faithful path lets OpenBLAS thread each GEMM; the fast path splits GEMMs over its own
      * pool on a fixed column grid and runs single-threaded OpenBLAS inside each task. */
-    openblas_set_num_threads(w->fast ? 1 : w->n_threads);
-    const int audio_ctx = w->fast ? whisper_fast_audio_ctx(w->fast) : m->n_audio_ctx;
+    openblas_set_num_threads(state->fast ? 1 : state->n_threads);
+    const int audio_ctx = state->fast ? whisper_fast_audio_ctx(state->fast) : m->n_audio_ctx;
 
     const int n_frames_window = 2 * m->n_audio_ctx; /* 3000 */
     const int input_stride = 2;                      /* mel frames per encoder position */
@@ -350,7 +400,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     double last_speech_timestamp = 0.0;
     st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
     if (st != STENO_OK) goto done;
-    if ((st = whisper_decode_ctx_init(&dc, m, w->fast, p)) != STENO_OK) goto done;
+    if ((st = whisper_decode_ctx_init(&dc, m, state->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
     if (lang_token >= 0) dc.lang_token = lang_token;
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
@@ -373,7 +423,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     const int content_frames = mel.n_frames - n_frames_window;
     if (detect && content_frames <= 0) { /* no window: detect on silence, as faster-whisper does */
         memset(window, 0, sizeof(float) * (size_t)m->n_mels * n_frames_window);
-        st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
+        st = state->fast ? whisper_fast_encode(state->fast, window, xa) : whisper_encode(m, window, xa);
         if (st == STENO_OK) st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability);
         if (st != STENO_OK) goto done;
     }
@@ -417,7 +467,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
             memcpy(dst, mel.data + (size_t)c * mel.n_frames + seek, sizeof(float) * (size_t)segment_size);
             memset(dst + segment_size, 0, sizeof(float) * (size_t)(n_frames_window - segment_size));
         }
-        st = w->fast ? whisper_fast_encode(w->fast, window, xa) : whisper_encode(m, window, xa);
+        st = state->fast ? whisper_fast_encode(state->fast, window, xa) : whisper_encode(m, window, xa);
         if (st != STENO_OK) goto done;
         if (detect) {
             if ((st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability)) != STENO_OK)
