@@ -25,6 +25,9 @@ int steno_cmd_chat(int argc, char **argv);
  *  a KV-cache kind with the plain cache. */
 int steno_cmd_perplexity(int argc, char **argv);
 
+/** `steno serve [options]` (cli/serve_cmd.c): the OpenAI-compatible HTTP server (server/). */
+int steno_cmd_serve(int argc, char **argv);
+
 /** `steno dump-l1 ...` (cli/dump_l1.c): dumps encoder output and step logits for the L1 parity
  *  check against the CTranslate2 oracle. */
 int steno_cmd_dump_l1(int argc, char **argv);

@@ -13,6 +13,7 @@ static void usage(FILE *f) {
           "and text generation with small LLMs.\n"
           "\n"
           "commands:\n"
+          "  serve        an OpenAI-compatible HTTP server for speech and chat (docs/SERVER.md)\n"
           "  transcribe   transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
           "  generate     generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
           "  chat         chat with an LLM through its chat template (one message per line)\n"
@@ -55,6 +56,7 @@ static int dispatch(int argc, char **argv) {
         printf("steno %s\n", STENO_VERSION);
         return 0;
     }
+    if (strcmp(verb, "serve") == 0) return steno_cmd_serve(argc - 1, argv + 1);
     if (strcmp(verb, "transcribe") == 0) return steno_cmd_transcribe(argc - 1, argv + 1);
     if (strcmp(verb, "generate") == 0) return steno_cmd_generate(argc - 1, argv + 1);
     if (strcmp(verb, "chat") == 0) return steno_cmd_chat(argc - 1, argv + 1);

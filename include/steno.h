@@ -167,6 +167,10 @@ typedef struct steno_transcribe_params {
     /* Progress in [0, 1] over the input (may be NULL). */
     void (*on_progress)(void *user, double fraction);
     void *user;
+    /* Polled before each 30-s window is encoded (may be NULL; whisper.cpp's abort_callback).
+     * Non-zero stops the transcription with STENO_E_ABORTED: a server cancels a request whose
+     * client left, or whose deadline passed, within one window. */
+    int (*should_abort)(void *user);
 } steno_transcribe_params;
 
 steno_transcribe_params steno_transcribe_default_params(void);

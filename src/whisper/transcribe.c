@@ -467,6 +467,10 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
             memcpy(dst, mel.data + (size_t)c * mel.n_frames + seek, sizeof(float) * (size_t)segment_size);
             memset(dst + segment_size, 0, sizeof(float) * (size_t)(n_frames_window - segment_size));
         }
+        if (p->should_abort && p->should_abort(p->user)) {
+            st = steno_fail(STENO_E_ABORTED, "transcribe: aborted by the caller");
+            goto done;
+        }
         st = state->fast ? whisper_fast_encode(state->fast, window, xa) : whisper_encode(m, window, xa);
         if (st != STENO_OK) goto done;
         if (detect) {

@@ -1,0 +1,467 @@
+/* http.c — one HTTP request's life under libmicrohttpd: routing, authentication, the body (JSON
+ * collected whole; multipart/form-data and urlencoded parsed by MHD's PostProcessor), the upload
+ * limits, dispatch to a handler, and the responses (buffers, OpenAI error bodies, SSE streams).
+ * See http.h. */
+#include "server/http.h"
+
+#include <microhttpd.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "server/metrics.h"
+#include "server/serve_internal.h"
+
+/* ------------------------------------------------------------------------------------ routing */
+
+typedef struct route_def {
+    const char *method, *path;
+    route_id id;
+    int body; /* 0 none, 1 form (multipart/urlencoded), 2 JSON */
+} route_def;
+
+static const route_def g_routes[] = {
+    {"POST", "/v1/audio/transcriptions", ROUTE_TRANSCRIPTIONS, 1},
+    {"POST", "/v1/audio/translations", ROUTE_TRANSLATIONS, 1},
+    {"POST", "/inference", ROUTE_INFERENCE, 1},
+    {"POST", "/v1/chat/completions", ROUTE_CHAT, 2},
+    {"POST", "/v1/completions", ROUTE_COMPLETIONS, 2},
+    {"GET", "/v1/models", ROUTE_MODELS, 0},
+    {"GET", "/health", ROUTE_HEALTH, 0},
+    {"GET", "/metrics", ROUTE_METRICS, 0},
+    {"GET", "/", ROUTE_PAGE, 0},
+    {"GET", "/index.html", ROUTE_PAGE, 0},
+};
+
+const char *route_name(route_id id) {
+    static const char *const names[ROUTE_COUNT] = {
+        "other", "/v1/audio/transcriptions", "/v1/audio/translations", "/inference", "/v1/chat/completions",
+        "/v1/completions", "/v1/models", "/health", "/metrics", "/"};
+    return id >= 0 && id < ROUTE_COUNT ? names[id] : "other";
+}
+
+/* ------------------------------------------------------------------------------ request helpers */
+
+const form_field *http_field(const http_req *r, const char *name) {
+    for (int i = 0; i < r->n_fields; i++)
+        if (strcmp(r->fields[i].name, name) == 0) return &r->fields[i];
+    return NULL;
+}
+
+int http_fields(const http_req *r, const char *name, const form_field **out, int cap) {
+    const size_t nl = strlen(name);
+    int n = 0;
+    for (int i = 0; i < r->n_fields && n < cap; i++) {
+        const char *f = r->fields[i].name;
+        if (strcmp(f, name) == 0 || (strncmp(f, name, nl) == 0 && strcmp(f + nl, "[]") == 0)) out[n++] = &r->fields[i];
+    }
+    return n;
+}
+
+const char *http_header(const http_req *r, const char *name) {
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+int http_client_gone(const http_req *r) {
+    if (r->fd < 0) return 0;
+    struct pollfd p = {.fd = r->fd, .events = POLLRDHUP};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+int http_wait_job(http_req *r, sched_job *job) {
+    int done = 0, have = 0;
+    while (!done) {
+        have = sched_job_wait(job, have, 100, &done);
+        if (!done && http_client_gone(r)) {
+            sched_job_cancel(job);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ responses */
+
+static int queue(http_req *r, int status, struct MHD_Response *resp, const char *content_type) {
+    if (!resp) return MHD_NO;
+    if (content_type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    r->status = status;
+    const enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+int http_send(http_req *r, int status, const char *content_type, const char *body, size_t len) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    r->bytes_out = len;
+    return queue(r, status, resp, content_type);
+}
+
+int http_send_json(http_req *r, int status, cJSON *json) {
+    char *s = json ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (!s) return http_send(r, 500, "application/json", "{\"error\":{\"message\":\"out of memory\"}}", 37);
+    const int rc = http_send(r, status, "application/json", s, strlen(s));
+    free(s);
+    return rc;
+}
+
+static const char *default_type(int status) {
+    if (status == 401) return "authentication_error";
+    if (status == 404) return "not_found_error";
+    if (status == 413) return "invalid_request_error";
+    if (status == 429) return "rate_limit_error";
+    if (status >= 500) return "server_error";
+    return "invalid_request_error";
+}
+
+cJSON *http_error_json(int status, const char *type, const char *param, const char *code, const char *msg) {
+    cJSON *root = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(root, "error");
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddStringToObject(e, "type", type ? type : default_type(status));
+    if (param) cJSON_AddStringToObject(e, "param", param);
+    else cJSON_AddNullToObject(e, "param");
+    if (code) cJSON_AddStringToObject(e, "code", code);
+    else cJSON_AddNullToObject(e, "code");
+    return root;
+}
+
+int http_send_error(http_req *r, int status, const char *type, const char *param, const char *code, const char *fmt,
+                    ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cJSON *j = http_error_json(status, type, param, code, msg);
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!s) return MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    r->bytes_out = strlen(s);
+    if (resp && status == 429) MHD_add_response_header(resp, "Retry-After", "1");
+    if (resp && status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    return queue(r, status, resp, "application/json");
+}
+
+int http_send_sched_error(http_req *r, steno_status st, const char *msg) {
+    if (st == SCHED_E_FULL) return http_send_error(r, 429, NULL, NULL, "queue_full", "server busy: %s", msg);
+    if (st == STENO_E_UNSUPPORTED && r->srv->stopping)
+        return http_send_error(r, 503, NULL, NULL, "shutting_down", "%s", msg);
+    if (st == STENO_E_UNSUPPORTED) return http_send_error(r, 404, NULL, "model", "model_not_found", "%s", msg);
+    if (st == STENO_E_INVALID_ARG) return http_send_error(r, 400, NULL, NULL, NULL, "%s", msg);
+    if (st == STENO_E_NOMEM) return http_send_error(r, 503, NULL, NULL, "out_of_memory", "%s", msg);
+    return http_send_error(r, 500, NULL, NULL, NULL, "%s", msg);
+}
+
+/* SSE through a callback response: MHD calls reader() on the connection's thread, which may block
+ * in next(); the response is chunked (no length). */
+typedef struct stream_ctx {
+    http_req *r;
+    http_stream_next next;
+    void (*done)(void *);
+    void *user;
+} stream_ctx;
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    stream_ctx *s = cls;
+    for (;;) {
+        const long n = s->next(s->user, buf, max);
+        if (n > 0) {
+            s->r->bytes_out += (uint64_t)n;
+            return n;
+        }
+        if (n == -1) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n < -1) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (http_client_gone(s->r)) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+}
+
+static void stream_free(void *cls) {
+    stream_ctx *s = cls;
+    if (s->done) s->done(s->user);
+    free(s);
+}
+
+int http_send_stream(http_req *r, const char *content_type, http_stream_next next, void (*done)(void *user),
+                     void *user) {
+    stream_ctx *s = malloc(sizeof *s);
+    if (!s) {
+        done(user);
+        return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
+    }
+    *s = (stream_ctx){r, next, done, user};
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, s, stream_free);
+    if (!resp) {
+        stream_free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    r->streaming = 1;
+    return queue(r, 200, resp, content_type);
+}
+
+int sse_out_raw(sse_out *o, const char *text) {
+    const size_t n = strlen(text);
+    if (o->off == o->len) o->off = o->len = 0;
+    char *b = realloc(o->buf, o->len + n + 1);
+    if (!b) return -1;
+    memcpy(b + o->len, text, n + 1);
+    o->buf = b;
+    o->len += n;
+    return 0;
+}
+
+int sse_out_json(sse_out *o, cJSON *json) {
+    char *js = json ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (!js) return -1;
+    const int rc = sse_out_raw(o, "data: ") || sse_out_raw(o, js) || sse_out_raw(o, "\n\n") ? -1 : 0;
+    free(js);
+    return rc;
+}
+
+long sse_out_take(sse_out *o, char *buf, size_t cap) {
+    size_t n = o->len - o->off;
+    if (n > cap) n = cap;
+    memcpy(buf, o->buf + o->off, n);
+    o->off += n;
+    return (long)n;
+}
+
+void sse_out_free(sse_out *o) {
+    free(o->buf);
+    memset(o, 0, sizeof *o);
+}
+
+/* ----------------------------------------------------------------------------------------- body */
+
+static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
+                                 const char *content_type, const char *transfer_encoding, const char *data,
+                                 uint64_t off, size_t size) {
+    http_req *r = cls;
+    form_field *f = r->n_fields ? &r->fields[r->n_fields - 1] : NULL;
+    /* MHD calls once per chunk; a new part starts at offset 0 (or with another name) */
+    if (!f || off == 0 || strcmp(f->name, key) != 0) {
+        if (r->n_fields == 256) return MHD_NO;
+        if (r->n_fields == r->cap_fields) {
+            const int cap = r->cap_fields ? 2 * r->cap_fields : 8;
+            form_field *nf = realloc(r->fields, sizeof *nf * (size_t)cap);
+            if (!nf) return MHD_NO;
+            r->fields = nf;
+            r->cap_fields = cap;
+        }
+        f = &r->fields[r->n_fields++];
+        memset(f, 0, sizeof *f);
+        f->name = strdup(key ? key : "");
+        f->filename = filename ? strdup(filename) : NULL;
+        f->data = malloc(1);
+        if (!f->name || !f->data) return MHD_NO;
+        f->data[0] = '\0';
+        f->cap = 1;
+    }
+    if (size) {
+        if (f->len + size + 1 > f->cap) {
+            size_t cap = f->cap;
+            while (cap < f->len + size + 1) cap *= 2;
+            char *d = realloc(f->data, cap);
+            if (!d) return MHD_NO;
+            f->data = d;
+            f->cap = cap;
+        }
+        memcpy(f->data + f->len, data, size);
+        f->len += size;
+        f->data[f->len] = '\0';
+    }
+    return MHD_YES;
+}
+
+static void req_set_error(http_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void req_set_error(http_req *r, int status, const char *code, const char *fmt, ...) {
+    if (r->err_status) return;
+    r->err_status = status;
+    r->err_code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err_msg, sizeof r->err_msg, fmt, ap);
+    va_end(ap);
+}
+
+static void req_free(http_req *r) {
+    if (r->pp) MHD_destroy_post_processor(r->pp);
+    for (int i = 0; i < r->n_fields; i++) {
+        free(r->fields[i].name);
+        free(r->fields[i].filename);
+        free(r->fields[i].data);
+    }
+    free(r->fields);
+    free(r->body);
+    free(r);
+}
+
+/* Called by MHD when the response is over (sent, failed or the client left): the log line and
+ * the metrics. */
+void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    server_ctx *S = cls;
+    http_req *r = *con_cls;
+    if (!r) return;
+    *con_cls = NULL;
+    const double ms = (sched_now() - r->t0) * 1000.0;
+    const int status = r->status ? r->status : 499; /* nginx's "client closed request" */
+    /* a stream cut short keeps its 200 in the log, with the bytes actually sent */
+    metrics_request_done(S->metrics, r->route, status, ms / 1000.0, r->audio_seconds, r->prompt_tokens,
+                         r->completion_tokens);
+    if (!S->o.quiet)
+        fprintf(stderr, "%s %s %d %llu %.1fms%s\n", r->method, r->path, status, (unsigned long long)r->bytes_out, ms,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+    serve_connection_idle(c);
+    serve_request_end(S);
+    req_free(r);
+}
+
+static int authorized(server_ctx *S, struct MHD_Connection *c) {
+    if (!S->o.api_key) return 1;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
+    h += 7;
+    while (*h == ' ') h++;
+    /* constant-time comparison of equal-length keys */
+    const size_t n = strlen(S->o.api_key);
+    if (strlen(h) != n) return 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < n; i++) diff |= (unsigned char)(h[i] ^ S->o.api_key[i]);
+    return diff == 0;
+}
+
+static int dispatch(http_req *r) {
+    server_ctx *S = r->srv;
+    if (r->err_status)
+        return http_send_error(r, r->err_status, NULL, NULL, r->err_code, "%s", r->err_msg);
+    if (r->route != ROUTE_HEALTH && r->route != ROUTE_PAGE && r->route != ROUTE_METRICS && !S->ready)
+        return http_send_error(r, 503, NULL, NULL, "loading", "the models are still loading; retry shortly");
+    switch (r->route) {
+    case ROUTE_TRANSCRIPTIONS:
+    case ROUTE_TRANSLATIONS:
+    case ROUTE_INFERENCE: return route_audio(r);
+    case ROUTE_CHAT: return route_chat(r);
+    case ROUTE_COMPLETIONS: return route_completions(r);
+    case ROUTE_MODELS: return route_models(r);
+    case ROUTE_HEALTH: return route_health(r);
+    case ROUTE_METRICS: return route_metrics(r);
+    case ROUTE_PAGE: return route_page(r);
+    default: return http_send_error(r, 404, NULL, NULL, "not_found", "no such endpoint: %s %s", r->method, r->path);
+    }
+}
+
+/* First call: the headers are in. Decides the route and everything that can be refused before
+ * the body is read (auth, method, declared length, content type). */
+static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *url, const char *method,
+                         http_req *r) {
+    snprintf(r->method, sizeof r->method, "%s", method);
+    snprintf(r->path, sizeof r->path, "%s", url);
+    const route_def *def = NULL;
+    int path_known = 0;
+    for (size_t i = 0; i < sizeof g_routes / sizeof g_routes[0]; i++) {
+        if (strcmp(url, g_routes[i].path) != 0) continue;
+        path_known = 1;
+        if (strcmp(method, g_routes[i].method) == 0) def = &g_routes[i];
+    }
+    if (!def && strcmp(method, "HEAD") == 0 && strcmp(url, "/health") == 0) def = &g_routes[6];
+    if (def) r->route = def->id;
+    if (def && def->id != ROUTE_HEALTH && !authorized(S, c))
+        return http_send_error(r, 401, NULL, NULL, "invalid_api_key",
+                               "missing or wrong API key (send Authorization: Bearer KEY)");
+    if (!def && path_known)
+        return http_send_error(r, 405, NULL, NULL, "method_not_allowed", "%s is not allowed on %s", method, url);
+    if (!def) return http_send_error(r, 404, NULL, NULL, "not_found", "no such endpoint: %s %s", method, url);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > S->o.max_body_bytes)
+        return http_send_error(r, 413, NULL, NULL, "request_too_large",
+                               "the request body (%s bytes) is larger than the limit of %zu bytes (--max-body)", cl,
+                               S->o.max_body_bytes);
+    if (def->body == 1) {
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (!ct || (strncasecmp(ct, "multipart/form-data", 19) != 0 &&
+                    strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0))
+            return http_send_error(r, 400, NULL, "file", "invalid_content_type",
+                                   "%s needs a multipart/form-data body (got %s)", url, ct ? ct : "no Content-Type");
+        r->pp = MHD_create_post_processor(c, 65536, post_iter, r);
+        if (!r->pp)
+            return http_send_error(r, 400, NULL, "file", "invalid_multipart",
+                                   "malformed multipart/form-data: no boundary in the Content-Type");
+    }
+    return MHD_YES;
+}
+
+enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                const char *version, const char *upload_data, size_t *upload_size, void **con_cls) {
+    server_ctx *S = cls;
+    http_req *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r) return MHD_NO;
+        r->srv = S;
+        r->conn = c;
+        r->t0 = sched_now();
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        r->fd = ci ? ci->connect_fd : -1;
+        *con_cls = r;
+        serve_request_begin(S);
+        serve_connection_body(c);
+        const int rc = request_begin(S, c, url, method, r);
+        return rc == MHD_YES ? MHD_YES : (r->status ? MHD_YES : MHD_NO);
+    }
+    if (r->status) { /* already answered (refused before the body): drop what still comes */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        const size_t n = *upload_size;
+        *upload_size = 0;
+        r->body_seen += n;
+        if (r->body_seen > S->o.max_body_bytes) {
+            /* chunked uploads have no Content-Length to refuse early: cut the connection */
+            req_set_error(r, 413, "request_too_large", "the request body is larger than the limit of %zu bytes",
+                          S->o.max_body_bytes);
+            return MHD_NO;
+        }
+        if (r->err_status) return MHD_YES;
+        if (r->pp) {
+            if (!r->form_broken && MHD_post_process(r->pp, upload_data, n) != MHD_YES) {
+                r->form_broken = 1;
+                req_set_error(r, 400, "invalid_multipart", "malformed multipart/form-data body");
+            }
+        } else {
+            if (r->body_len + n + 1 > r->body_cap) {
+                size_t cap = r->body_cap ? r->body_cap : 4096;
+                while (cap < r->body_len + n + 1) cap *= 2;
+                char *b = realloc(r->body, cap);
+                if (!b) return MHD_NO;
+                r->body = b;
+                r->body_cap = cap;
+            }
+            memcpy(r->body + r->body_len, upload_data, n);
+            r->body_len += n;
+            r->body[r->body_len] = '\0';
+        }
+        return MHD_YES;
+    }
+    /* the whole request is in */
+    serve_connection_busy(c);
+    if (r->pp) { /* a body that ends before its closing boundary is malformed too */
+        if (MHD_destroy_post_processor(r->pp) != MHD_YES)
+            req_set_error(r, 400, "invalid_multipart", "malformed multipart/form-data body (truncated)");
+        r->pp = NULL;
+    }
+    if (!r->body) r->body = calloc(1, 1);
+    if (!r->body) return MHD_NO;
+    return dispatch(r) == MHD_YES ? MHD_YES : MHD_NO;
+}

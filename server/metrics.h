@@ -1,0 +1,21 @@
+/* metrics.h — the server's Prometheus metrics (text exposition format 0.0.4): requests by
+ * endpoint and status, latency histograms by endpoint, audio seconds transcribed, tokens prompted
+ * and generated, and the gauges the caller passes at render time (queue depth, in flight).
+ * Thread-safe: one lock around every update and the rendering. */
+#ifndef STENO_SERVER_METRICS_H
+#define STENO_SERVER_METRICS_H
+
+#include "server/http.h"
+
+typedef struct server_metrics server_metrics;
+
+server_metrics *metrics_new(void);
+void metrics_free(server_metrics *m);
+/** One finished request: its endpoint, status (499: the client left first), wall seconds, and
+ *  what it processed. */
+void metrics_request_done(server_metrics *m, route_id route, int status, double seconds, double audio_seconds,
+                          int prompt_tokens, int generated_tokens);
+/** The exposition text (malloc'd), with the gauges given. NULL when out of memory. */
+char *metrics_render(server_metrics *m, int queued, int running, int in_flight, int ready);
+
+#endif

@@ -1,0 +1,262 @@
+/* serve.c — the server's life: listen first (so /health answers 503 while the models load), load
+ * the models into the scheduler, serve until SIGINT/SIGTERM, then shut down gracefully: stop
+ * accepting, give in-flight requests shutdown_timeout seconds, cancel what is left, exit 0.
+ * Also the connection watch of serve_internal.h. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/metrics.h"
+#include "server/serve_internal.h"
+
+server_opts server_default_opts(void) {
+    server_opts o;
+    memset(&o, 0, sizeof o);
+    o.host = "127.0.0.1";
+    o.port = 8080;
+    o.whisper_opts = steno_whisper_default_options();
+    o.n_parallel = 1;
+    o.max_queue = 64;
+    o.max_body_bytes = 26214400;
+    o.max_audio_seconds = 7200;
+    o.max_tokens = 4096;
+    o.header_timeout = 15;
+    o.body_timeout = 120;
+    o.request_timeout = 600;
+    o.shutdown_timeout = 30;
+    o.max_connections = 256;
+    return o;
+}
+
+/* ---------------------------------------------------------------------------- in-flight count */
+
+static atomic_int g_in_flight;
+
+void serve_request_begin(server_ctx *S) { atomic_fetch_add(&g_in_flight, 1); }
+void serve_request_end(server_ctx *S) { atomic_fetch_sub(&g_in_flight, 1); }
+int serve_in_flight(void) { return atomic_load(&g_in_flight); }
+
+/* --------------------------------------------------------------------------- connection watch */
+
+typedef enum watch_phase { PHASE_HEADERS = 0, PHASE_BODY = 1, PHASE_BUSY = 2 } watch_phase;
+
+typedef struct watch {
+    int fd;
+    watch_phase phase;
+    double since;
+    int cut;
+    struct watch *prev, *next;
+} watch;
+
+static pthread_mutex_t g_watch_mu = PTHREAD_MUTEX_INITIALIZER;
+static watch *g_watches;
+static double g_header_timeout, g_body_timeout;
+
+static void watch_set(struct MHD_Connection *c, watch_phase phase) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (!ci || !ci->socket_context) return;
+    watch *w = ci->socket_context;
+    pthread_mutex_lock(&g_watch_mu);
+    w->phase = phase;
+    w->since = sched_now();
+    pthread_mutex_unlock(&g_watch_mu);
+}
+
+void serve_connection_body(struct MHD_Connection *c) { watch_set(c, PHASE_BODY); }
+void serve_connection_busy(struct MHD_Connection *c) { watch_set(c, PHASE_BUSY); }
+void serve_connection_idle(struct MHD_Connection *c) { watch_set(c, PHASE_HEADERS); }
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        watch *w = calloc(1, sizeof *w);
+        if (!w) return;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        w->fd = ci ? ci->connect_fd : -1;
+        w->since = sched_now();
+        pthread_mutex_lock(&g_watch_mu);
+        w->next = g_watches;
+        if (g_watches) g_watches->prev = w;
+        g_watches = w;
+        pthread_mutex_unlock(&g_watch_mu);
+        *socket_context = w;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        watch *w = *socket_context;
+        pthread_mutex_lock(&g_watch_mu); /* the watcher never touches w's fd after this */
+        if (w->prev) w->prev->next = w->next;
+        else g_watches = w->next;
+        if (w->next) w->next->prev = w->prev;
+        pthread_mutex_unlock(&g_watch_mu);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+static volatile int g_watch_stop;
+
+/* Every 200 ms: cut the connections past their phase's deadline. shutdown(2) makes MHD's next
+ * read see the end of the stream, so MHD itself closes and frees the connection. */
+static void *watch_main(void *arg) {
+    while (!g_watch_stop) {
+        const struct timespec ts = {0, 200000000L};
+        nanosleep(&ts, NULL);
+        const double now = sched_now();
+        pthread_mutex_lock(&g_watch_mu);
+        for (watch *w = g_watches; w; w = w->next) {
+            const double limit = w->phase == PHASE_HEADERS ? g_header_timeout
+                                 : w->phase == PHASE_BODY  ? g_body_timeout
+                                                           : 0;
+            if (limit > 0 && !w->cut && w->fd >= 0 && now - w->since > limit) {
+                shutdown(w->fd, SHUT_RDWR);
+                w->cut = 1;
+            }
+        }
+        pthread_mutex_unlock(&g_watch_mu);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------ start-up */
+
+static int resolve_host(const char *host, int port, struct sockaddr_storage *ss, int *v6) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    char ports[16];
+    snprintf(ports, sizeof ports, "%d", port);
+    if (getaddrinfo(host, ports, &hints, &res) != 0 || !res) return -1;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *v6 = res->ai_family == AF_INET6;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static void log_mhd(void *cls, const char *fmt, va_list ap) {
+    const server_ctx *S = cls;
+    if (S->o.quiet) return;
+    fputs("steno serve: http: ", stderr);
+    vfprintf(stderr, fmt, ap);
+}
+
+static const char *basename_of(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s && s[1] ? s + 1 : p;
+}
+
+int steno_server_run(const server_opts *opts) {
+    server_ctx S;
+    memset(&S, 0, sizeof S);
+    S.o = *opts;
+    S.started = (long)time(NULL);
+    if (S.o.whisper_path)
+        snprintf(S.whisper_id, sizeof S.whisper_id, "%s", S.o.whisper_id ? S.o.whisper_id : basename_of(S.o.whisper_path));
+    if (S.o.llm_path) snprintf(S.llm_id, sizeof S.llm_id, "%s", S.o.llm_id ? S.o.llm_id : basename_of(S.o.llm_path));
+    S.metrics = metrics_new();
+    if (!S.metrics) {
+        fprintf(stderr, "steno serve: out of memory\n");
+        return 1;
+    }
+    g_header_timeout = S.o.header_timeout;
+    g_body_timeout = S.o.body_timeout;
+
+    /* every thread started from here on inherits the blocked signals; main takes them in sigwait */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct sockaddr_storage ss;
+    int v6 = 0;
+    if (resolve_host(S.o.host, S.o.port, &ss, &v6) != 0) {
+        fprintf(stderr, "steno serve: --host %s: not an address of this machine\n", S.o.host);
+        metrics_free(S.metrics);
+        return 2;
+    }
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (v6) flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)S.o.port, NULL, NULL, http_on_request, &S, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, &S,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_NOTIFY_COMPLETED, http_request_completed, &S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &S,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)S.o.max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)128 * 1024, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "steno serve: cannot listen on %s:%d: %s\n", S.o.host, S.o.port,
+                errno ? strerror(errno) : "libmicrohttpd refused");
+        metrics_free(S.metrics);
+        return 1;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    const int port = di ? di->port : S.o.port;
+    pthread_t watcher;
+    g_watch_stop = 0;
+    const int watching = pthread_create(&watcher, NULL, watch_main, NULL) == 0;
+    fprintf(stderr, "steno serve: listening on http://%s%s%s:%d/ (loading models)\n", v6 ? "[" : "", S.o.host,
+            v6 ? "]" : "", port);
+    if (S.o.port_file) {
+        FILE *f = fopen(S.o.port_file, "w");
+        if (f) {
+            fprintf(f, "%d\n", port);
+            fclose(f);
+        }
+    }
+
+    sched_params sp = sched_default_params();
+    sp.whisper_path = S.o.whisper_path;
+    sp.whisper_opts = S.o.whisper_opts;
+    sp.llm_path = S.o.llm_path;
+    sp.n_threads = S.o.n_threads;
+    sp.n_parallel = S.o.n_parallel;
+    sp.max_queue = S.o.max_queue;
+    sp.n_ctx = S.o.n_ctx;
+    int rc = 0;
+    if (sched_new(&sp, &S.sched) != STENO_OK) {
+        fprintf(stderr, "steno serve: %s\n", steno_errmsg());
+        rc = 1;
+        goto stop;
+    }
+    S.ready = 1;
+    if (S.whisper_id[0]) fprintf(stderr, "steno serve: speech model %s (%s)\n", S.whisper_id, S.o.whisper_path);
+    if (S.llm_id[0])
+        fprintf(stderr, "steno serve: text model %s (%s, context %d per slot)\n", S.llm_id, S.o.llm_path,
+                sched_n_ctx(S.sched));
+    fprintf(stderr, "steno serve: ready: %d slot(s), queue %d, http://%s%s%s:%d/\n", sched_n_parallel(S.sched),
+            S.o.max_queue, v6 ? "[" : "", S.o.host, v6 ? "]" : "", port);
+
+    int sig = 0;
+    while (sigwait(&sigs, &sig) != 0) {
+    }
+    fprintf(stderr, "steno serve: %s: finishing %d request(s) in flight (up to %.0f s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", atomic_load(&g_in_flight), S.o.shutdown_timeout);
+stop:
+    S.stopping = 1;
+    {
+        const MHD_socket ls = MHD_quiesce_daemon(d);
+        if (ls != MHD_INVALID_SOCKET) close(ls);
+    }
+    const double until = sched_now() + S.o.shutdown_timeout;
+    while (atomic_load(&g_in_flight) > 0 && sched_now() < until) {
+        const struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (S.sched) sched_cancel_all(S.sched);
+    MHD_stop_daemon(d);
+    g_watch_stop = 1;
+    if (watching) pthread_join(watcher, NULL);
+    sched_free(S.sched);
+    metrics_free(S.metrics);
+    if (rc == 0) fprintf(stderr, "steno serve: stopped\n");
+    return rc;
+}

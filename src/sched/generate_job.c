@@ -1,0 +1,193 @@
+/* generate_job.c — a text generation as a scheduler job (completions, chat completions).
+ *
+ * The slot's context keeps the tokens of its last job; a new prompt that starts with them reuses
+ * that prefix (the KV caches are rolled back to the common prefix, llama-server's cache_prompt),
+ * and the count is reported as cached tokens. Then sampling proceeds token by token as
+ * steno_llm_generate does (same sampler chain, same stop at an end-of-generation token), with
+ * the stop strings matched on the decoded text (text/stop_text.h) and one event per token.
+ * Cancellation and the deadline are polled before every prompt chunk and every token step. */
+#include "sched/job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "text/stop_text.h"
+#include "text/utf8.h"
+
+steno_status generate_job_init(sched_job *j, const sched_generate_req *r) {
+    j->prompt = malloc(sizeof(int) * (size_t)r->n_prompt);
+    if (!j->prompt) return steno_fail(STENO_E_NOMEM, "out of memory");
+    memcpy(j->prompt, r->prompt, sizeof(int) * (size_t)r->n_prompt);
+    j->n_prompt = r->n_prompt;
+    j->max_tokens = r->max_tokens;
+    j->top_logprobs = r->top_logprobs;
+    j->sp = r->sampler;
+    j->sp.logit_bias = NULL;
+    j->sp.n_probs = r->top_logprobs;
+    if (r->sampler.n_logit_bias > 0 && r->sampler.logit_bias) {
+        steno_logit_bias *b = malloc(sizeof *b * (size_t)r->sampler.n_logit_bias);
+        if (!b) return steno_fail(STENO_E_NOMEM, "out of memory");
+        memcpy(b, r->sampler.logit_bias, sizeof *b * (size_t)r->sampler.n_logit_bias);
+        j->sp.logit_bias = b;
+    } else {
+        j->sp.n_logit_bias = 0;
+    }
+    if (r->n_stop > 0) {
+        j->stop = calloc((size_t)r->n_stop, sizeof *j->stop);
+        if (!j->stop) return steno_fail(STENO_E_NOMEM, "out of memory");
+        for (int i = 0; i < r->n_stop; i++) {
+            if (!(j->stop[i] = strdup(r->stop[i] ? r->stop[i] : ""))) return steno_fail(STENO_E_NOMEM, "out of memory");
+            j->n_stop = i + 1;
+        }
+    }
+    return STENO_OK;
+}
+
+/* Records tokens [0, n) as the slot's cached sequence. */
+static int slot_remember(sched_slot *slot, const int *toks, int n, int at) {
+    if (at + n > slot->cap_cached) {
+        int cap = slot->cap_cached ? slot->cap_cached : 1024;
+        while (cap < at + n) cap *= 2;
+        int *c = realloc(slot->cached, sizeof(int) * (size_t)cap);
+        if (!c) return -1;
+        slot->cached = c;
+        slot->cap_cached = cap;
+    }
+    memcpy(slot->cached + at, toks, sizeof(int) * (size_t)n);
+    slot->n_cached = at + n;
+    return 0;
+}
+
+/* Rolls the slot's caches back to the longest prefix they share with the prompt (at least one
+ * prompt token is always evaluated: its logits start the sampling). Returns the reused count. */
+static int reuse_prefix(sched_slot *slot, const int *prompt, int n_prompt) {
+    int common = 0;
+    const int n_past = steno_llm_n_past(slot->lc);
+    if (n_past != slot->n_cached) slot->n_cached = 0; /* out of step: trust nothing */
+    while (common < slot->n_cached && common < n_prompt - 1 && slot->cached[common] == prompt[common]) common++;
+    if (common == 0 || steno_llm_rollback(slot->lc, n_past - common) != STENO_OK) {
+        steno_llm_reset(slot->lc);
+        slot->n_cached = 0;
+        return 0;
+    }
+    slot->n_cached = common;
+    return common;
+}
+
+static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int tok, const char *piece, int pl,
+                 float lp, const steno_token_logprob *top, char **text, size_t *text_len) {
+    sched_event *ev = calloc(1, sizeof *ev);
+    if (!ev) return;
+    ev->kind = SCHED_EV_TOKEN;
+    ev->text = steno_utf8_sanitize(st->buf + from, n);
+    ev->token = tok;
+    ev->logprob = lp;
+    if (tok >= 0) {
+        ev->piece = malloc((size_t)pl + 1);
+        if (ev->piece) {
+            memcpy(ev->piece, piece, (size_t)pl);
+            ev->piece[pl] = '\0';
+            ev->piece_len = pl;
+        }
+        ev->n_top = j->top_logprobs;
+        if (ev->n_top) memcpy(ev->top, top, sizeof *top * (size_t)ev->n_top);
+    }
+    if (!ev->text || (tok >= 0 && !ev->piece)) {
+        job_event_free(ev);
+        return;
+    }
+    const size_t add = strlen(ev->text);
+    char *t = realloc(*text, *text_len + add + 1);
+    if (t) {
+        memcpy(t + *text_len, ev->text, add + 1);
+        *text = t;
+        *text_len += add;
+    }
+    job_push_event(j, ev);
+}
+
+void generate_job_run(const steno_llm *m, sched_slot *slot, sched_job *j) {
+    sched_outcome *o = &j->out;
+    steno_llm_info info;
+    steno_llm_get_info(m, &info);
+    const int n_ctx = steno_llm_ctx_get_params(slot->lc).n_ctx;
+    const int n_batch = steno_llm_ctx_get_params(slot->lc).n_batch > 0 ? steno_llm_ctx_get_params(slot->lc).n_batch : 256;
+    float *logits = malloc(sizeof(float) * (size_t)info.n_vocab);
+    steno_sampler *smp = NULL;
+    steno_stop_text st;
+    steno_stop_text_init(&st, (const char *const *)j->stop, j->n_stop);
+    char *text = calloc(1, 1);
+    size_t text_len = 0;
+    o->n_prompt = j->n_prompt;
+    o->finish = SCHED_FINISH_LENGTH;
+    if (!logits || !text) {
+        o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((o->status = steno_sampler_new(&j->sp, info.n_vocab, &smp)) != STENO_OK) goto done;
+    /* the prompt, in chunks, from the reused prefix on */
+    int pos = o->n_cached = reuse_prefix(slot, j->prompt, j->n_prompt);
+    while (pos < j->n_prompt) {
+        if (job_should_stop(j)) {
+            o->status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
+            goto done;
+        }
+        const int n = j->n_prompt - pos < n_batch ? j->n_prompt - pos : n_batch;
+        if ((o->status = steno_llm_eval(slot->lc, j->prompt + pos, n, pos + n == j->n_prompt ? logits : NULL, 0)) !=
+                STENO_OK ||
+            slot_remember(slot, j->prompt + pos, n, pos) != 0) {
+            if (o->status == STENO_OK) o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+            steno_llm_reset(slot->lc);
+            slot->n_cached = 0;
+            goto done;
+        }
+        pos += n;
+    }
+    int prev = j->prompt[j->n_prompt - 1];
+    steno_token_logprob top[SCHED_MAX_TOP];
+    char piece[256];
+    for (int i = 0; i < j->max_tokens; i++) {
+        if (job_should_stop(j)) {
+            o->status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
+            goto done;
+        }
+        float lp = 0;
+        const int tok = steno_sampler_sample(smp, logits, j->top_logprobs ? top : NULL, &lp);
+        if (steno_llm_is_eog(m, tok)) {
+            o->finish = SCHED_FINISH_STOP;
+            break;
+        }
+        o->n_generated++;
+        int pl = steno_llm_token_piece(m, tok, prev, 0, piece, (int)sizeof piece);
+        if (pl < 0) pl = 0;
+        prev = tok;
+        size_t from, n;
+        const int hit = steno_stop_text_push(&st, piece, (size_t)pl, &from, &n);
+        if (hit < 0) {
+            o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+            goto done;
+        }
+        emit(j, &st, from, n, tok, piece, pl, lp, top, &text, &text_len);
+        if (hit) {
+            o->finish = SCHED_FINISH_STOP;
+            break;
+        }
+        if (i + 1 == j->max_tokens || steno_llm_n_past(slot->lc) + 1 > n_ctx) break; /* "length" */
+        if ((o->status = steno_llm_eval(slot->lc, &tok, 1, logits, 0)) != STENO_OK ||
+            slot_remember(slot, &tok, 1, slot->n_cached) != 0) {
+            if (o->status == STENO_OK) o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+            steno_llm_reset(slot->lc);
+            slot->n_cached = 0;
+            goto done;
+        }
+    }
+    size_t from, n;
+    steno_stop_text_flush(&st, &from, &n);
+    if (n) emit(j, &st, from, n, -1, NULL, 0, 0, NULL, &text, &text_len);
+done:
+    o->text = text;
+    steno_stop_text_free(&st);
+    steno_sampler_free(smp);
+    free(logits);
+}

@@ -1,0 +1,394 @@
+/* sched.c — model ownership, the bounded job queue, one worker per slot, job lifetime; see sched.h. */
+#include "sched/job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+struct steno_sched {
+    sched_params p;
+    steno_whisper *whisper;
+    steno_llm *llm;
+    int n_ctx;
+    sched_slot *slots;
+    pthread_t *workers;
+    int n_workers; /* started */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;   /* a job was queued, or shutdown */
+    sched_job *head, *tail;
+    int n_queued, n_running;
+    int stopping;
+    sched_job **running; /* [n_parallel]: the job each worker runs, for sched_free's cancel */
+};
+
+double sched_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+sched_params sched_default_params(void) {
+    sched_params p;
+    memset(&p, 0, sizeof p);
+    p.whisper_opts = steno_whisper_default_options();
+    p.n_parallel = 1;
+    p.max_queue = 64;
+    return p;
+}
+
+const steno_whisper *sched_whisper(const steno_sched *s) { return s->whisper; }
+const steno_llm *sched_llm(const steno_sched *s) { return s->llm; }
+int sched_n_ctx(const steno_sched *s) { return s->n_ctx; }
+int sched_n_parallel(const steno_sched *s) { return s->p.n_parallel; }
+
+void sched_load(steno_sched *s, int *queued, int *running) {
+    pthread_mutex_lock(&s->mu);
+    *queued = s->n_queued;
+    *running = s->n_running;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ------------------------------------------------------------------------------------- job life */
+
+void job_event_free(sched_event *ev) {
+    if (!ev) return;
+    free(ev->text);
+    free(ev->piece);
+    free(ev);
+}
+
+int job_push_event(sched_job *j, sched_event *ev) {
+    pthread_mutex_lock(&j->mu);
+    if (j->n_events == j->cap_events) {
+        const int cap = j->cap_events ? 2 * j->cap_events : 64;
+        sched_event **e = realloc(j->events, sizeof *e * (size_t)cap);
+        if (!e) {
+            pthread_mutex_unlock(&j->mu);
+            job_event_free(ev);
+            return -1;
+        }
+        j->events = e;
+        j->cap_events = cap;
+    }
+    j->events[j->n_events++] = ev;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+int job_should_stop(sched_job *j) {
+    if (atomic_load(&j->cancel)) return 1;
+    if (j->deadline > 0 && sched_now() > j->deadline) {
+        j->out.deadline_passed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void job_free(sched_job *j) {
+    for (int i = 0; i < j->n_events; i++) job_event_free(j->events[i]);
+    free(j->events);
+    steno_result_free(j->out.result);
+    free(j->out.text);
+    job_payload_free(j);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+/* Every reference is counted under the scheduler-independent job lock, so a job outlives the
+ * scheduler when its submitter still holds it. */
+static void job_unref(sched_job *j) {
+    pthread_mutex_lock(&j->mu);
+    const int left = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (left == 0) job_free(j);
+}
+
+void sched_job_release(sched_job *j) {
+    if (j) job_unref(j);
+}
+
+void sched_job_cancel(sched_job *j) {
+    if (j) atomic_store(&j->cancel, 1);
+}
+
+static void job_finish(sched_job *j) {
+    pthread_mutex_lock(&j->mu);
+    j->state = SCHED_DONE;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+int sched_job_wait(sched_job *j, int have, int timeout_ms, int *done) {
+    pthread_mutex_lock(&j->mu);
+    if (j->n_events <= have && j->state != SCHED_DONE && timeout_ms > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += timeout_ms / 1000;
+        ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        while (j->n_events <= have && j->state != SCHED_DONE)
+            if (pthread_cond_timedwait(&j->cv, &j->mu, &ts) != 0) break;
+    }
+    const int n = j->n_events;
+    *done = j->state == SCHED_DONE;
+    pthread_mutex_unlock(&j->mu);
+    return n;
+}
+
+const sched_event *sched_job_event(sched_job *j, int i) {
+    pthread_mutex_lock(&j->mu);
+    const sched_event *ev = i >= 0 && i < j->n_events ? j->events[i] : NULL;
+    pthread_mutex_unlock(&j->mu);
+    return ev;
+}
+
+sched_job_state sched_job_get_state(sched_job *j) {
+    pthread_mutex_lock(&j->mu);
+    const sched_job_state st = j->state;
+    pthread_mutex_unlock(&j->mu);
+    return st;
+}
+
+const sched_outcome *sched_job_outcome(sched_job *j) {
+    return sched_job_get_state(j) == SCHED_DONE ? &j->out : NULL;
+}
+
+/* ---------------------------------------------------------------------------------- the workers */
+
+typedef struct worker_arg {
+    steno_sched *s;
+    int slot;
+} worker_arg;
+
+static void run_job(steno_sched *s, sched_slot *slot, sched_job *j) {
+    steno_clear_error();
+    if (job_should_stop(j)) {
+        j->out.status = STENO_E_ABORTED;
+        j->out.cancelled = 1;
+        snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", j->out.deadline_passed ? "deadline passed" : "cancelled");
+        return;
+    }
+    if (j->kind == JOB_TRANSCRIBE) transcribe_job_run(s->whisper, slot, j);
+    else generate_job_run(s->llm, slot, j);
+    if (j->out.status == STENO_E_ABORTED || atomic_load(&j->cancel) || j->out.deadline_passed) j->out.cancelled = 1;
+    if (j->out.status != STENO_OK && !j->out.errmsg[0])
+        snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", steno_errmsg());
+}
+
+static void *worker_main(void *arg) {
+    worker_arg *a = arg;
+    steno_sched *s = a->s;
+    const int k = a->slot;
+    free(a);
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->head && !s->stopping) pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->head) { /* stopping with nothing queued */
+            pthread_mutex_unlock(&s->mu);
+            return NULL;
+        }
+        sched_job *j = s->head;
+        s->head = j->next;
+        if (!s->head) s->tail = NULL;
+        s->n_queued--;
+        s->n_running++;
+        s->running[k] = j;
+        pthread_mutex_unlock(&s->mu);
+
+        pthread_mutex_lock(&j->mu);
+        j->state = SCHED_RUNNING;
+        pthread_mutex_unlock(&j->mu);
+        j->t_start = sched_now();
+        j->out.queue_seconds = j->t_start - j->t_submit;
+        if (s->stopping) atomic_store(&j->cancel, 1);
+        run_job(s, &s->slots[k], j);
+        j->out.run_seconds = sched_now() - j->t_start;
+
+        pthread_mutex_lock(&s->mu);
+        s->n_running--;
+        s->running[k] = NULL;
+        pthread_mutex_unlock(&s->mu);
+        job_finish(j);
+        job_unref(j);
+    }
+}
+
+/* -------------------------------------------------------------------------------- life of sched */
+
+steno_status sched_new(const sched_params *params, steno_sched **out) {
+    *out = NULL;
+    sched_params p = params ? *params : sched_default_params();
+    if (p.n_parallel <= 0) p.n_parallel = 1;
+    if (p.n_parallel > 256) return steno_fail(STENO_E_INVALID_ARG, "parallel: %d slots (at most 256)", p.n_parallel);
+    if (p.max_queue < 0) p.max_queue = 0;
+    if (p.n_threads <= 0) {
+        const long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        p.n_threads = nc > 0 ? (int)(nc / p.n_parallel) : 1;
+        if (p.n_threads < 1) p.n_threads = 1;
+    }
+    steno_sched *s = calloc(1, sizeof *s);
+    if (!s) return steno_fail(STENO_E_NOMEM, "out of memory");
+    s->p = p;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    steno_status st = STENO_OK;
+    s->slots = calloc((size_t)p.n_parallel, sizeof *s->slots);
+    s->workers = calloc((size_t)p.n_parallel, sizeof *s->workers);
+    s->running = calloc((size_t)p.n_parallel, sizeof *s->running);
+    if (!s->slots || !s->workers || !s->running) {
+        st = steno_fail(STENO_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (p.whisper_path) {
+        steno_whisper_options o = p.whisper_opts;
+        o.n_threads = p.n_threads;
+        if ((st = steno_whisper_load_ex(p.whisper_path, &o, &s->whisper)) != STENO_OK) goto fail;
+        for (int k = 0; k < p.n_parallel; k++)
+            if ((st = steno_whisper_state_new(s->whisper, p.n_threads, &s->slots[k].ws)) != STENO_OK) goto fail;
+    }
+    if (p.llm_path) {
+        if ((st = steno_llm_load(p.llm_path, NULL, &s->llm)) != STENO_OK) goto fail;
+        steno_llm_info info;
+        steno_llm_get_info(s->llm, &info);
+        s->n_ctx = p.n_ctx > 0 ? p.n_ctx : (info.n_ctx_train > 0 && info.n_ctx_train < 4096 ? info.n_ctx_train : 4096);
+        steno_llm_ctx_params cp = steno_llm_ctx_default_params();
+        cp.n_threads = p.n_threads;
+        cp.n_ctx = s->n_ctx;
+        for (int k = 0; k < p.n_parallel; k++)
+            if ((st = steno_llm_ctx_new(s->llm, &cp, &s->slots[k].lc)) != STENO_OK) goto fail;
+    }
+    for (int k = 0; k < p.n_parallel; k++) {
+        worker_arg *a = malloc(sizeof *a);
+        if (!a) {
+            st = steno_fail(STENO_E_NOMEM, "out of memory");
+            goto fail;
+        }
+        a->s = s;
+        a->slot = k;
+        if (pthread_create(&s->workers[k], NULL, worker_main, a) != 0) {
+            free(a);
+            st = steno_fail(STENO_E_NOMEM, "scheduler: cannot start a worker thread");
+            goto fail;
+        }
+        s->n_workers++;
+    }
+    *out = s;
+    return STENO_OK;
+fail:
+    sched_free(s);
+    return st;
+}
+
+void sched_cancel_all(steno_sched *s) {
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    for (sched_job *j = s->head; j; j = j->next) atomic_store(&j->cancel, 1);
+    for (int k = 0; s->running && k < s->p.n_parallel; k++)
+        if (s->running[k]) atomic_store(&s->running[k]->cancel, 1);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sched_free(steno_sched *s) {
+    if (!s) return;
+    sched_cancel_all(s);
+    for (int k = 0; k < s->n_workers; k++) pthread_join(s->workers[k], NULL);
+    /* with no worker started, jobs may still sit in the queue */
+    while (s->head) {
+        sched_job *j = s->head;
+        s->head = j->next;
+        j->out.status = STENO_E_ABORTED;
+        j->out.cancelled = 1;
+        job_finish(j);
+        job_unref(j);
+    }
+    for (int k = 0; s->slots && k < s->p.n_parallel; k++) {
+        steno_whisper_state_free(s->slots[k].ws);
+        steno_llm_ctx_free(s->slots[k].lc);
+        free(s->slots[k].cached);
+    }
+    steno_whisper_free(s->whisper);
+    steno_llm_free(s->llm);
+    free(s->slots);
+    free(s->workers);
+    free(s->running);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
+
+/* ------------------------------------------------------------------------------------ admission */
+
+static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sched_job **out) {
+    j->t_submit = sched_now();
+    j->deadline = deadline_s > 0 ? j->t_submit + deadline_s : 0;
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping || s->n_queued >= s->p.max_queue) {
+        const int stopping = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        job_free(j);
+        return stopping ? steno_fail(STENO_E_UNSUPPORTED, "the server is shutting down")
+                        : steno_fail(SCHED_E_FULL, "%d requests are already waiting", s->p.max_queue);
+    }
+    j->refs = 2; /* the submitter's and the queue's */
+    if (s->tail) s->tail->next = j;
+    else s->head = j;
+    s->tail = j;
+    s->n_queued++;
+    pthread_cond_signal(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    *out = j;
+    return STENO_OK;
+}
+
+static sched_job *job_alloc(job_kind kind) {
+    sched_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    atomic_init(&j->cancel, 0);
+    j->kind = kind;
+    return j;
+}
+
+steno_status sched_submit_transcribe(steno_sched *s, const sched_transcribe_req *r, double deadline_s,
+                                     sched_job **out) {
+    *out = NULL;
+    if (!s->whisper) return steno_fail(STENO_E_UNSUPPORTED, "no Whisper model is loaded (steno serve --whisper-model)");
+    if (!r || (!r->samples && r->n_samples)) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad request");
+    sched_job *j = job_alloc(JOB_TRANSCRIBE);
+    if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
+    steno_status st = transcribe_job_init(j, r);
+    if (st != STENO_OK) {
+        job_free(j);
+        return st;
+    }
+    return submit(s, j, deadline_s, out);
+}
+
+steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, double deadline_s, sched_job **out) {
+    *out = NULL;
+    if (!s->llm) return steno_fail(STENO_E_UNSUPPORTED, "no LLM is loaded (steno serve --llm-model)");
+    if (!r || r->n_prompt <= 0 || !r->prompt || r->max_tokens <= 0 || r->n_stop < 0 || r->top_logprobs < 0 ||
+        r->top_logprobs > SCHED_MAX_TOP)
+        return steno_fail(STENO_E_INVALID_ARG, "generate: bad request");
+    if (r->n_prompt >= s->n_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "the prompt has %d tokens; the context holds %d", r->n_prompt, s->n_ctx);
+    sched_job *j = job_alloc(JOB_GENERATE);
+    if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
+    steno_status st = generate_job_init(j, r);
+    if (st != STENO_OK) {
+        job_free(j);
+        return st;
+    }
+    return submit(s, j, deadline_s, out);
+}

@@ -1,0 +1,147 @@
+/* sched.h — the scheduler: it owns the loaded models and runs requests on them as jobs.
+ *
+ * One steno_sched holds the weights once (a steno_whisper and/or a steno_llm, read-only) and N
+ * slots (--parallel N). A slot is the state one job mutates: a steno_whisper_state (encoder
+ * activations, decoder caches, a thread pool) and a steno_llm_ctx (KV caches, scratch). A worker
+ * thread per slot takes the oldest queued job and runs it on its slot; no job owns a model.
+ * Admission is a bounded queue: sched_submit refuses (STENO_E_BUSY-like SCHED_E_FULL) when
+ * max_queue jobs already wait, so a server can answer 429 instead of queueing without end.
+ *
+ * A job is reference-counted: the submitter holds one reference and the scheduler one while the
+ * job is queued or running, so a client that leaves (sched_job_cancel, then sched_job_release)
+ * never frees what a worker still writes. Jobs report progress as events (segments of a
+ * transcription, tokens of a generation) appended under the job's lock; a consumer waits for new
+ * events with sched_job_wait and reads them by index (events never move once appended).
+ * Cancellation is cooperative: a transcription stops before its next 30-s window, a generation
+ * before its next token step (or prompt chunk).
+ *
+ * The continuous-batching scheduler (LLM rows of several jobs in one forward pass) replaces the
+ * worker loop of sched.c behind this same job interface.
+ *
+ * Thread-safety: every function may be called from any thread, except sched_free (once, after all
+ * submitters are done). */
+#ifndef STENO_SCHED_H
+#define STENO_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "steno.h"
+#include "steno_llm.h"
+
+typedef struct steno_sched steno_sched;
+typedef struct sched_job sched_job;
+
+typedef struct sched_params {
+    const char *whisper_path;    /* CTranslate2 model directory, or NULL: no speech endpoints */
+    steno_whisper_options whisper_opts; /* n_threads is ignored: n_threads below */
+    const char *llm_path;        /* GGUF / llama2.c file, or NULL: no text endpoints */
+    int n_threads;               /* threads per slot; <= 0: online CPUs / n_parallel (at least 1) */
+    int n_parallel;              /* slots, jobs running at once (default 1) */
+    int max_queue;               /* jobs that may wait for a slot (default 64); more are refused */
+    int n_ctx;                   /* LLM positions per slot (default min(4096, training context)) */
+} sched_params;
+
+sched_params sched_default_params(void);
+
+/** Loads the models and starts one worker per slot. Errors: those of steno_whisper_load_ex,
+ *  steno_llm_load and steno_llm_ctx_new (the message names the model), STENO_E_NOMEM. */
+steno_status sched_new(const sched_params *p, steno_sched **out);
+/** Cancels queued and running jobs, joins the workers, frees the models. Jobs still referenced by
+ *  their submitters stay valid until released. */
+void sched_free(steno_sched *s);
+/** Refuses new jobs from now on and cancels every queued and running one (shutdown's last step
+ *  before the connections close); sched_free still joins the workers. */
+void sched_cancel_all(steno_sched *s);
+
+const steno_whisper *sched_whisper(const steno_sched *s); /* NULL when none was loaded */
+const steno_llm *sched_llm(const steno_sched *s);         /* NULL when none was loaded */
+int sched_n_ctx(const steno_sched *s);
+int sched_n_parallel(const steno_sched *s);
+
+/** Monotonic seconds (CLOCK_MONOTONIC), the clock of every deadline here. */
+double sched_now(void);
+
+/** Jobs waiting for a slot / running now. */
+void sched_load(steno_sched *s, int *queued, int *running);
+
+/* ------------------------------------------------------------------------------------------ jobs */
+
+typedef enum sched_job_state { SCHED_QUEUED = 0, SCHED_RUNNING = 1, SCHED_DONE = 2 } sched_job_state;
+
+typedef enum sched_event_kind {
+    SCHED_EV_SEGMENT = 0, /* a transcription segment: text, start, end */
+    SCHED_EV_TOKEN = 1    /* a generated token: token, logprob, top; text = the bytes released */
+} sched_event_kind;
+
+#define SCHED_MAX_TOP 20 /* top log-probabilities per token (OpenAI's top_logprobs limit) */
+
+typedef struct sched_event {
+    sched_event_kind kind;
+    char *text;           /* UTF-8, owned by the job (NUL-terminated; may be "") */
+    double start, end;    /* SEGMENT: seconds */
+    int token;            /* TOKEN */
+    float logprob;        /* TOKEN: natural log of the token's probability */
+    char *piece;          /* TOKEN: the token's own bytes (may be an incomplete UTF-8 sequence) */
+    int piece_len;
+    int n_top;
+    steno_token_logprob top[SCHED_MAX_TOP];
+} sched_event;
+
+/** Transcription request: samples and every string are copied into the job. */
+typedef struct sched_transcribe_req {
+    const float *samples; /* 16 kHz mono float32 */
+    size_t n_samples;
+    steno_transcribe_params params; /* on_segment/should_abort/user are the job's own; the strings
+                                       and arrays it points to are copied */
+} sched_transcribe_req;
+
+/** Generation request (completions and chat completions). */
+typedef struct sched_generate_req {
+    const int *prompt;    /* tokens, copied */
+    int n_prompt;
+    int max_tokens;       /* tokens to generate at most (> 0) */
+    steno_sampler_params sampler; /* logit_bias copied */
+    const char *const *stop; /* stop strings (copied), matched on the decoded text */
+    int n_stop;
+    int top_logprobs;     /* 0..SCHED_MAX_TOP: alternatives reported per token */
+} sched_generate_req;
+
+typedef enum sched_finish { SCHED_FINISH_STOP = 0, SCHED_FINISH_LENGTH = 1 } sched_finish;
+
+/** What a finished job holds; valid until the job is released. */
+typedef struct sched_outcome {
+    steno_status status;   /* STENO_OK, or the failure (message in errmsg) */
+    char errmsg[512];
+    int cancelled;         /* stopped by sched_job_cancel or its deadline */
+    int deadline_passed;
+    double queue_seconds, run_seconds;
+    /* transcription */
+    steno_result *result;  /* owned by the job */
+    /* generation */
+    char *text;            /* the released text (stop string excluded) */
+    int n_prompt, n_cached, n_generated;
+    sched_finish finish;
+} sched_outcome;
+
+/** Queues a job. deadline_s: seconds from now after which the job is cancelled (<= 0: none).
+ *  On success *out holds the caller's reference. Errors: STENO_E_UNSUPPORTED (the model is not
+ *  loaded), STENO_E_INVALID_ARG, STENO_E_NOMEM, and SCHED_E_FULL when max_queue jobs wait. */
+#define SCHED_E_FULL ((steno_status)100)
+steno_status sched_submit_transcribe(steno_sched *s, const sched_transcribe_req *r, double deadline_s,
+                                     sched_job **out);
+steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, double deadline_s, sched_job **out);
+
+/** Waits up to timeout_ms for an event past index *have or for the job's end. Returns the number
+ *  of events now appended (>= *have) and sets *done when the job has finished; the events
+ *  0..return-1 may then be read with sched_job_event. */
+int sched_job_wait(sched_job *j, int have, int timeout_ms, int *done);
+const sched_event *sched_job_event(sched_job *j, int i);
+sched_job_state sched_job_get_state(sched_job *j);
+/** The outcome of a finished job (NULL before it has finished). */
+const sched_outcome *sched_job_outcome(sched_job *j);
+/** Asks the job to stop (idempotent); a queued job is dropped without running. */
+void sched_job_cancel(sched_job *j);
+void sched_job_release(sched_job *j);
+
+#endif
