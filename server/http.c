@@ -248,8 +248,9 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
                                  uint64_t off, size_t size) {
     http_req *r = cls;
     form_field *f = r->n_fields ? &r->fields[r->n_fields - 1] : NULL;
-    /* MHD calls once per chunk; a new part starts at offset 0 (or with another name) */
-    if (!f || off == 0 || strcmp(f->name, key) != 0) {
+    /* MHD calls once per chunk (the first may be empty); a new part starts at offset 0 with
+     * another name, or with the same name once the previous part has data (repeated fields) */
+    if (!f || strcmp(f->name, key ? key : "") != 0 || (off == 0 && f->len > 0)) {
         if (r->n_fields == 256) return MHD_NO;
         if (r->n_fields == r->cap_fields) {
             const int cap = r->cap_fields ? 2 * r->cap_fields : 8;

@@ -74,7 +74,8 @@ class Server:
         raise RuntimeError("steno serve did not become ready:\n" + self.log())
 
     def log(self):
-        self.log_file.flush()
+        if not self.log_file.closed:
+            self.log_file.flush()
         with open(self.log_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
 
