@@ -377,7 +377,8 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
     }
     if (!def && strcmp(method, "HEAD") == 0 && strcmp(url, "/health") == 0) def = &g_routes[6];
     if (def) r->route = def->id;
-    if (def && def->id != ROUTE_HEALTH && !authorized(S, c))
+    /* the page holds no secret and asks for the key itself; a browser cannot send one to open it */
+    if (def && def->id != ROUTE_HEALTH && def->id != ROUTE_PAGE && !authorized(S, c))
         return http_send_error(r, 401, NULL, NULL, "invalid_api_key",
                                "missing or wrong API key (send Authorization: Bearer KEY)");
     if (!def && path_known)

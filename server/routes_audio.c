@@ -13,6 +13,7 @@
 #include "server/audio_format.h"
 #include "server/http.h"
 #include "server/serve_internal.h"
+#include "text/utf8.h"
 
 typedef struct audio_opts {
     steno_transcribe_params p;
@@ -74,6 +75,17 @@ static int read_options(http_req *r, audio_opts *o, int *rc) {
         *rc = http_send_error(r, 400, NULL, param, "invalid_value", __VA_ARGS__);         \
         return -1;                                                                       \
     } while (0)
+    for (int i = 0; i < r->n_fields; i++) { /* every text field is UTF-8 (the file is bytes) */
+        const form_field *g = &r->fields[i];
+        if (g->filename || !strcmp(g->name, "file")) continue;
+        char *clean = steno_utf8_sanitize(g->data, g->len);
+        const int ok = clean && strlen(clean) == g->len && memcmp(clean, g->data, g->len) == 0;
+        free(clean);
+        if (!ok) {
+            *rc = http_send_error(r, 400, NULL, g->name, "invalid_utf8", "%s: not valid UTF-8", g->name);
+            return -1;
+        }
+    }
     if ((f = http_field(r, "response_format")) && audio_format_parse(f->data, &o->fmt) != 0)
         BAD("response_format", "response_format '%s' is not one of json, text, srt, vtt, verbose_json", f->data);
     if ((f = http_field(r, "stream")) && parse_bool(f->data, &o->stream) != 0)

@@ -149,6 +149,9 @@ static int read_prompt_chat(http_req *r, cJSON *body, text_req *t, int *rc) {
     free(cm);
     free(text);
     if (!ok) BAD("messages", "%s", why);
+    if (st == STENO_E_UNSUPPORTED) /* the library's message names the file; the client knows the id */
+        BAD("messages", "model '%s' has no chat template steno knows (ChatML or Gemma turns); use /v1/completions",
+            r->srv->llm_id);
     if (st != STENO_OK) BAD("messages", "%s", steno_errmsg());
     return 0;
 }

@@ -332,7 +332,8 @@ static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sche
     j->t_submit = sched_now();
     j->deadline = deadline_s > 0 ? j->t_submit + deadline_s : 0;
     pthread_mutex_lock(&s->mu);
-    if (s->stopping || s->n_queued >= s->p.max_queue) {
+    /* a job that finds a free slot never waits; max_queue counts only the ones that must */
+    if (s->stopping || s->n_queued + s->n_running >= s->p.n_parallel + s->p.max_queue) {
         const int stopping = s->stopping;
         pthread_mutex_unlock(&s->mu);
         job_free(j);
