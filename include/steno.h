@@ -46,6 +46,18 @@ const char *steno_errmsg(void);
  *  Errors: STENO_E_IO (missing/unreadable, directory), STENO_E_FORMAT (no audio stream, corrupt). */
 steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples);
 
+/** Like steno_audio_load(), over a whole file held in memory (e.g. an HTTP upload): data[0..size)
+ *  is any container FFmpeg's libraries read, and gives the very samples (same bits) that
+ *  steno_audio_load() gives for the same bytes on disk. `name` (may be NULL: "memory") appears only
+ *  in error messages and in format probing by extension, as a path would; nothing is opened by it,
+ *  and the container may not open other URLs or files (playlists, concat lists fail).
+ *  data is only read, and only during the call; the caller keeps ownership.
+ *  On success *samples is malloc'd (caller frees with free()) and *n_samples its length (may be 0).
+ *  Errors: STENO_E_INVALID_ARG (data NULL with size > 0, or NULL outputs), STENO_E_FORMAT (not
+ *  audio, no audio stream, corrupt), STENO_E_UNSUPPORTED (no decoder), STENO_E_NOMEM. */
+steno_status steno_audio_load_memory(const void *data, size_t size, const char *name, float **samples,
+                                     size_t *n_samples);
+
 /* ---------------------------------------------------------------------------------------------
  * Whisper
  * ------------------------------------------------------------------------------------------- */

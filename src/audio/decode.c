@@ -1,4 +1,6 @@
-/* decode.c — steno_audio_load(): any container/codec FFmpeg reads → 16 kHz mono float32.
+/* decode.c — steno_audio_load() and steno_audio_load_memory(): any container/codec FFmpeg reads
+ * → 16 kHz mono float32. Both open the container (a path, or a buffer behind a custom AVIOContext)
+ * and then share one decoder path (load_opened), so the same bytes give the same samples.
  *
  * Follows openai-whisper's load_audio() (whisper/audio.py), which runs
  *   ffmpeg -i FILE -f s16le -ac 1 -acodec pcm_s16le -ar 16000 -
@@ -161,7 +163,17 @@ static steno_status drain_decoder(decoder *d) {
     }
 }
 
-static steno_status open_input(decoder *d, const char *path) {
+/* Maps avformat_open_input's failure to a status and one line naming the input. */
+static steno_status fail_open(const decoder *d, int ret) {
+    if (ret == AVERROR(ENOENT)) return steno_fail(STENO_E_IO, "%s: no such file", d->name);
+    if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
+        return fail_av(d, STENO_E_IO, "cannot open", ret);
+    if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+}
+
+/* Opens a path ("-" = stdin) with avformat's own I/O. */
+static steno_status open_path(decoder *d, const char *path) {
     const char *url;
     char *file_url = NULL;
     if (strcmp(path, "-") == 0) {
@@ -183,14 +195,69 @@ static steno_status open_input(decoder *d, const char *path) {
     }
     int ret = avformat_open_input(&d->fmt, url, NULL, NULL);
     free(file_url);
-    if (ret < 0) {
-        if (ret == AVERROR(ENOENT)) return steno_fail(STENO_E_IO, "%s: no such file", d->name);
-        if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
-            return fail_av(d, STENO_E_IO, "cannot open", ret);
-        if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
-        return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+    return ret < 0 ? fail_open(d, ret) : STENO_OK;
+}
+
+/* An in-memory file behind a custom AVIOContext: the same demuxers and decoders see the same
+ * bytes as through the "file:" protocol (seekable, size known), so the samples are the same. */
+typedef struct mem_file {
+    const uint8_t *data;
+    size_t size, pos;
+} mem_file;
+
+static int mem_read(void *opaque, uint8_t *buf, int len) {
+    mem_file *m = opaque;
+    if (m->pos >= m->size) return AVERROR_EOF;
+    size_t n = m->size - m->pos;
+    if (len >= 0 && n > (size_t)len) n = (size_t)len;
+    memcpy(buf, m->data + m->pos, n);
+    m->pos += n;
+    return (int)n;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence) {
+    mem_file *m = opaque;
+    whence &= ~AVSEEK_FORCE;
+    if (whence == AVSEEK_SIZE) return m->size > INT64_MAX ? AVERROR(EINVAL) : (int64_t)m->size;
+    int64_t base;
+    if (whence == SEEK_SET) base = 0;
+    else if (whence == SEEK_CUR) base = (int64_t)m->pos;
+    else if (whence == SEEK_END) base = (int64_t)m->size;
+    else return AVERROR(EINVAL);
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0) return AVERROR(EINVAL);
+    /* past the end is allowed (as lseek); the next read then reports EOF */
+    m->pos = (size_t)(base + offset);
+    return base + offset;
+}
+
+/* the AVIOContext's buffer size: avformat reads and probes through it */
+enum { MEM_IO_BUFFER = 64 * 1024 };
+
+static steno_status open_memory(decoder *d, mem_file *m, AVIOContext **pb) {
+    unsigned char *buf = av_malloc(MEM_IO_BUFFER);
+    if (!buf) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    *pb = avio_alloc_context(buf, MEM_IO_BUFFER, 0, m, mem_read, NULL, mem_seek);
+    if (!*pb) {
+        av_free(buf);
+        return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
     }
-    ret = avformat_find_stream_info(d->fmt, NULL);
+    d->fmt = avformat_alloc_context();
+    if (!d->fmt) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    d->fmt->pb = *pb;
+    d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    /* An uploaded playlist or concat list must not make avformat open other URLs or local files:
+     * the buffer is the whole input, so nested opens get an empty protocol whitelist. */
+    AVDictionary *opts = NULL;
+    av_dict_set(&opts, "protocol_whitelist", "none", 0);
+    /* the name doubles as the URL avformat's probe scores by extension, as a path's would */
+    int ret = avformat_open_input(&d->fmt, d->name, NULL, &opts);
+    av_dict_free(&opts);
+    return ret < 0 ? fail_open(d, ret) : STENO_OK; /* on failure avformat freed d->fmt */
+}
+
+/* After the container is open: find the audio stream and open its decoder. */
+static steno_status open_stream(decoder *d) {
+    int ret = avformat_find_stream_info(d->fmt, NULL);
     if (ret < 0) return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
 
     const AVCodec *codec = NULL;
@@ -237,6 +304,39 @@ static steno_status decode_all(decoder *d) {
     return STENO_OK;
 }
 
+/* The one decoder path behind both loaders: d->fmt is open (by path or over memory); decode,
+ * convert to float and release everything but the AVIOContext, which the caller owns. */
+static steno_status load_opened(decoder *d, steno_status st, float **samples, size_t *n_samples) {
+    if (st == STENO_OK) st = open_stream(d);
+    if (st == STENO_OK) {
+        d->pkt = av_packet_alloc();
+        d->frame = av_frame_alloc();
+        st = (d->pkt && d->frame) ? decode_all(d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    }
+    float *out = NULL;
+    if (st == STENO_OK) {
+        /* malloc(0) may return NULL; always hand back a freeable non-NULL pointer */
+        out = malloc((d->out.n ? d->out.n : 1) * sizeof(float));
+        if (!out) {
+            st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+        } else {
+            /* as openai-whisper: int16 / 32768 */
+            for (size_t i = 0; i < d->out.n; i++) out[i] = (float)d->out.data[i] / 32768.0f;
+        }
+    }
+    swr_free(&d->swr);
+    av_channel_layout_uninit(&d->swr_layout);
+    av_frame_free(&d->frame);
+    av_packet_free(&d->pkt);
+    avcodec_free_context(&d->dec);
+    avformat_close_input(&d->fmt);
+    free(d->out.data);
+    if (st != STENO_OK) return st;
+    *samples = out;
+    *n_samples = d->out.n;
+    return STENO_OK;
+}
+
 steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples) {
     if (!path || !samples || !n_samples)
         return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load: NULL argument");
@@ -245,32 +345,23 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
     pthread_once(&g_log_once, quiet_ffmpeg_log);
 
     decoder d = {.name = strcmp(path, "-") == 0 ? "stdin" : path, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
-    steno_status st = open_input(&d, path);
-    if (st == STENO_OK) {
-        d.pkt = av_packet_alloc();
-        d.frame = av_frame_alloc();
-        st = (d.pkt && d.frame) ? decode_all(&d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
-    }
-    float *out = NULL;
-    if (st == STENO_OK) {
-        /* malloc(0) may return NULL; always hand back a freeable non-NULL pointer */
-        out = malloc((d.out.n ? d.out.n : 1) * sizeof(float));
-        if (!out) {
-            st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
-        } else {
-            /* as openai-whisper: int16 / 32768 */
-            for (size_t i = 0; i < d.out.n; i++) out[i] = (float)d.out.data[i] / 32768.0f;
-        }
-    }
-    swr_free(&d.swr);
-    av_channel_layout_uninit(&d.swr_layout);
-    av_frame_free(&d.frame);
-    av_packet_free(&d.pkt);
-    avcodec_free_context(&d.dec);
-    avformat_close_input(&d.fmt);
-    free(d.out.data);
-    if (st != STENO_OK) return st;
-    *samples = out;
-    *n_samples = d.out.n;
-    return STENO_OK;
+    return load_opened(&d, open_path(&d, path), samples, n_samples);
+}
+
+steno_status steno_audio_load_memory(const void *data, size_t size, const char *name, float **samples,
+                                     size_t *n_samples) {
+    if ((!data && size) || !samples || !n_samples)
+        return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load_memory: NULL argument");
+    *samples = NULL;
+    *n_samples = 0;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+
+    decoder d = {.name = name && *name ? name : "memory", .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    mem_file m = {.data = data, .size = size};
+    AVIOContext *pb = NULL;
+    steno_status st = load_opened(&d, open_memory(&d, &m, &pb), samples, n_samples);
+    /* a custom AVIOContext outlives avformat_close_input; its buffer may have been replaced */
+    if (pb) av_freep(&pb->buffer);
+    avio_context_free(&pb);
+    return st;
 }
