@@ -78,6 +78,11 @@ static steno_status fail_av(const decoder *d, steno_status st, const char *what,
     return steno_fail(st, "%s: %s (%s)", d->name, what, buf);
 }
 
+/* The decoded output is capped at STENO_AUDIO_MAX_SECONDS: the only bound on memory that holds for
+ * every codec, since what a real file expands to is not bounded by its size (a FLAC block of
+ * constant samples or an Opus/Vorbis silence packet turns a few bytes into thousands of samples). */
+#define MAX_OUT_SAMPLES ((size_t)STENO_AUDIO_MAX_SECONDS * STENO_SAMPLE_RATE)
+
 /* Runs swr on in_n samples of in (NULL, 0 = drain) and appends the s16 output. */
 static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
     for (;;) {
@@ -85,6 +90,9 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         if (cap < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", cap);
         if (cap == 0 && in_n == 0) return STENO_OK;
         cap += 32;
+        if (d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
+            return steno_fail(STENO_E_FORMAT, "%s: audio is longer than %d s (the limit)", d->name,
+                              STENO_AUDIO_MAX_SECONDS);
         if (pcm_reserve(&d->out, (size_t)cap) != 0)
             return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
         uint8_t *dst = (uint8_t *)(d->out.data + d->out.n);
@@ -94,6 +102,21 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         /* with input, one call consumes all of it; when draining, repeat until nothing is left */
         if (in_n > 0 || got == 0) return STENO_OK;
     }
+}
+
+/* The bounds of steno.h (STENO_AUDIO_MIN_RATE ..), checked on what the stream declares and again on
+ * every frame before a resampler is set up for it: swresample's filter bank grows with the ratio
+ * of the rates (a 1 GHz "WAV" made it build 2 GB of filters for a file with no samples). */
+static steno_status check_declared(const decoder *d, int rate, int channels) {
+    if (rate <= 0) return steno_fail(STENO_E_FORMAT, "%s: audio stream has no sample rate", d->name);
+    if (rate < STENO_AUDIO_MIN_RATE || rate > STENO_AUDIO_MAX_RATE)
+        return steno_fail(STENO_E_FORMAT, "%s: declared sample rate %d Hz is outside %d..%d Hz", d->name, rate,
+                          STENO_AUDIO_MIN_RATE, STENO_AUDIO_MAX_RATE);
+    if (channels <= 0) return steno_fail(STENO_E_FORMAT, "%s: audio stream has no channels", d->name);
+    if (channels > STENO_AUDIO_MAX_CHANNELS)
+        return steno_fail(STENO_E_FORMAT, "%s: declared channel count %d is outside 1..%d", d->name, channels,
+                          STENO_AUDIO_MAX_CHANNELS);
+    return STENO_OK;
 }
 
 static steno_status setup_swr(decoder *d, const AVFrame *f) {
@@ -106,15 +129,25 @@ static steno_status setup_swr(decoder *d, const AVFrame *f) {
     } else if ((ret = av_channel_layout_copy(&in_layout, &f->ch_layout)) < 0) {
         return fail_av(d, STENO_E_NOMEM, "cannot read channel layout", ret);
     }
-    if (f->sample_rate <= 0) {
+    steno_status st = check_declared(d, f->sample_rate, in_layout.nb_channels);
+    if (st != STENO_OK) {
         av_channel_layout_uninit(&in_layout);
-        return steno_fail(STENO_E_FORMAT, "%s: audio stream has no sample rate", d->name);
+        return st;
     }
     AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
     SwrContext *swr = NULL;
     ret = swr_alloc_set_opts2(&swr, &mono, AV_SAMPLE_FMT_S16, STENO_SAMPLE_RATE, &in_layout,
                               (enum AVSampleFormat)f->format, f->sample_rate, 0, NULL);
     if (ret >= 0) ret = swr_init(swr);
+    if (ret < 0 && swr && in_layout.order != AV_CHANNEL_ORDER_NATIVE) {
+        /* swresample builds no down-mix for a channel count without a standard layout (9..15,
+         * 17..23, 25..64 channels of unknown order); average them with equal weights, which is
+         * what its own down-mix does for channels whose roles it cannot tell apart */
+        double matrix[STENO_AUDIO_MAX_CHANNELS];
+        for (int c = 0; c < in_layout.nb_channels; c++) matrix[c] = 1.0 / in_layout.nb_channels;
+        ret = swr_set_matrix(swr, matrix, in_layout.nb_channels);
+        if (ret >= 0) ret = swr_init(swr);
+    }
     if (ret < 0) {
         swr_free(&swr);
         av_channel_layout_uninit(&in_layout);
@@ -270,6 +303,12 @@ static steno_status open_stream(decoder *d) {
     if (ret < 0) return fail_av(d, STENO_E_FORMAT, "no usable audio stream", ret);
     d->stream = ret;
     AVStream *s = d->fmt->streams[ret];
+    /* a rate the demuxer could not know yet (0) is left to the decoder; its frames are checked */
+    if (s->codecpar->sample_rate != 0 || s->codecpar->ch_layout.nb_channels != 0) {
+        steno_status st = check_declared(d, s->codecpar->sample_rate ? s->codecpar->sample_rate : STENO_AUDIO_MIN_RATE,
+                                         s->codecpar->ch_layout.nb_channels ? s->codecpar->ch_layout.nb_channels : 1);
+        if (st != STENO_OK) return st;
+    }
 
     d->dec = avcodec_alloc_context3(codec);
     if (!d->dec) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);

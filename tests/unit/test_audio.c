@@ -225,6 +225,40 @@ static void test_memory(void) {
           steno_audio_load_memory(NULL, 10, "x", &x, &n) == STENO_E_INVALID_ARG);
 }
 
+/* issue 19: a 76-byte IMA ADPCM WAV declaring 1 000 000 032 Hz cost 27 s and 2.2 GB in swresample */
+static void test_declared_bounds(void) {
+    static const unsigned char hostile[76] = {
+        'R', 'I', 'F', 'F', 0x56, 0x08, 0, 0, 'W', 'A', 'V', 'E', 'f', 'm', 't', ' ', 0x14, 0, 0, 0,
+        0x11, 0, 0x01, 0, 0x20, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, 0x80, 0, 0, 0, [64] = 'd', 'a', 't', 'a'};
+    float *x = NULL;
+    size_t n = 0;
+    steno_status st = steno_audio_load_memory(hostile, sizeof hostile, "hostile.wav", &x, &n);
+    printf("issue 19 WAV from memory: %s\n", steno_errmsg());
+    check("a 1 GHz WAV is STENO_E_FORMAT naming the rate",
+          st == STENO_E_FORMAT && strstr(steno_errmsg(), "hostile.wav: declared sample rate 1000000032 Hz") != NULL);
+
+    /* the bounds themselves are inclusive: 1 kHz, 768 kHz and 64 channels decode */
+    const struct { int rate, channels; steno_status want; } cases[] = {
+        {STENO_AUDIO_MIN_RATE, 1, STENO_OK},      {STENO_AUDIO_MAX_RATE, 1, STENO_OK},
+        {16000, STENO_AUDIO_MAX_CHANNELS, STENO_OK}, {STENO_AUDIO_MIN_RATE - 1, 1, STENO_E_FORMAT},
+        {STENO_AUDIO_MAX_RATE + 1, 2, STENO_E_FORMAT}, {16000, STENO_AUDIO_MAX_CHANNELS + 1, STENO_E_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum { FRAMES = 1000 };
+        size_t bytes = 44 + (size_t)FRAMES * 2 * (size_t)cases[i].channels;
+        unsigned char *w = calloc(1, bytes);
+        wav_header(w, cases[i].channels, cases[i].rate, FRAMES);
+        st = steno_audio_load_memory(w, bytes, "bounds.wav", &x, &n);
+        char what[128];
+        snprintf(what, sizeof what, "%d Hz, %d channels: status %d", cases[i].rate, cases[i].channels, cases[i].want);
+        check(what, st == cases[i].want);
+        if (st != STENO_OK) printf("%d Hz, %d channels: %s\n", cases[i].rate, cases[i].channels, steno_errmsg());
+        free(x);
+        x = NULL;
+        free(w);
+    }
+}
+
 static void test_made_up_files(const char *dir) {
     char path[4200];
     unsigned char h[44];
@@ -317,6 +351,7 @@ int main(void) {
     test_bit_exact_16k();
     test_resampled();
     test_memory();
+    test_declared_bounds();
 
     char dir[] = "/tmp/steno_test_audio_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
