@@ -31,8 +31,9 @@ rm -f crash-* leak-* timeout-* oom-*
 ASAN_OPTIONS=detect_leaks=1 "$bin" "${dirs[@]}" -max_len=65536 -timeout=20 -rss_limit_mb=2048 \
   -max_total_time=$((minutes * 60)) -print_final_stats=1 > "$work/fuzz.log" 2>&1 || true
 grep -E "^#[0-9]+ +DONE|ERROR|SUMMARY|stat::number_of_executed_units|stat::average_exec_per_sec" "$work/fuzz.log" || true
-if ls crash-* leak-* timeout-* oom-* >/dev/null 2>&1; then
-  echo "fuzz.sh: $target: reproducers in $work: $(ls crash-* leak-* timeout-* oom-* | tr '\n' ' ')" >&2
+found=$(ls -d crash-* leak-* timeout-* oom-* 2>/dev/null || true) # ls fails when any glob is unmatched
+if [ -n "$found" ]; then
+  echo "fuzz.sh: $target: reproducers in $work: $(echo $found)" >&2
   exit 1
 fi
 echo "fuzz.sh: $target: no crash in $minutes min (log $work/fuzz.log)"

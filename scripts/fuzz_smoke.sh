@@ -3,8 +3,8 @@
 # (fuzz/fuzz_*.c) through CMake (-DSTENO_FUZZ=ON, clang, ASan+UBSan) in $BUILD (default
 # build-fuzz), then for each target (1) replays its seeds (scripts/fuzz_seeds.py, the target's own
 # FUZZ_*_SEED_DIR models) and its committed reproducers (fuzz/corpus/<target>/), and (2) runs a
-# fixed-seed, bounded fuzzing run (-seed=1 -runs=RUNS, default 50000; no new files are written, so
-# every CI run executes the same inputs). Exits non-zero on any crash, leak, UB report, invariant
+# fixed-seed, bounded fuzzing run (-seed=1 -runs=RUNS, default 50000; new inputs go to a temporary
+# copy of the seeds only, so every CI run executes the same inputs). Exits non-zero on any crash, leak, UB report, invariant
 # failure (abort) or timeout. Long runs by hand: scripts/fuzz.sh TARGET MINUTES.
 #   CC  a clang with libFuzzer (default: clang)
 set -euo pipefail

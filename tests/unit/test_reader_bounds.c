@@ -3,14 +3,18 @@
  *   - llama2.c tokenizer.bin: the vocabulary size comes from the checkpoint; a 12-byte tokenizer
  *     under a 2^24-token vocabulary fails at once (it used to allocate 3 × 2^24 entries first);
  *   - llama2c_open_buffer refuses an image that is not float-aligned (its weights are float
- *     pointers into it) and accepts the same bytes aligned. */
+ *     pointers into it) and accepts the same bytes aligned;
+ *   - the Whisper tokenizer's errors stay one line when they quote a token that holds a newline
+ *     (found by fuzz_tokenizer: fuzz/corpus/fuzz_tokenizer/multiline_vocab_message). */
 #include "formats/llama2c.h"
+#include "text/tokenizer.h"
 #include "steno.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int n_pass, n_fail;
 
@@ -58,7 +62,43 @@ static void test_llama2c_alignment(void) {
     free(buf);
 }
 
+/* Replays the fuzz find: byte 0 = vocabulary form (even: .txt), u32 length, vocabulary, tokenizer.json. */
+static void test_tokenizer_message_one_line(void) {
+    const char *src = getenv("STENO_SOURCE");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/fuzz/corpus/fuzz_tokenizer/multiline_vocab_message", src && *src ? src : ".");
+    FILE *f = fopen(path, "rb");
+    check("the fuzz reproducer is readable (set STENO_SOURCE)", f != NULL);
+    if (!f) return;
+    static unsigned char d[1 << 16];
+    size_t n = fread(d, 1, sizeof d, f);
+    fclose(f);
+    uint32_t nv;
+    memcpy(&nv, d + 1, 4);
+    check("reproducer layout", n > 5 && nv <= n - 5 && (d[0] & 1) == 0);
+    if (!(n > 5 && nv <= n - 5)) return;
+    char dir[] = "/tmp/steno_test_bounds_XXXXXX", p1[64], p2[64];
+    if (!mkdtemp(dir)) { check("mkdtemp", 0); return; }
+    snprintf(p1, sizeof p1, "%s/vocabulary.txt", dir);
+    snprintf(p2, sizeof p2, "%s/tokenizer.json", dir);
+    f = fopen(p1, "wb");
+    fwrite(d + 5, 1, nv, f);
+    fclose(f);
+    f = fopen(p2, "wb");
+    fwrite(d + 5 + nv, 1, n - 5 - nv, f);
+    fclose(f);
+    steno_tokenizer *t = NULL;
+    steno_status st = steno_tokenizer_load(dir, &t);
+    printf("token with a newline: %s\n", steno_errmsg());
+    check("the reproducer fails to load", st == STENO_E_FORMAT && t == NULL);
+    check("its message is one line", strchr(steno_errmsg(), '\n') == NULL);
+    unlink(p1);
+    unlink(p2);
+    rmdir(dir);
+}
+
 int main(void) {
+    test_tokenizer_message_one_line();
     test_llama2c_tokenizer_count();
     test_llama2c_alignment();
     printf("test_reader_bounds: %d passed, %d failed\n", n_pass, n_fail);
