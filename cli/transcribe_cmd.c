@@ -450,6 +450,49 @@ static const char *language_code(const char *lang) {
     return NULL;
 }
 
+/* Loads the model and runs the checks of the options against it (vocabulary, languages).
+ * Returns 0 with *out set, 1 when the model cannot be used, 2 for a usage error; may set *lang. */
+static int load_model(const options *o, const char *model_path, const char **lang, steno_whisper **out) {
+    steno_whisper *w = NULL;
+    if (steno_whisper_load_ex(model_path, &o->load, &w) != STENO_OK) {
+        report(NULL, steno_errmsg());
+        return 1;
+    }
+    for (int k = 0; k < o->n_suppress_tokens; k++) {
+        if (o->suppress_tokens[k] >= steno_whisper_n_vocab(w)) {
+            fprintf(stderr, "steno: --suppress-tokens: token id %d is outside the vocabulary of "
+                            "model %s (0..%d)\n", o->suppress_tokens[k], o->model,
+                    steno_whisper_n_vocab(w) - 1);
+            steno_whisper_free(w);
+            return 2;
+        }
+    }
+    const bool multilingual = steno_whisper_is_multilingual(w);
+    if (!multilingual) { /* options that need a multilingual model are usage errors here */
+        const char *need = *lang && strcmp(*lang, "en") != 0 ? "--language"
+                           : o->task == STENO_TASK_TRANSLATE ? "--task translate"
+                           : o->detect_language              ? "--detect-language"
+                                                            : NULL;
+        if (need) {
+            if (!strcmp(need, "--language"))
+                fprintf(stderr, "steno: --language %s: model %s is English-only (use --language en)\n",
+                        o->language, o->model);
+            else
+                fprintf(stderr, "steno: %s needs a multilingual model; %s is English-only\n", need, o->model);
+            steno_whisper_free(w);
+            return 2;
+        }
+        *lang = "en"; /* auto on an English-only model */
+    } else if (*lang && !steno_whisper_has_language(w, *lang)) { /* e.g. yue on a model before large-v3 */
+        fprintf(stderr, "steno: --language %s: not a language of model %s\n", o->language, o->model);
+        steno_whisper_free(w);
+        return 2;
+    }
+
+    *out = w;
+    return 0;
+}
+
 int steno_cmd_transcribe(int argc, char **argv) {
     options o = {
         .model = DEFAULT_MODEL, .output_dir = ".", .output_format = NULL, .verbose = -1,
@@ -705,47 +748,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         FREE_ALL();
         return 1;
     }
+    /* The model is loaded when the first file has decoded: a batch of unreadable or hostile files
+     * then fails fast and small (a bad upload costs no model load), and the model-dependent usage
+     * checks still come before any transcription. */
     steno_whisper *w = NULL;
     o.load.n_threads = o.threads;
-    if (steno_whisper_load_ex(model_path, &o.load, &w) != STENO_OK) {
-        report(NULL, steno_errmsg());
-        FREE_ALL();
-        return 1;
-    }
-    for (int k = 0; k < o.n_suppress_tokens; k++) {
-        if (o.suppress_tokens[k] >= steno_whisper_n_vocab(w)) {
-            fprintf(stderr, "steno: --suppress-tokens: token id %d is outside the vocabulary of "
-                            "model %s (0..%d)\n", o.suppress_tokens[k], o.model,
-                    steno_whisper_n_vocab(w) - 1);
-            steno_whisper_free(w);
-            FREE_ALL();
-            return 2;
-        }
-    }
-    const bool multilingual = steno_whisper_is_multilingual(w);
-    if (!multilingual) { /* options that need a multilingual model are usage errors here */
-        const char *need = lang && strcmp(lang, "en") != 0 ? "--language"
-                           : o.task == STENO_TASK_TRANSLATE ? "--task translate"
-                           : o.detect_language              ? "--detect-language"
-                                                            : NULL;
-        if (need) {
-            if (!strcmp(need, "--language"))
-                fprintf(stderr, "steno: --language %s: model %s is English-only (use --language en)\n",
-                        o.language, o.model);
-            else
-                fprintf(stderr, "steno: %s needs a multilingual model; %s is English-only\n", need, o.model);
-            steno_whisper_free(w);
-            FREE_ALL();
-            return 2;
-        }
-        lang = "en"; /* auto on an English-only model */
-    } else if (lang && !steno_whisper_has_language(w, lang)) { /* e.g. yue on a model before large-v3 */
-        fprintf(stderr, "steno: --language %s: not a language of model %s\n", o.language, o.model);
-        steno_whisper_free(w);
-        FREE_ALL();
-        return 2;
-    }
-
     run_state rs = {0};
     if (o.verbose == 1 || (o.verbose == -1 && !to_stdout)) rs.verbose_to = to_stdout ? stderr : stdout;
     rs.progress_tty = isatty(STDERR_FILENO);
@@ -761,6 +768,14 @@ int steno_cmd_transcribe(int argc, char **argv) {
             report(named ? NULL : input, steno_errmsg());
             rc = 1;
             continue;
+        }
+        if (!w) {
+            int r = load_model(&o, model_path, &lang, &w);
+            if (r != 0) {
+                free(samples);
+                FREE_ALL();
+                return r;
+            }
         }
         if (o.detect_language) {
             if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, samples, n_samples) != STENO_OK) {

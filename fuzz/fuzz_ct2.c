@@ -1,13 +1,10 @@
 /* fuzz_ct2.c — libFuzzer target for ct2_open() (CTranslate2 model.bin reader).
  *
- * Not part of the default CMake build. Build and run from the repository root:
+ * Built by CMake with -DSTENO_FUZZ=ON (fuzz/CMakeLists.txt); seeds come from
+ * scripts/fuzz_seeds.py (or FUZZ_CT2_SEED_DIR=dir, which writes a valid model there at start-up):
  *
- *   clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *         -fno-sanitize-recover=undefined -Iinclude -Isrc \
- *         fuzz/fuzz_ct2.c src/formats/ct2.c src/core/error.c -o /tmp/fuzz_ct2
- *   mkdir -p /tmp/ct2-corpus
- *   FUZZ_CT2_SEED_DIR=/tmp/ct2-corpus /tmp/fuzz_ct2 -runs=0      # writes a valid seed model
- *   /tmp/fuzz_ct2 /tmp/ct2-corpus -max_len=65536 -max_total_time=300
+ *   CC=clang cmake -S . -B build-fuzz -DSTENO_FUZZ=ON && cmake --build build-fuzz --target fuzz_ct2
+ *   scripts/fuzz.sh ct2 10          # 10 minutes
  *
  * Each input is written to an in-memory file (memfd; a temp file where memfd_create is missing)
  * and opened by path, as the library does with a real model. When the open succeeds, every

@@ -6,18 +6,11 @@
  * the tokenizer (SPM or byte-level BPE) — after which a short text is tokenized and detokenized,
  * the chat template applied, and, when the model is small, two tokens are evaluated.
  *
- * Not part of the CMake build. scripts/fuzz_smoke.sh builds and runs it for a bounded time:
+ * Built by CMake with -DSTENO_FUZZ=ON (fuzz/CMakeLists.txt); seeds come from
+ * scripts/fuzz_seeds.py (or FUZZ_GGUF_SEED_DIR=dir, which writes two valid models there):
  *
- *   bash scripts/fuzz_smoke.sh 60          # 60 s, corpus in /tmp/steno-fuzz-gguf
- *
- * or by hand from the repository root:
- *
- *   clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
- *         -fno-sanitize-recover=undefined -Iinclude -Isrc fuzz/fuzz_gguf.c <LLM sources> \
- *         -lpcre2-8 -lm -lpthread -o /tmp/fuzz_gguf
- *   mkdir -p /tmp/gguf-corpus
- *   FUZZ_GGUF_SEED_DIR=/tmp/gguf-corpus /tmp/fuzz_gguf -runs=0   # writes two valid seed models
- *   /tmp/fuzz_gguf /tmp/gguf-corpus -max_len=65536 -max_total_time=60
+ *   CC=clang cmake -S . -B build-fuzz -DSTENO_FUZZ=ON && cmake --build build-fuzz --target fuzz_gguf
+ *   scripts/fuzz.sh gguf 10          # 10 minutes
  */
 #include <fcntl.h>
 #include <stdint.h>

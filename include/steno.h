@@ -40,11 +40,40 @@ typedef enum steno_status {
  *  the next failing call on the same thread. */
 const char *steno_errmsg(void);
 
+/** Bounds on what an audio file may declare and decode to; a file outside them fails with
+ *  STENO_E_FORMAT and a message naming the file and the value ("a.wav: declared sample rate
+ *  1000000032 Hz is outside 1000..768000 Hz"). The rate and channel count are checked on the stream
+ *  header and on every decoded frame, before a resampler is set up (its filters grow with the
+ *  rate ratio). 768 kHz is the highest rate of professional converters, 64 channels covers
+ *  Ambisonics and film stems (FFmpeg's own sanity limit is 512). The output is capped at 4 hours of
+ *  16 kHz samples (230.4 M samples, 0.9 GB as float32): long meetings, lectures and audiobook
+ *  chapters fit, and it is the only memory bound that holds for every codec, since a real
+ *  compressed file can expand to thousands of samples per byte (FLAC constant blocks, Opus and
+ *  Vorbis silence). A declared duration or frame count is never trusted to size anything (a WAV
+ *  written to a pipe declares 2^32 bytes), so it is not checked; the decoded length is. */
+#define STENO_AUDIO_MIN_RATE 1000
+#define STENO_AUDIO_MAX_RATE 768000
+#define STENO_AUDIO_MAX_CHANNELS 64
+#define STENO_AUDIO_MAX_SECONDS (4 * 3600)
+
 /** Loads 16 kHz mono float32 samples from any file FFmpeg's libraries decode ("-" = stdin),
  *  down-mixing channels and resampling with libswresample.
  *  On success *samples is malloc'd (caller frees with free()) and *n_samples its length (may be 0).
- *  Errors: STENO_E_IO (missing/unreadable, directory), STENO_E_FORMAT (no audio stream, corrupt). */
+ *  Errors: STENO_E_IO (missing/unreadable, directory), STENO_E_FORMAT (no audio stream, corrupt,
+ *  outside the bounds above). */
 steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples);
+
+/** Like steno_audio_load(), over a whole file held in memory (e.g. an HTTP upload): data[0..size)
+ *  is any container FFmpeg's libraries read, and gives the very samples (same bits) that
+ *  steno_audio_load() gives for the same bytes on disk. `name` (may be NULL: "memory") appears only
+ *  in error messages and in format probing by extension, as a path would; nothing is opened by it,
+ *  and the container may not open other URLs or files (playlists, concat lists fail).
+ *  data is only read, and only during the call; the caller keeps ownership.
+ *  On success *samples is malloc'd (caller frees with free()) and *n_samples its length (may be 0).
+ *  Errors: STENO_E_INVALID_ARG (data NULL with size > 0, or NULL outputs), STENO_E_FORMAT (not
+ *  audio, no audio stream, corrupt), STENO_E_UNSUPPORTED (no decoder), STENO_E_NOMEM. */
+steno_status steno_audio_load_memory(const void *data, size_t size, const char *name, float **samples,
+                                     size_t *n_samples);
 
 /* ---------------------------------------------------------------------------------------------
  * Whisper

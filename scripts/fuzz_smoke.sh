@@ -1,47 +1,51 @@
 #!/usr/bin/env bash
-# fuzz_smoke.sh [SECONDS] — builds the libFuzzer target fuzz/fuzz_gguf.c (GGUF reader + LLM loader,
-# clang -fsanitize=fuzzer,address,undefined) and runs it for a bounded time (default 60 s) from
-# two valid seed models it writes itself. Exits non-zero when the fuzzer finds a crash, a leak or
-# undefined behaviour (the reproducer is left in the work directory and named in the output).
-#   STENO_FUZZ_DIR  work directory (default /tmp/steno-fuzz-gguf): binary, corpus, crash files
-#   CC              a clang with libFuzzer (default: clang)
+# fuzz_smoke.sh [RUNS] — the CI part of fuzzing, deterministic: builds every libFuzzer target
+# (fuzz/fuzz_*.c) through CMake (-DSTENO_FUZZ=ON, clang, ASan+UBSan) in $BUILD (default
+# build-fuzz), then for each target (1) replays its seeds (scripts/fuzz_seeds.py, the target's own
+# FUZZ_*_SEED_DIR models) and its committed reproducers (fuzz/corpus/<target>/), and (2) runs a
+# fixed-seed, bounded fuzzing run (-seed=1 -runs=RUNS, default 50000; new inputs go to a temporary
+# copy of the seeds only, so every CI run executes the same inputs). Exits non-zero on any crash, leak, UB report, invariant
+# failure (abort) or timeout. Long runs by hand: scripts/fuzz.sh TARGET MINUTES.
+#   CC  a clang with libFuzzer (default: clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-seconds=${1:-60}
-work=${STENO_FUZZ_DIR:-/tmp/steno-fuzz-gguf}
+runs=${1:-50000}
+build=${BUILD:-build-fuzz}
 cc=${CC:-clang}
-mkdir -p "$work/corpus"
+work=$(mktemp -d /tmp/steno-fuzz-smoke.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+command -v "$cc" >/dev/null || { echo "fuzz_smoke: $cc not found (scripts/install_deps.sh installs clang)" >&2; exit 1; }
 
-if ! command -v "$cc" >/dev/null; then
-  echo "fuzz_smoke: $cc not found (scripts/install_deps.sh installs clang)" >&2
-  exit 1
-fi
+CC=$cc cmake -S . -B "$build" -DSTENO_FUZZ=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+targets=()
+for f in fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
+echo "fuzz_smoke: building ${targets[*]}"
+cmake --build "$build" -j2 --target "${targets[@]}" >/dev/null
+python3 scripts/fuzz_seeds.py "$work/seeds"
 
-# The LLM side of the library: formats, kernels, models, tokenizers (everything steno_llm_load uses).
-srcs=(
-  src/formats/gguf.c src/formats/llama2c.c
-  src/kernels/quant.c src/kernels/quant_avx2.c src/kernels/matmul.c src/kernels/matmul_f32.c src/kernels/attention.c
-  src/kernels/ops.c
-  src/kernels/ggml_simd.c src/kernels/attention_q.c src/kernels/kvquant.c src/llm/*.c
-  src/text/llm_vocab.c src/text/spm.c src/text/bpe_gguf.c src/text/bigram_heap.c src/text/chat_template.c
-  src/core/error.c src/core/threadpool.c
-)
-echo "fuzz_smoke: building $work/fuzz_gguf"
-"$cc" -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iinclude -Isrc $(pkg-config --cflags openblas) fuzz/fuzz_gguf.c "${srcs[@]}" \
-  -lpcre2-8 $(pkg-config --libs openblas) -lm -lpthread -o "$work/fuzz_gguf"
-
-FUZZ_GGUF_SEED_DIR="$work/corpus" "$work/fuzz_gguf" -runs=0 "$work/corpus" >/dev/null 2>&1 || true
-echo "fuzz_smoke: fuzzing for ${seconds}s (corpus $work/corpus)"
-cd "$work"
 status=0
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  ./fuzz_gguf corpus -max_len=65536 -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
-  -print_final_stats=1 > fuzz.log 2>&1 || status=$?
-tail -n 25 fuzz.log
-if [ "$status" -ne 0 ]; then
-  echo "fuzz_smoke: FAILED (exit $status); reproducers: $(ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null | tr '\n' ' ')" >&2
-  exit 1
-fi
-echo "fuzz_smoke: no crash in ${seconds}s"
+for t in "${targets[@]}"; do
+  bin=$PWD/$build/fuzz/$t
+  seeds=$work/seeds/$t
+  mkdir -p "$seeds"
+  env "FUZZ_$(echo "${t#fuzz_}" | tr a-z A-Z)_SEED_DIR=$seeds" "$bin" -runs=0 "$seeds" >/dev/null 2>&1 || true
+  dirs=("$seeds")
+  [ -d "fuzz/corpus/$t" ] && dirs+=("$PWD/fuzz/corpus/$t")
+  log=$work/$t.log
+  start=$SECONDS
+  # replay: every file once (libFuzzer runs each input given as a file argument)
+  files=$(find "${dirs[@]}" -type f | sort)
+  # shellcheck disable=SC2086
+  if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "$bin" -timeout=20 -rss_limit_mb=2048 $files > "$log.replay" 2>&1); then
+    echo "fuzz_smoke: $t: replay FAILED"; tail -n 30 "$log.replay"; status=1; continue
+  fi
+  # bounded, fixed-seed run; -reload=0 and no output corpus keep it deterministic
+  if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "$bin" "${dirs[@]}" -seed=1 -runs="$runs" -reload=0 \
+        -max_len=65536 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 > "$log" 2>&1); then
+    echo "fuzz_smoke: $t: FAILED"; tail -n 30 "$log"; status=1; continue
+  fi
+  n=$(echo "$files" | wc -l)
+  echo "fuzz_smoke: $t: $n corpus files replayed, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$') runs (seed 1), $((SECONDS - start)) s"
+done
+[ "$status" -eq 0 ] && echo "fuzz_smoke: all targets passed"
+exit "$status"

@@ -1,4 +1,6 @@
-/* decode.c — steno_audio_load(): any container/codec FFmpeg reads → 16 kHz mono float32.
+/* decode.c — steno_audio_load() and steno_audio_load_memory(): any container/codec FFmpeg reads
+ * → 16 kHz mono float32. Both open the container (a path, or a buffer behind a custom AVIOContext)
+ * and then share one decoder path (load_opened), so the same bytes give the same samples.
  *
  * Follows openai-whisper's load_audio() (whisper/audio.py), which runs
  *   ffmpeg -i FILE -f s16le -ac 1 -acodec pcm_s16le -ar 16000 -
@@ -76,6 +78,11 @@ static steno_status fail_av(const decoder *d, steno_status st, const char *what,
     return steno_fail(st, "%s: %s (%s)", d->name, what, buf);
 }
 
+/* The decoded output is capped at STENO_AUDIO_MAX_SECONDS: the only bound on memory that holds for
+ * every codec, since what a real file expands to is not bounded by its size (a FLAC block of
+ * constant samples or an Opus/Vorbis silence packet turns a few bytes into thousands of samples). */
+#define MAX_OUT_SAMPLES ((size_t)STENO_AUDIO_MAX_SECONDS * STENO_SAMPLE_RATE)
+
 /* Runs swr on in_n samples of in (NULL, 0 = drain) and appends the s16 output. */
 static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
     for (;;) {
@@ -83,6 +90,9 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         if (cap < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", cap);
         if (cap == 0 && in_n == 0) return STENO_OK;
         cap += 32;
+        if (d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
+            return steno_fail(STENO_E_FORMAT, "%s: audio is longer than %d s (the limit)", d->name,
+                              STENO_AUDIO_MAX_SECONDS);
         if (pcm_reserve(&d->out, (size_t)cap) != 0)
             return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
         uint8_t *dst = (uint8_t *)(d->out.data + d->out.n);
@@ -92,6 +102,21 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         /* with input, one call consumes all of it; when draining, repeat until nothing is left */
         if (in_n > 0 || got == 0) return STENO_OK;
     }
+}
+
+/* The bounds of steno.h (STENO_AUDIO_MIN_RATE ..), checked on what the stream declares and again on
+ * every frame before a resampler is set up for it: swresample's filter bank grows with the ratio
+ * of the rates (a 1 GHz "WAV" made it build 2 GB of filters for a file with no samples). */
+static steno_status check_declared(const decoder *d, int rate, int channels) {
+    if (rate <= 0) return steno_fail(STENO_E_FORMAT, "%s: audio stream has no sample rate", d->name);
+    if (rate < STENO_AUDIO_MIN_RATE || rate > STENO_AUDIO_MAX_RATE)
+        return steno_fail(STENO_E_FORMAT, "%s: declared sample rate %d Hz is outside %d..%d Hz", d->name, rate,
+                          STENO_AUDIO_MIN_RATE, STENO_AUDIO_MAX_RATE);
+    if (channels <= 0) return steno_fail(STENO_E_FORMAT, "%s: audio stream has no channels", d->name);
+    if (channels > STENO_AUDIO_MAX_CHANNELS)
+        return steno_fail(STENO_E_FORMAT, "%s: declared channel count %d is outside 1..%d", d->name, channels,
+                          STENO_AUDIO_MAX_CHANNELS);
+    return STENO_OK;
 }
 
 static steno_status setup_swr(decoder *d, const AVFrame *f) {
@@ -104,15 +129,25 @@ static steno_status setup_swr(decoder *d, const AVFrame *f) {
     } else if ((ret = av_channel_layout_copy(&in_layout, &f->ch_layout)) < 0) {
         return fail_av(d, STENO_E_NOMEM, "cannot read channel layout", ret);
     }
-    if (f->sample_rate <= 0) {
+    steno_status st = check_declared(d, f->sample_rate, in_layout.nb_channels);
+    if (st != STENO_OK) {
         av_channel_layout_uninit(&in_layout);
-        return steno_fail(STENO_E_FORMAT, "%s: audio stream has no sample rate", d->name);
+        return st;
     }
     AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
     SwrContext *swr = NULL;
     ret = swr_alloc_set_opts2(&swr, &mono, AV_SAMPLE_FMT_S16, STENO_SAMPLE_RATE, &in_layout,
                               (enum AVSampleFormat)f->format, f->sample_rate, 0, NULL);
     if (ret >= 0) ret = swr_init(swr);
+    if (ret < 0 && swr && in_layout.order != AV_CHANNEL_ORDER_NATIVE) {
+        /* swresample builds no down-mix for a channel count without a standard layout (9..15,
+         * 17..23, 25..64 channels of unknown order); average them with equal weights, which is
+         * what its own down-mix does for channels whose roles it cannot tell apart */
+        double matrix[STENO_AUDIO_MAX_CHANNELS];
+        for (int c = 0; c < in_layout.nb_channels; c++) matrix[c] = 1.0 / in_layout.nb_channels;
+        ret = swr_set_matrix(swr, matrix, in_layout.nb_channels);
+        if (ret >= 0) ret = swr_init(swr);
+    }
     if (ret < 0) {
         swr_free(&swr);
         av_channel_layout_uninit(&in_layout);
@@ -161,7 +196,17 @@ static steno_status drain_decoder(decoder *d) {
     }
 }
 
-static steno_status open_input(decoder *d, const char *path) {
+/* Maps avformat_open_input's failure to a status and one line naming the input. */
+static steno_status fail_open(const decoder *d, int ret) {
+    if (ret == AVERROR(ENOENT)) return steno_fail(STENO_E_IO, "%s: no such file", d->name);
+    if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
+        return fail_av(d, STENO_E_IO, "cannot open", ret);
+    if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+}
+
+/* Opens a path ("-" = stdin) with avformat's own I/O. */
+static steno_status open_path(decoder *d, const char *path) {
     const char *url;
     char *file_url = NULL;
     if (strcmp(path, "-") == 0) {
@@ -183,14 +228,69 @@ static steno_status open_input(decoder *d, const char *path) {
     }
     int ret = avformat_open_input(&d->fmt, url, NULL, NULL);
     free(file_url);
-    if (ret < 0) {
-        if (ret == AVERROR(ENOENT)) return steno_fail(STENO_E_IO, "%s: no such file", d->name);
-        if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
-            return fail_av(d, STENO_E_IO, "cannot open", ret);
-        if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
-        return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
+    return ret < 0 ? fail_open(d, ret) : STENO_OK;
+}
+
+/* An in-memory file behind a custom AVIOContext: the same demuxers and decoders see the same
+ * bytes as through the "file:" protocol (seekable, size known), so the samples are the same. */
+typedef struct mem_file {
+    const uint8_t *data;
+    size_t size, pos;
+} mem_file;
+
+static int mem_read(void *opaque, uint8_t *buf, int len) {
+    mem_file *m = opaque;
+    if (m->pos >= m->size) return AVERROR_EOF;
+    size_t n = m->size - m->pos;
+    if (len >= 0 && n > (size_t)len) n = (size_t)len;
+    memcpy(buf, m->data + m->pos, n);
+    m->pos += n;
+    return (int)n;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence) {
+    mem_file *m = opaque;
+    whence &= ~AVSEEK_FORCE;
+    if (whence == AVSEEK_SIZE) return m->size > INT64_MAX ? AVERROR(EINVAL) : (int64_t)m->size;
+    int64_t base;
+    if (whence == SEEK_SET) base = 0;
+    else if (whence == SEEK_CUR) base = (int64_t)m->pos;
+    else if (whence == SEEK_END) base = (int64_t)m->size;
+    else return AVERROR(EINVAL);
+    if ((offset > 0 && base > INT64_MAX - offset) || base + offset < 0) return AVERROR(EINVAL);
+    /* past the end is allowed (as lseek); the next read then reports EOF */
+    m->pos = (size_t)(base + offset);
+    return base + offset;
+}
+
+/* the AVIOContext's buffer size: avformat reads and probes through it */
+enum { MEM_IO_BUFFER = 64 * 1024 };
+
+static steno_status open_memory(decoder *d, mem_file *m, AVIOContext **pb) {
+    unsigned char *buf = av_malloc(MEM_IO_BUFFER);
+    if (!buf) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    *pb = avio_alloc_context(buf, MEM_IO_BUFFER, 0, m, mem_read, NULL, mem_seek);
+    if (!*pb) {
+        av_free(buf);
+        return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
     }
-    ret = avformat_find_stream_info(d->fmt, NULL);
+    d->fmt = avformat_alloc_context();
+    if (!d->fmt) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    d->fmt->pb = *pb;
+    d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    /* An uploaded playlist or concat list must not make avformat open other URLs or local files:
+     * the buffer is the whole input, so nested opens get an empty protocol whitelist. */
+    AVDictionary *opts = NULL;
+    av_dict_set(&opts, "protocol_whitelist", "none", 0);
+    /* the name doubles as the URL avformat's probe scores by extension, as a path's would */
+    int ret = avformat_open_input(&d->fmt, d->name, NULL, &opts);
+    av_dict_free(&opts);
+    return ret < 0 ? fail_open(d, ret) : STENO_OK; /* on failure avformat freed d->fmt */
+}
+
+/* After the container is open: find the audio stream and open its decoder. */
+static steno_status open_stream(decoder *d) {
+    int ret = avformat_find_stream_info(d->fmt, NULL);
     if (ret < 0) return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
 
     const AVCodec *codec = NULL;
@@ -203,6 +303,12 @@ static steno_status open_input(decoder *d, const char *path) {
     if (ret < 0) return fail_av(d, STENO_E_FORMAT, "no usable audio stream", ret);
     d->stream = ret;
     AVStream *s = d->fmt->streams[ret];
+    /* a rate the demuxer could not know yet (0) is left to the decoder; its frames are checked */
+    if (s->codecpar->sample_rate != 0 || s->codecpar->ch_layout.nb_channels != 0) {
+        steno_status st = check_declared(d, s->codecpar->sample_rate ? s->codecpar->sample_rate : STENO_AUDIO_MIN_RATE,
+                                         s->codecpar->ch_layout.nb_channels ? s->codecpar->ch_layout.nb_channels : 1);
+        if (st != STENO_OK) return st;
+    }
 
     d->dec = avcodec_alloc_context3(codec);
     if (!d->dec) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
@@ -237,6 +343,39 @@ static steno_status decode_all(decoder *d) {
     return STENO_OK;
 }
 
+/* The one decoder path behind both loaders: d->fmt is open (by path or over memory); decode,
+ * convert to float and release everything but the AVIOContext, which the caller owns. */
+static steno_status load_opened(decoder *d, steno_status st, float **samples, size_t *n_samples) {
+    if (st == STENO_OK) st = open_stream(d);
+    if (st == STENO_OK) {
+        d->pkt = av_packet_alloc();
+        d->frame = av_frame_alloc();
+        st = (d->pkt && d->frame) ? decode_all(d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    }
+    float *out = NULL;
+    if (st == STENO_OK) {
+        /* malloc(0) may return NULL; always hand back a freeable non-NULL pointer */
+        out = malloc((d->out.n ? d->out.n : 1) * sizeof(float));
+        if (!out) {
+            st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+        } else {
+            /* as openai-whisper: int16 / 32768 */
+            for (size_t i = 0; i < d->out.n; i++) out[i] = (float)d->out.data[i] / 32768.0f;
+        }
+    }
+    swr_free(&d->swr);
+    av_channel_layout_uninit(&d->swr_layout);
+    av_frame_free(&d->frame);
+    av_packet_free(&d->pkt);
+    avcodec_free_context(&d->dec);
+    avformat_close_input(&d->fmt);
+    free(d->out.data);
+    if (st != STENO_OK) return st;
+    *samples = out;
+    *n_samples = d->out.n;
+    return STENO_OK;
+}
+
 steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples) {
     if (!path || !samples || !n_samples)
         return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load: NULL argument");
@@ -245,32 +384,23 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
     pthread_once(&g_log_once, quiet_ffmpeg_log);
 
     decoder d = {.name = strcmp(path, "-") == 0 ? "stdin" : path, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
-    steno_status st = open_input(&d, path);
-    if (st == STENO_OK) {
-        d.pkt = av_packet_alloc();
-        d.frame = av_frame_alloc();
-        st = (d.pkt && d.frame) ? decode_all(&d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
-    }
-    float *out = NULL;
-    if (st == STENO_OK) {
-        /* malloc(0) may return NULL; always hand back a freeable non-NULL pointer */
-        out = malloc((d.out.n ? d.out.n : 1) * sizeof(float));
-        if (!out) {
-            st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d.name);
-        } else {
-            /* as openai-whisper: int16 / 32768 */
-            for (size_t i = 0; i < d.out.n; i++) out[i] = (float)d.out.data[i] / 32768.0f;
-        }
-    }
-    swr_free(&d.swr);
-    av_channel_layout_uninit(&d.swr_layout);
-    av_frame_free(&d.frame);
-    av_packet_free(&d.pkt);
-    avcodec_free_context(&d.dec);
-    avformat_close_input(&d.fmt);
-    free(d.out.data);
-    if (st != STENO_OK) return st;
-    *samples = out;
-    *n_samples = d.out.n;
-    return STENO_OK;
+    return load_opened(&d, open_path(&d, path), samples, n_samples);
+}
+
+steno_status steno_audio_load_memory(const void *data, size_t size, const char *name, float **samples,
+                                     size_t *n_samples) {
+    if ((!data && size) || !samples || !n_samples)
+        return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load_memory: NULL argument");
+    *samples = NULL;
+    *n_samples = 0;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+
+    decoder d = {.name = name && *name ? name : "memory", .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    mem_file m = {.data = data, .size = size};
+    AVIOContext *pb = NULL;
+    steno_status st = load_opened(&d, open_memory(&d, &m, &pb), samples, n_samples);
+    /* a custom AVIOContext outlives avformat_close_input; its buffer may have been replaced */
+    if (pb) av_freep(&pb->buffer);
+    avio_context_free(&pb);
+    return st;
 }

@@ -156,6 +156,11 @@ steno_status llama2c_open(const char *path, llama2c_file **out) {
 
 steno_status llama2c_open_buffer(const void *data, size_t size, const char *name, llama2c_file **out) {
     *out = NULL;
+    /* the weights are handed out as float pointers into the image; a misaligned image would make
+     * every load through them undefined behaviour (a fault on strict-alignment CPUs) */
+    if ((uintptr_t)data % _Alignof(float) != 0)
+        return steno_fail(STENO_E_INVALID_ARG, "%s: llama2.c image at %p is not %zu-byte aligned", name ? name : "<memory>",
+                          data, (size_t)_Alignof(float));
     llama2c_file *f = calloc(1, sizeof *f);
     if (!f || !(f->name = strdup(name ? name : "<memory>"))) {
         free(f);
@@ -196,6 +201,11 @@ steno_status llama2c_tokenizer_load_buffer(const void *data, size_t size, const 
         return steno_fail(STENO_E_INVALID_ARG, "%s: invalid vocabulary size %d", name, vocab_size);
     if (size < 4)
         return steno_fail(STENO_E_FORMAT, "%s: truncated llama2.c tokenizer (%zu bytes, no header)", name, size);
+    /* vocab_size comes from the checkpoint: an entry takes at least 8 bytes (score, length), so
+     * check it against this file's length before it sizes three arrays */
+    if ((size - 4) / 8 < (size_t)vocab_size)
+        return steno_fail(STENO_E_FORMAT, "%s: truncated llama2.c tokenizer (%zu bytes cannot hold %d tokens)", name,
+                          size, vocab_size);
     llama2c_tokenizer *t = calloc(1, sizeof *t);
     if (!t) return steno_fail(STENO_E_NOMEM, "%s: out of memory", name);
     int32_t maxlen;

@@ -42,7 +42,9 @@ typedef struct llama2c_file llama2c_file;
 
 /** Maps and validates a checkpoint. *out owned by the caller (llama2c_close). */
 steno_status llama2c_open(const char *path, llama2c_file **out);
-/** Same from an in-memory image (not copied; must outlive the handle). */
+/** Same from an in-memory image (not copied; must outlive the handle). data must be aligned for
+ *  float (4 bytes; malloc and mmap give that): the weights are float pointers into it. A
+ *  misaligned image is refused with STENO_E_INVALID_ARG. */
 steno_status llama2c_open_buffer(const void *data, size_t size, const char *name, llama2c_file **out);
 void llama2c_close(llama2c_file *f);
 const llama2c_config *llama2c_get_config(const llama2c_file *f);

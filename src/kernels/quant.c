@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "core/fp16.h"
 #include "kernels/quant_blocks.h"
 
@@ -509,28 +510,12 @@ static steno_type_traits g_traits[STENO_T_COUNT] = {
 
 static int g_isa = -1; /* 0 scalar, 1 avx2 */
 
-#ifdef STENO_HAVE_X86
-#include <cpuid.h>
-/* AVX2 + FMA + F16C, with the OS saving the YMM registers (CPUID leaves 1 and 7, XGETBV). */
-static int cpu_has_avx2_fma_f16c(void) {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    const int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, f16c = (c >> 29) & 1;
-    if (!(fma && osxsave && avx && f16c)) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 6) != 6) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    return (b >> 5) & 1;
-}
-#endif
-
 static void init_dispatch(void) {
     if (g_isa >= 0) return;
     int isa = 0;
 #ifdef STENO_HAVE_X86
     const char *e = getenv("STENO_NO_AVX2");
-    if (!(e && *e && strcmp(e, "0") != 0) && cpu_has_avx2_fma_f16c()) isa = 1;
+    if (!(e && *e && strcmp(e, "0") != 0) && steno_cpu_has_avx2_fma_f16c()) isa = 1;
     if (isa) {
         g_traits[STENO_T_F16].vec_dot = steno_dot_f16_avx2;
         g_traits[STENO_T_F16].to_float = steno_f16_to_f32_avx2;

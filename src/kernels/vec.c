@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "core/fp16.h"
 #include "kernels/vec_impl.h"
 
@@ -174,10 +175,7 @@ int vec_init(void) {
     if (atomic_load(&g_init)) return g_k != &vec_scalar;
 #if defined(__x86_64__) && defined(__GNUC__)
     const char *no = getenv("STENO_NO_SIMD");
-    __builtin_cpu_init();
-    if (!(no && *no && strcmp(no, "0") != 0) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-        g_k = &vec_avx2;
+    if (!(no && *no && strcmp(no, "0") != 0) && steno_cpu_has_avx2_fma_f16c()) g_k = &vec_avx2;
 #endif
     atomic_store(&g_init, 1);
     return g_k != &vec_scalar;

@@ -340,6 +340,15 @@ static steno_status build_vocab(steno_tokenizer *t, const char *path, const strl
     return STENO_OK;
 }
 
+/* Copies at most size - 1 bytes of s into out for an error message, control characters shown as
+ * '?' and a cut shown as "...", so that a token read from a file cannot break the one-line rule. */
+static void printable_prefix(const char *s, char *out, size_t size) {
+    size_t n = 0, len = strlen(s);
+    for (; n + 1 < size && n < len; n++) out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+    if (n < len && size > 4) memcpy(out + size - 4, "...", 3), n = size - 1;
+    out[n] = '\0';
+}
+
 /* Parses tokenizer.json: checks model.vocab against the vocabulary, builds the merge table. */
 static steno_status load_merges(steno_tokenizer *t, const char *path) {
     char *buf;
@@ -371,9 +380,11 @@ static steno_status load_merges(steno_tokenizer *t, const char *path) {
         cJSON_ArrayForEach(it, vocab) {
             int id = vocab_lookup(t, it->string, strlen(it->string));
             if (!cJSON_IsNumber(it) || (double)id != it->valuedouble) {
+                /* the token is file content: keep the message one line (fuzz_tokenizer find) */
+                char shown[48];
+                printable_prefix(it->string, shown, sizeof shown);
                 s = steno_fail(STENO_E_FORMAT,
-                               "%s: model.vocab['%s'] disagrees with the vocabulary file", path,
-                               it->string);
+                               "%s: model.vocab['%s'] disagrees with the vocabulary file", path, shown);
                 cJSON_Delete(root);
                 return s;
             }

@@ -489,7 +489,8 @@ def usage_errors_exit_2():
 @case
 def transcription_option_values_exit_2():
     # malformed values of the decoding options: one line naming the option, exit 2, before any
-    # audio is read (the vocabulary check needs the model, so it comes after loading it)
+    # audio is read (the vocabulary check needs the model, so it comes after loading it, which
+    # happens once the first file has decoded)
     bad = [
         ("--clip-timestamps", "1,x"), ("--clip-timestamps", "5,2"), ("--clip-timestamps", "-1"),
         ("--clip-timestamps", "1,,2"), ("--clip-timestamps", "0,nan"), ("--clip-timestamps", "2,1,3"),

@@ -5,7 +5,10 @@
  *   - 48 kHz, 22.05 kHz (FLAC) and 8 kHz inputs come back with n_in · 16000 / rate samples (the
  *     resampler is drained at the end, so only rounding separates the two);
  *   - stdin ("-"), a stereo file (down-mixed), a zero-sample file and a truncated file load;
- *   - missing files, directories and non-audio files fail with one line naming the input. */
+ *   - missing files, directories and non-audio files fail with one line naming the input;
+ *   - steno_audio_load_memory() over a file's bytes gives the path loader's samples bit for bit
+ *     (16 kHz WAV, FLAC, 8 kHz WAV, 48 kHz WAV), and garbage bytes fail with one line naming the
+ *     caller's name. */
 #include "steno.h"
 
 #include <math.h>
@@ -177,6 +180,85 @@ static void test_resampled(void) {
     }
 }
 
+static void test_memory(void) {
+    const char *clips[] = {"jfk.wav", "ljspeech_LJ001-0001.flac", "ls_dev-clean_1272-128104-0004_8k.wav",
+                           "alsa_Front_Center.wav"};
+    for (size_t i = 0; i < sizeof clips / sizeof clips[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/audio/%s", shared_dir(), clips[i]);
+        size_t len = 0;
+        unsigned char *bytes = read_file(path, &len);
+        check("clip is readable", bytes != NULL);
+        if (!bytes) continue;
+        float *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+        steno_status sx = steno_audio_load(path, &x, &nx);
+        steno_status sy = steno_audio_load_memory(bytes, len, clips[i], &y, &ny);
+        if (sy != STENO_OK) fprintf(stderr, "  %s\n", steno_errmsg());
+        int same = sx == STENO_OK && sy == STENO_OK && nx == ny && nx > 0 && memcmp(x, y, nx * sizeof(float)) == 0;
+        printf("%s from memory: %zu samples, path loader %zu, %s\n", clips[i], ny, nx,
+               same ? "bit-identical" : "DIFFERENT");
+        char what[256];
+        snprintf(what, sizeof what, "%s: memory loader is bit-identical to the path loader", clips[i]);
+        check(what, same);
+        free(x);
+        free(y);
+        free(bytes);
+    }
+
+    /* garbage: one line, naming the caller's name */
+    unsigned char junk[4096];
+    uint32_t r = 12345;
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)((r = r * 1103515245u + 12345u) >> 24);
+    float *x = (float *)junk;
+    size_t n = 99;
+    steno_status st = steno_audio_load_memory(junk, sizeof junk, "upload.xyz", &x, &n);
+    printf("garbage from memory: %s\n", steno_errmsg());
+    check("garbage bytes are STENO_E_FORMAT", st == STENO_E_FORMAT);
+    check("message names the upload: 'upload.xyz: ...'", strncmp(steno_errmsg(), "upload.xyz: ", 12) == 0);
+    check("message is one line", strchr(steno_errmsg(), '\n') == NULL);
+    check("failure leaves *samples NULL and n 0", x == NULL && n == 0);
+    st = steno_audio_load_memory(junk, 0, NULL, &x, &n);
+    check("an empty buffer is STENO_E_FORMAT, named 'memory'",
+          st == STENO_E_FORMAT && strncmp(steno_errmsg(), "memory: ", 8) == 0);
+    check("NULL data with size > 0 is STENO_E_INVALID_ARG",
+          steno_audio_load_memory(NULL, 10, "x", &x, &n) == STENO_E_INVALID_ARG);
+}
+
+/* issue 19: a 76-byte IMA ADPCM WAV declaring 1 000 000 032 Hz cost 27 s and 2.2 GB in swresample */
+static void test_declared_bounds(void) {
+    static const unsigned char hostile[76] = {
+        'R', 'I', 'F', 'F', 0x56, 0x08, 0, 0, 'W', 'A', 'V', 'E', 'f', 'm', 't', ' ', 0x14, 0, 0, 0,
+        0x11, 0, 0x01, 0, 0x20, 0xca, 0x9a, 0x3b, 0, 0, 0, 0, 0x80, 0, 0, 0, [64] = 'd', 'a', 't', 'a'};
+    float *x = NULL;
+    size_t n = 0;
+    steno_status st = steno_audio_load_memory(hostile, sizeof hostile, "hostile.wav", &x, &n);
+    printf("issue 19 WAV from memory: %s\n", steno_errmsg());
+    check("a 1 GHz WAV is STENO_E_FORMAT naming the rate",
+          st == STENO_E_FORMAT && strstr(steno_errmsg(), "hostile.wav: declared sample rate 1000000032 Hz") != NULL);
+
+    /* the bounds themselves are inclusive: 1 kHz, 768 kHz and 64 channels decode */
+    const struct { int rate, channels; steno_status want; } cases[] = {
+        {STENO_AUDIO_MIN_RATE, 1, STENO_OK},      {STENO_AUDIO_MAX_RATE, 1, STENO_OK},
+        {16000, STENO_AUDIO_MAX_CHANNELS, STENO_OK}, {STENO_AUDIO_MIN_RATE - 1, 1, STENO_E_FORMAT},
+        {STENO_AUDIO_MAX_RATE + 1, 2, STENO_E_FORMAT}, {16000, STENO_AUDIO_MAX_CHANNELS + 1, STENO_E_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum { FRAMES = 1000 };
+        size_t bytes = 44 + (size_t)FRAMES * 2 * (size_t)cases[i].channels;
+        unsigned char *w = calloc(1, bytes);
+        wav_header(w, cases[i].channels, cases[i].rate, FRAMES);
+        st = steno_audio_load_memory(w, bytes, "bounds.wav", &x, &n);
+        char what[128];
+        snprintf(what, sizeof what, "%d Hz, %d channels: status %d", cases[i].rate, cases[i].channels, cases[i].want);
+        check(what, st == cases[i].want);
+        if (st != STENO_OK) printf("%d Hz, %d channels: %s\n", cases[i].rate, cases[i].channels, steno_errmsg());
+        free(x);
+        x = NULL;
+        free(w);
+    }
+}
+
 static void test_made_up_files(const char *dir) {
     char path[4200];
     unsigned char h[44];
@@ -268,6 +350,8 @@ static void test_made_up_files(const char *dir) {
 int main(void) {
     test_bit_exact_16k();
     test_resampled();
+    test_memory();
+    test_declared_bounds();
 
     char dir[] = "/tmp/steno_test_audio_XXXXXX";
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
