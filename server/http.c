@@ -138,6 +138,16 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (r->defer) { /* answered once the body is in (the strings given here are literals) */
+        if (!r->err_status) {
+            r->err_status = status;
+            r->err_type = type;
+            r->err_param = param;
+            r->err_code = code;
+            snprintf(r->err_msg, sizeof r->err_msg, "%.511s", msg);
+        }
+        return MHD_YES;
+    }
     cJSON *j = http_error_json(status, type, param, code, msg);
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
@@ -345,7 +355,7 @@ static int authorized(server_ctx *S, struct MHD_Connection *c) {
 static int dispatch(http_req *r) {
     server_ctx *S = r->srv;
     if (r->err_status)
-        return http_send_error(r, r->err_status, NULL, NULL, r->err_code, "%s", r->err_msg);
+        return http_send_error(r, r->err_status, r->err_type, r->err_param, r->err_code, "%s", r->err_msg);
     if (r->route != ROUTE_HEALTH && r->route != ROUTE_PAGE && r->route != ROUTE_METRICS && !S->ready)
         return http_send_error(r, 503, NULL, NULL, "loading", "the models are still loading; retry shortly");
     switch (r->route) {
@@ -418,6 +428,10 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
         *con_cls = r;
         serve_request_begin(S);
         serve_connection_body(c);
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const int has_body = (cl && strtoull(cl, NULL, 10) > 0) ||
+                             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        r->defer = has_body && !MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
         const int rc = request_begin(S, c, url, method, r);
         return rc == MHD_YES ? MHD_YES : (r->status ? MHD_YES : MHD_NO);
     }
@@ -429,13 +443,11 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
         const size_t n = *upload_size;
         *upload_size = 0;
         r->body_seen += n;
-        if (r->body_seen > S->o.max_body_bytes) {
-            /* chunked uploads have no Content-Length to refuse early: cut the connection */
+        if (r->body_seen > S->o.max_body_bytes)
             req_set_error(r, 413, "request_too_large", "the request body is larger than the limit of %zu bytes",
                           S->o.max_body_bytes);
-            return MHD_NO;
-        }
-        if (r->err_status) return MHD_YES;
+        /* a refused body is read and dropped so the client can read the answer, up to a bound */
+        if (r->err_status) return r->body_seen / 4 > S->o.max_body_bytes ? MHD_NO : MHD_YES;
         if (r->pp) {
             if (!r->form_broken && MHD_post_process(r->pp, upload_data, n) != MHD_YES) {
                 r->form_broken = 1;
@@ -457,6 +469,7 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
         return MHD_YES;
     }
     /* the whole request is in */
+    r->defer = 0;
     serve_connection_busy(c);
     if (r->pp) { /* a body that ends before its closing boundary is malformed too */
         if (MHD_destroy_post_processor(r->pp) != MHD_YES)

@@ -67,7 +67,10 @@ typedef struct http_req {
     form_field *fields;
     int n_fields, cap_fields;
     int form_broken;             /* the PostProcessor rejected the body */
-    /* an error found while the body arrived, answered at the end */
+    /* an error found before or while the body arrived, answered once it is in: a client that
+     * sends its body without waiting (no Expect: 100-continue) reads the 4xx instead of a broken
+     * pipe; defer is set while such a client's body is still coming */
+    int defer;
     int err_status;
     char err_msg[512];
     const char *err_type, *err_param, *err_code;

@@ -319,26 +319,6 @@ static long stream_next(void *user, char *buf, size_t cap) {
 
 /* -------------------------------------------------------------------------------------- handler */
 
-#include <sys/mman.h>
-#include <unistd.h>
-/* TEMPORARY until steno_audio_load_memory lands: the upload through a memfd. */
-static steno_status load_upload(const char *data, size_t len, const char *name, float **samples, size_t *n) {
-    int fd = memfd_create("upload", MFD_CLOEXEC);
-    if (fd < 0) return STENO_E_IO;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w <= 0) { close(fd); return STENO_E_IO; }
-        off += (size_t)w;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    steno_status st = steno_audio_load(path, samples, n);
-    close(fd);
-    (void)name;
-    return st;
-}
-
 int route_audio(http_req *r) {
     server_ctx *S = r->srv;
     if (!sched_whisper(S->sched))
@@ -363,7 +343,7 @@ int route_audio(http_req *r) {
     float *samples = NULL;
     size_t n = 0;
     const char *name = file->filename[0] ? file->filename : "file";
-    if (load_upload(file->data, file->len, name, &samples, &n) != STENO_OK) {
+    if (steno_audio_load_memory(file->data, file->len, name, &samples, &n) != STENO_OK) {
         free(o);
         return http_send_error(r, 400, NULL, "file", "invalid_audio", "%s", steno_errmsg());
     }
