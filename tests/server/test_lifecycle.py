@@ -1,0 +1,118 @@
+"""test_lifecycle.py — operations: /metrics parses as Prometheus text (prometheus_client's parser)
+and its counters match the requests sent (by endpoint and status, audio seconds, prompt and
+generated tokens); /health and /v1/models; SIGTERM during a long transcription lets it finish
+(200, the CLI's text) and the server exits 0; a second SIGTERM-less shutdown (SIGINT) exits 0.
+"""
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from serverlib import SANITIZE, SHARED, Checks, Server, audio, cli_transcribe, multipart  # noqa: E402
+
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+t = Checks()
+STORIES = os.path.join(SHARED, "models/stories260K/stories260K.bin")
+
+
+def metrics(s):
+    st, body = s.get("/metrics")
+    t.check(st == 200, f"/metrics status {st}")
+    fams = {f.name: f for f in text_string_to_metric_families(body.decode())}  # raises on bad syntax
+    return fams
+
+
+def sample(fams, family, name=None, **labels):
+    for smp in fams[family].samples:
+        if (name is None or smp.name == name) and all(smp.labels.get(k) == v for k, v in labels.items()):
+            return smp.value
+    return 0.0
+
+
+def transcribe(s, path, fmt="json"):
+    body, ctype = multipart({"response_format": fmt}, {"file": (os.path.basename(path), open(path, "rb").read())})
+    return s.post_json("/v1/audio/transcriptions", body, {"Content-Type": ctype})
+
+
+with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES]) as s:
+    base = metrics(s)  # the counters of what the harness sent while waiting (health checks)
+    health0 = sample(base, "steno_requests", "steno_requests_total", endpoint="/health", status="200")
+    clips = ["jfk.wav", "timit_LDC93S1.wav"]
+    seconds = 0.0
+    for c in clips:
+        st, d = transcribe(s, audio(c), "verbose_json")
+        t.check(st == 200, f"transcription of {c}: {st}")
+        seconds += json.loads(d)["duration"]
+    st, d = transcribe(s, audio("jfk.wav"), "mp3")
+    t.check(st == 400, "one bad request")
+    prompt_tokens = gen_tokens = 0
+    for p in ("Once upon a time", "The cat"):
+        st, d = s.post_json("/v1/completions", {"prompt": p, "max_tokens": 16, "temperature": 0})
+        u = json.loads(d)["usage"]
+        prompt_tokens += u["prompt_tokens"]
+        gen_tokens += u["completion_tokens"]
+    for _ in range(3):
+        s.get("/health")
+    s.get("/v1/models")
+    time.sleep(0.2)  # the log/metrics line of the last response is written once it is sent
+    m = metrics(s)
+    got = {
+        "transcriptions 200": sample(m, "steno_requests", "steno_requests_total", endpoint="/v1/audio/transcriptions",
+                                     status="200"),
+        "transcriptions 400": sample(m, "steno_requests", "steno_requests_total", endpoint="/v1/audio/transcriptions",
+                                     status="400"),
+        "completions 200": sample(m, "steno_requests", "steno_requests_total", endpoint="/v1/completions",
+                                  status="200"),
+        "health 200": sample(m, "steno_requests", "steno_requests_total", endpoint="/health", status="200") - health0,
+        "models 200": sample(m, "steno_requests", "steno_requests_total", endpoint="/v1/models", status="200"),
+        "metrics 200": sample(m, "steno_requests", "steno_requests_total", endpoint="/metrics", status="200"),
+    }
+    want = {"transcriptions 200": 2, "transcriptions 400": 1, "completions 200": 2, "health 200": 3,
+            "models 200": 1, "metrics 200": 1}
+    t.check(got == want, f"request counters {got} vs {want}")
+    audio_total = sample(m, "steno_audio_seconds", "steno_audio_seconds_total")
+    t.check(abs(audio_total - seconds) < 0.01, f"audio seconds {audio_total} vs {seconds}")
+    t.check(sample(m, "steno_prompt_tokens", "steno_prompt_tokens_total") == prompt_tokens, "prompt tokens")
+    t.check(sample(m, "steno_generated_tokens", "steno_generated_tokens_total") == gen_tokens, "generated tokens")
+    count = sample(m, "steno_request_duration_seconds", "steno_request_duration_seconds_count",
+                   endpoint="/v1/audio/transcriptions")
+    inf = sample(m, "steno_request_duration_seconds", "steno_request_duration_seconds_bucket",
+                 endpoint="/v1/audio/transcriptions", le="+Inf")
+    t.check(count == 3 and inf == 3, f"latency histogram count {count}, +Inf bucket {inf}")
+    t.check(sample(m, "steno_queue_depth") == 0 and sample(m, "steno_jobs_running") == 0, "idle gauges")
+    t.check(sample(m, "steno_requests_in_flight") == 1, "in flight: the /metrics request itself")
+    t.check(sample(m, "steno_ready") == 1, "ready gauge")
+    st, d = s.get("/health")
+    t.check(st == 200 and json.loads(d) == {"status": "ok"}, f"/health {st} {d!r}")
+
+# SIGTERM while a long transcription runs: it finishes, then the server exits 0
+LONG = audio("tedlium_long_120s.flac" if not SANITIZE else "asterisk_en_demo-instruct.wav")
+ref = cli_transcribe(LONG, "txt")
+with Server(["--whisper-model", "tiny.en", "--shutdown-timeout", "300"]) as s:
+    out = {}
+    th = threading.Thread(target=lambda: out.setdefault("r", transcribe(s, LONG, "text")))
+    th.start()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if sample(metrics(s), "steno_jobs_running") == 1:
+            break
+        time.sleep(0.05)
+    t0 = time.time()
+    s.proc.send_signal(signal.SIGTERM)
+    th.join(600)
+    rc = s.proc.wait(600)
+    st, d = out.get("r", (None, b""))
+    print(f"SIGTERM mid-transcription: answered {st} {time.time() - t0:.1f} s later; exit status {rc}")
+    t.check(st == 200 and " ".join(d.decode().split()) == " ".join(ref.split()),
+            f"the in-flight transcription finished: {st} {d[:200]!r}")
+    t.check(rc == 0, f"exit status {rc} after SIGTERM")
+    t.check("stopped" in s.log(), "the log says it stopped")
+
+with Server(["--whisper-model", "tiny.en"]) as s:
+    rc = s.stop(signal.SIGINT)
+    t.check(rc == 0, f"exit status {rc} after SIGINT")
+t.finish()
