@@ -104,8 +104,34 @@ def llama2c():
             "checkpoint_only": split(ck, b"")}
 
 
+def stop_text():
+    """Stop strings, then pieces, split at 0xFF (fuzz/fuzz_stop_text.c)."""
+    sep = b"\xff"
+    return {"one_stop": b"\x01" + b"Paris" + sep + sep.join([b"The capital", b" is Pa", b"ri", b"s.", b" Yes"]),
+            "two_stops_utf8": b"\x02" + b"\n\n" + sep + "caf\u00e9".encode() + sep +
+            sep.join([b"un ", "caf\u00e9".encode()[:4], "caf\u00e9".encode()[4:], b"\n", b"\nend"]),
+            "no_stop": b"\x00" + sep.join([b"abc", "\u4e2d\u6587".encode(), b"\xe2\x82", b"\xac"])}
+
+
+def text_request():
+    """Chat (first byte odd) and completion (even) bodies (fuzz/fuzz_text_request.c)."""
+    bodies = {
+        "chat": (1, {"model": "stories260K", "messages": [{"role": "system", "content": "Be brief."},
+                                                           {"role": "user", "content": "Hello"}],
+                     "temperature": 0.5, "max_tokens": 8, "stop": ["\n", "END"], "logprobs": True, "top_logprobs": 2,
+                     "stream": True, "stream_options": {"include_usage": True}}),
+        "chat_parts": (1, {"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}),
+        "completion": (0, {"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0, "seed": 7,
+                           "logit_bias": {"5": -100, "17": 2.5}, "top_k": 10, "top_p": 0.9, "min_p": 0.1,
+                           "presence_penalty": 0.5, "frequency_penalty": -0.5, "logprobs": 3, "echo": True}),
+        "completion_tokens": (0, {"prompt": [1, 2, 3, 4], "max_completion_tokens": 4, "stop": "x"}),
+        "bad_types": (0, {"prompt": 5, "max_tokens": "x", "n": 2}),
+    }
+    return {k: bytes([flag]) + json.dumps(v).encode() for k, (flag, v) in bodies.items()}
+
+
 SEEDS = {"fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
-         "fuzz_llama2c": llama2c}
+         "fuzz_llama2c": llama2c, "fuzz_stop_text": stop_text, "fuzz_text_request": text_request}
 
 
 def main():

@@ -138,6 +138,7 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    api_error_one_line(msg);
     if (r->defer) { /* answered once the body is in (the strings given here are literals) */
         if (!r->err_status) {
             r->err_status = status;
@@ -157,6 +158,10 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
     if (resp && status == 429) MHD_add_response_header(resp, "Retry-After", "1");
     if (resp && status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     return queue(r, status, resp, "application/json");
+}
+
+int http_send_api_error(http_req *r, const api_error *e) {
+    return http_send_error(r, e->status, NULL, e->param, e->code, "%s", e->message);
 }
 
 int http_send_sched_error(http_req *r, steno_status st, const char *msg) {
@@ -240,6 +245,7 @@ int sse_out_json(sse_out *o, cJSON *json) {
 
 long sse_out_take(sse_out *o, char *buf, size_t cap) {
     size_t n = o->len - o->off;
+    if (n == 0) return 0;
     if (n > cap) n = cap;
     memcpy(buf, o->buf + o->off, n);
     o->off += n;

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "sched/sched.h"
+#include "server/api_error.h"
 #include "server/server.h"
 
 struct MHD_Connection;
@@ -108,6 +109,8 @@ int http_send_json(http_req *r, int status, cJSON *json);
 /** OpenAI's error body {"error":{"message","type","param","code"}}; param/code may be NULL. */
 int http_send_error(http_req *r, int status, const char *type, const char *param, const char *code,
                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/** Sends e (a request parser's verdict). */
+int http_send_api_error(http_req *r, const api_error *e);
 /** A 4xx/5xx for a scheduler status (SCHED_E_FULL → 429 with Retry-After, shutting down → 503,
  *  invalid → 400, unsupported → 404 when the model is missing). */
 int http_send_sched_error(http_req *r, steno_status st, const char *msg);

@@ -15,12 +15,14 @@ void steno_stop_text_free(steno_stop_text *t) {
     memset(t, 0, sizeof *t);
 }
 
-/* Bytes at the end of buf[0..len) that start a UTF-8 sequence not yet complete. */
+/* Bytes at the end of buf[0..len) that start a UTF-8 sequence the next bytes may still complete:
+ * a lead byte C2..F4 followed by fewer continuation bytes than it needs. Bytes that can never be
+ * valid (C0, C1, F5..FF, stray continuations) are not held: they are released and become U+FFFD. */
 static size_t incomplete_tail(const char *buf, size_t len) {
     for (size_t k = 1; k <= 3 && k <= len; k++) {
         const unsigned char c = (unsigned char)buf[len - k];
         if ((c & 0xC0) == 0x80) continue; /* continuation byte: look further back */
-        const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        const size_t need = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
         return need > k ? k : 0;
     }
     return 0;
@@ -47,7 +49,8 @@ int steno_stop_text_push(steno_stop_text *t, const char *bytes, size_t n, size_t
     for (int i = 0; i < t->n_stops; i++) {
         const char *s = t->stops[i];
         if (!s || !*s) continue;
-        const char *hit = strstr(t->buf + t->released, s);
+        /* memmem, not strstr: a generated piece may hold a NUL byte (byte-level tokens) */
+        const char *hit = memmem(t->buf + t->released, t->len - t->released, s, strlen(s));
         if (hit && (size_t)(hit - t->buf) < cut) cut = (size_t)(hit - t->buf);
     }
     if (cut < t->len) {
