@@ -160,6 +160,30 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
     return queue(r, status, resp, "application/json");
 }
 
+static int job_error_status(const sched_outcome *o) {
+    if (o->deadline_passed) return 504;
+    if (o->status == STENO_E_INVALID_ARG || o->status == STENO_E_UNSUPPORTED) return 400;
+    return o->cancelled ? 503 : 500;
+}
+
+static void job_error_message(const sched_outcome *o, const char *what, double timeout, char *msg, size_t cap) {
+    if (o->deadline_passed) snprintf(msg, cap, "the %s did not finish within %.0f s (--request-timeout)", what, timeout);
+    else snprintf(msg, cap, "%s", o->errmsg[0] ? o->errmsg : "failed");
+}
+
+cJSON *http_job_error_json(const sched_outcome *o, const char *what, double timeout) {
+    char msg[600];
+    job_error_message(o, what, timeout, msg, sizeof msg);
+    return http_error_json(job_error_status(o), NULL, NULL, o->deadline_passed ? "deadline_exceeded" : NULL, msg);
+}
+
+int http_send_job_error(http_req *r, const sched_outcome *o, const char *what) {
+    char msg[600];
+    job_error_message(o, what, r->srv->o.request_timeout, msg, sizeof msg);
+    return http_send_error(r, job_error_status(o), NULL, NULL, o->deadline_passed ? "deadline_exceeded" : NULL, "%s",
+                           msg);
+}
+
 int http_send_api_error(http_req *r, const api_error *e) {
     return http_send_error(r, e->status, NULL, e->param, e->code, "%s", e->message);
 }

@@ -109,6 +109,10 @@ int http_send_json(http_req *r, int status, cJSON *json);
 /** OpenAI's error body {"error":{"message","type","param","code"}}; param/code may be NULL. */
 int http_send_error(http_req *r, int status, const char *type, const char *param, const char *code,
                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/** A failed job's answer: 504 when its deadline passed (what: "transcription"), 400 for an
+ *  invalid or unsupported request, 503 when cancelled, else 500; the JSON form for streams. */
+int http_send_job_error(http_req *r, const sched_outcome *o, const char *what);
+cJSON *http_job_error_json(const sched_outcome *o, const char *what, double timeout);
 /** Sends e (a request parser's verdict). */
 int http_send_api_error(http_req *r, const api_error *e);
 /** A 4xx/5xx for a scheduler status (SCHED_E_FULL → 429 with Retry-After, shutting down → 503,

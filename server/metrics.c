@@ -60,7 +60,7 @@ void metrics_request_done(server_metrics *m, route_id route, int status, double 
     pthread_mutex_unlock(&m->mu);
 }
 
-char *metrics_render(server_metrics *m, int queued, int running, int in_flight, int ready) {
+char *metrics_render(server_metrics *m, const metrics_gauges *g) {
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
@@ -114,8 +114,13 @@ char *metrics_render(server_metrics *m, int queued, int running, int in_flight, 
             "steno_requests_in_flight %d\n"
             "# HELP steno_ready 1 once the models are loaded.\n"
             "# TYPE steno_ready gauge\n"
-            "steno_ready %d\n",
-            queued, running, in_flight, ready);
+            "steno_ready %d\n"
+            "# HELP steno_jobs_total Jobs finished, by outcome (cancelled: the client left, a deadline, shutdown).\n"
+            "# TYPE steno_jobs_total counter\n"
+            "steno_jobs_total{outcome=\"completed\"} %llu\n"
+            "steno_jobs_total{outcome=\"cancelled\"} %llu\n"
+            "steno_jobs_total{outcome=\"failed\"} %llu\n",
+            g->queued, g->running, g->in_flight, g->ready, g->jobs_completed, g->jobs_cancelled, g->jobs_failed);
     if (fclose(f) != 0) {
         free(out);
         return NULL;

@@ -16,6 +16,10 @@ void metrics_free(server_metrics *m);
 void metrics_request_done(server_metrics *m, route_id route, int status, double seconds, double audio_seconds,
                           int prompt_tokens, int generated_tokens);
 /** The exposition text (malloc'd), with the gauges given. NULL when out of memory. */
-char *metrics_render(server_metrics *m, int queued, int running, int in_flight, int ready);
+typedef struct metrics_gauges {
+    int queued, running, in_flight, ready;
+    unsigned long long jobs_completed, jobs_cancelled, jobs_failed; /* the scheduler's totals */
+} metrics_gauges;
+char *metrics_render(server_metrics *m, const metrics_gauges *g);
 
 #endif

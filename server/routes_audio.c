@@ -298,9 +298,7 @@ static long stream_next(void *user, char *buf, size_t cap) {
                 s->r->audio_seconds = o->result->duration;
             } else {
                 cJSON_Delete(ev);
-                ev = http_error_json(o->deadline_passed ? 504 : 500, NULL, NULL,
-                                     o->deadline_passed ? "deadline_exceeded" : NULL,
-                                     o->deadline_passed ? "the request's deadline passed" : o->errmsg);
+                ev = http_job_error_json(o, "transcription", s->r->srv->o.request_timeout);
                 cJSON_AddStringToObject(ev, "type", "error");
             }
             if (sse_out_json(&s->out, ev) != 0) return -2;
@@ -385,13 +383,7 @@ int route_audio(http_req *r) {
     }
     const sched_outcome *out = sched_job_outcome(job);
     if (out->status != STENO_OK || !out->result) {
-        if (out->deadline_passed)
-            rc = http_send_error(r, 504, NULL, NULL, "deadline_exceeded",
-                                 "the transcription did not finish within %.0f s (--request-timeout)",
-                                 S->o.request_timeout);
-        else if (out->status == STENO_E_INVALID_ARG || out->status == STENO_E_UNSUPPORTED)
-            rc = http_send_error(r, 400, NULL, NULL, NULL, "%s", out->errmsg);
-        else rc = http_send_error(r, out->cancelled ? 503 : 500, NULL, NULL, NULL, "%s", out->errmsg);
+        rc = http_send_job_error(r, out, "transcription");
     } else {
         const char *ct = NULL;
         size_t len = 0;

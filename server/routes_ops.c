@@ -37,9 +37,14 @@ int route_models(http_req *r) {
 }
 
 int route_metrics(http_req *r) {
-    int queued = 0, running = 0;
-    if (r->srv->sched) sched_load(r->srv->sched, &queued, &running);
-    char *text = metrics_render(r->srv->metrics, queued, running, serve_in_flight(), r->srv->ready);
+    metrics_gauges g = {0};
+    if (r->srv->sched) {
+        sched_load(r->srv->sched, &g.queued, &g.running);
+        sched_totals(r->srv->sched, &g.jobs_completed, &g.jobs_cancelled, &g.jobs_failed);
+    }
+    g.in_flight = serve_in_flight();
+    g.ready = r->srv->ready;
+    char *text = metrics_render(r->srv->metrics, &g);
     if (!text) return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
     const int rc = http_send(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
     free(text);

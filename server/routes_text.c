@@ -210,9 +210,7 @@ static long text_stream_next(void *user, char *buf, size_t cap) {
             s->r->prompt_tokens = o->n_prompt;
             s->r->completion_tokens = o->n_generated;
             if (o->status != STENO_OK) {
-                cJSON *err = http_error_json(o->deadline_passed ? 504 : 500, NULL, NULL,
-                                             o->deadline_passed ? "deadline_exceeded" : NULL,
-                                             o->deadline_passed ? "the request's deadline passed" : o->errmsg);
+                cJSON *err = http_job_error_json(o, "generation", s->r->srv->o.request_timeout);
                 if (sse_out_json(&s->out, err) != 0) return -2;
             } else {
                 cJSON *root = chunk(s, &choice);
@@ -304,10 +302,7 @@ static int route_text(http_req *r, int chat) {
     r->prompt_tokens = o->n_prompt;
     r->completion_tokens = o->n_generated;
     if (o->status != STENO_OK) {
-        if (o->deadline_passed)
-            rc = http_send_error(r, 504, NULL, NULL, "deadline_exceeded",
-                                 "the generation did not finish within %.0f s (--request-timeout)", S->o.request_timeout);
-        else rc = http_send_error(r, o->cancelled ? 503 : 500, NULL, NULL, NULL, "%s", o->errmsg);
+        rc = http_send_job_error(r, o, "generation");
     } else {
         rc = send_whole(r, t, job);
     }

@@ -21,6 +21,7 @@ struct steno_sched {
     pthread_cond_t cv;   /* a job was queued, or shutdown */
     sched_job *head, *tail;
     int n_queued, n_running;
+    unsigned long long n_completed, n_cancelled, n_failed;
     int stopping;
     sched_job **running; /* [n_parallel]: the job each worker runs, for sched_free's cancel */
 };
@@ -49,6 +50,15 @@ void sched_load(steno_sched *s, int *queued, int *running) {
     pthread_mutex_lock(&s->mu);
     *queued = s->n_queued;
     *running = s->n_running;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sched_totals(steno_sched *s, unsigned long long *completed, unsigned long long *cancelled,
+                  unsigned long long *failed) {
+    pthread_mutex_lock(&s->mu);
+    *completed = s->n_completed;
+    *cancelled = s->n_cancelled;
+    *failed = s->n_failed;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -216,6 +226,9 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&s->mu);
         s->n_running--;
         s->running[k] = NULL;
+        if (j->out.cancelled) s->n_cancelled++;
+        else if (j->out.status != STENO_OK) s->n_failed++;
+        else s->n_completed++;
         pthread_mutex_unlock(&s->mu);
         job_finish(j);
         job_unref(j);

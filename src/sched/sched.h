@@ -64,6 +64,9 @@ double sched_now(void);
 
 /** Jobs waiting for a slot / running now. */
 void sched_load(steno_sched *s, int *queued, int *running);
+/** Jobs finished since start: completed, cancelled (client gone, deadline, shutdown), failed. */
+void sched_totals(steno_sched *s, unsigned long long *completed, unsigned long long *cancelled,
+                  unsigned long long *failed);
 
 /* ------------------------------------------------------------------------------------------ jobs */
 
