@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from serverlib import BIN, SANITIZE, Checks, Server, audio, cli_transcribe  # noqa: E402
+from serverlib import BIN, SANITIZE, Checks, Server, audio, cli_transcribe, multipart  # noqa: E402
 
 import openai  # noqa: E402
 
@@ -116,6 +116,16 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", "smollm2", "--parallel
     t.check(len(deltas) >= 2, f"stream: {len(deltas)} deltas")
     t.check(done is not None and norm(done) == norm(ref_txt), f"stream done text: {done!r}")
     t.check(norm("".join(deltas)) == norm(ref_txt), f"stream deltas: {deltas!r}")
+
+    # ---- whisper.cpp's /inference, as whisper-server clients send it
+    ref_txt = cli_transcribe(JFK, "txt")
+    body, ctype = multipart({"temperature": "0.0", "temperature_inc": "0.2", "response_format": "json"},
+                            {"file": ("jfk.wav", open(JFK, "rb").read())})
+    st, d = s.post_json("/inference", body, {"Content-Type": ctype})
+    t.check(st == 200 and norm(json.loads(d)["text"]) == norm(ref_txt), f"/inference json: {st} {d[:200]!r}")
+    body, ctype = multipart({"response_format": "srt"}, {"file": ("jfk.wav", open(JFK, "rb").read())})
+    st, d = s.post_json("/inference", body, {"Content-Type": ctype})
+    t.check(st == 200 and d.decode() == cli_transcribe(JFK, "srt"), f"/inference srt: {st}")
 
     # ---- chat: greedy, against `steno chat` (one message on stdin)
     msg = "What is the capital of France? Answer in one sentence."
