@@ -112,10 +112,12 @@ def quality_vs_plain():
 def f32_compute_and_sinks():
     floor = perplexity("--compute", "f32", "--kv", "plain", "--kv-type", "f32", "--ref-kv-type", "f16")[0]
     print("  f32 compute floor: top-1 %.3f, KL %.2e" % (floor["top1_agree"], floor["kl_mean"]))
-    # f16 vs f32 KV rows under f32 arithmetic: the distributions agree to KL ~1e-6, but a near-tie
-    # may still flip: top-1 1.000 on the Zen 2 machine this was written on, 0.989 (KL 2.4e-6) on an
-    # AVX-512 Xeon, whose OpenBLAS sgemm kernel rounds differently.
-    check(floor["top1_agree"] >= 0.98 and floor["kl_mean"] < 1e-4,
+    # f16 vs f32 KV rows under f32 arithmetic: the distributions agree to KL ~1e-6, but near-ties
+    # may still flip: top-1 1.000 on the Zen 2 machine this was written on; on an AVX-512 Xeon,
+    # whose OpenBLAS sgemm kernel rounds differently, 0.989 (KL 2.4e-6) in Release and 0.979
+    # (KL 4.0e-6) in the ASan+UBSan build. The KL bound is the test; top-1 only catches a gross
+    # error.
+    check(floor["top1_agree"] >= 0.95 and floor["kl_mean"] < 1e-4,
           "f32-vs-f16 plain under --compute f32: top-1 %.3f, KL %g" % (floor["top1_agree"], floor["kl_mean"]))
     mlx = ["--kv-group", "64", "--kv-rotate", "0", "--kv-center", "0"]
     nosink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "0", "--ref-kv-type", "f32", *mlx)[0]
