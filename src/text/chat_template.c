@@ -52,10 +52,12 @@ static void put_trimmed(sbuf *b, const char *s) {
  * branch taken when the first message is not a system message. Returns a malloc'd string or NULL. */
 static char *chatml_default_system(const char *tmpl) {
     if (!tmpl || !strstr(tmpl, "!= 'system'")) return NULL;
-    const char *k = "'<|im_start|>system\\n";
-    const char *s = strstr(tmpl, k);
-    if (!s) return NULL;
-    s += strlen(k);
+    /* the template text may hold the Jinja escape (backslash, n) or a real newline byte there */
+    const char *k = "'<|im_start|>system\\n", *k2 = "'<|im_start|>system\n";
+    const char *s = strstr(tmpl, k), *s2 = strstr(tmpl, k2);
+    if (s) s += strlen(k);
+    else if (s2) s = s2 + strlen(k2);
+    else return NULL;
     const char *e = strstr(s, "<|im_end|>");
     if (!e) return NULL;
     char *out = malloc((size_t)(e - s) + 1);
