@@ -30,6 +30,7 @@ struct sched_job {
     int n_events, cap_events;
     sched_outcome out;        /* written by the worker, read after SCHED_DONE */
     job_kind kind;
+    steno_sched *owner;       /* the scheduler whose queue holds it (set by submit) */
     sched_job *next;          /* the queue */
     /* JOB_TRANSCRIBE */
     float *samples;

@@ -123,8 +123,37 @@ void sched_job_release(sched_job *j) {
     if (j) job_unref(j);
 }
 
+static void job_finish(sched_job *j);
+
+/* A queued job that is cancelled leaves the queue at once: a client that gave up must not hold
+ * a place that max_queue counts (its 429 would turn others away). A running job stops at its
+ * next check. */
 void sched_job_cancel(sched_job *j) {
-    if (j) atomic_store(&j->cancel, 1);
+    if (!j) return;
+    atomic_store(&j->cancel, 1);
+    steno_sched *s = j->owner;
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    sched_job *prev = NULL, *q = s->head;
+    while (q && q != j) {
+        prev = q;
+        q = q->next;
+    }
+    if (q) {
+        if (prev) prev->next = j->next;
+        else s->head = j->next;
+        if (s->tail == j) s->tail = prev;
+        j->next = NULL;
+        s->n_queued--;
+        s->n_cancelled++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!q) return;
+    j->out.status = STENO_E_ABORTED;
+    j->out.cancelled = 1;
+    snprintf(j->out.errmsg, sizeof j->out.errmsg, "cancelled while queued");
+    job_finish(j);
+    job_unref(j); /* the queue's reference */
 }
 
 static void job_finish(sched_job *j) {
@@ -354,6 +383,7 @@ static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sche
                         : steno_fail(SCHED_E_FULL, "%d requests are already waiting", s->p.max_queue);
     }
     j->refs = 2; /* the submitter's and the queue's */
+    j->owner = s;
     if (s->tail) s->tail->next = j;
     else s->head = j;
     s->tail = j;

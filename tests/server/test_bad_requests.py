@@ -266,4 +266,34 @@ with Server(["--whisper-model", "tiny.en", "--api-key", "sekrit", "--max-queue",
     st, _, d = result["r"]
     is_error(st, d, 504, code="deadline_exceeded", what="a 120-s file past a 4-s --request-timeout")
 
+# clients that leave while queued free their place at once (a full queue of ghosts would 429)
+with Server(["--whisper-model", "tiny.en", "--parallel", "1", "--max-queue", "2"]) as s:
+    result = {}
+    th = threading.Thread(target=lambda: result.setdefault("r", form(s, {}, {"file": ("long.flac", LONG[:900_000])})))
+    th.start()
+    deadline = time.time() + 60
+    while metric(s, "steno_jobs_running") < 1 and time.time() < deadline:
+        time.sleep(0.02)
+    ghosts = []
+    body, ctype = multipart({}, {"file": ("jfk.wav", JFK)})
+    for _ in range(2):
+        sk = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        sk.sendall(f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\n"
+                   f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        ghosts.append(sk)
+    while metric(s, "steno_queue_depth") < 2 and time.time() < deadline:
+        time.sleep(0.02)
+    t.check(metric(s, "steno_queue_depth") == 2, "two requests queued behind the running one")
+    for sk in ghosts:
+        sk.close()
+    while metric(s, "steno_queue_depth") > 0 and time.time() < deadline:
+        time.sleep(0.02)
+    depth = metric(s, "steno_queue_depth")
+    t.check(depth == 0 and metric(s, "steno_jobs_running") == 1,
+            f"the queue empties when its clients leave, while the first job still runs (depth {depth})")
+    st, _, d = form(s, {"response_format": "text"}, {"file": ("jfk.wav", JFK)})
+    t.check(st == 200, f"a new client is served, not refused: {st} {d[:120]!r}")
+    th.join(120)
+    t.check(result.get("r", (0,))[0] == 200, "the running job finished")
+
 t.finish()
