@@ -33,7 +33,7 @@ static void serve_usage(FILE *f) {
           "  -t, --threads N           threads per slot (default: CPUs / parallel)\n"
           "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
           "  --api-key KEY             require 'Authorization: Bearer KEY' on every endpoint but /health\n"
-          "                            (or set STENO_API_KEY)\n"
+          "                            and the page at / (or set STENO_API_KEY)\n"
           "\n"
           "limits (each rejection is an OpenAI-style JSON error):\n"
           "  --max-body BYTES          largest request body, then 413 (26214400 = 25 MB)\n"
@@ -42,8 +42,8 @@ static void serve_usage(FILE *f) {
           "  --max-queue N             requests waiting for a slot, then 429 with Retry-After (64)\n"
           "  --max-connections N       open connections (256)\n"
           "  --header-timeout S        seconds to send the request line and headers (15); also how long\n"
-          "                            an idle keep-alive connection stays open\n"
-          "  --body-timeout S          seconds to send the whole body (120)\n"
+          "                            an idle keep-alive connection stays open (0 = no limit)\n"
+          "  --body-timeout S          seconds to send the whole body (120; 0 = no limit)\n"
           "  --request-timeout S       seconds a request may wait and run, then 504 (600; 0 = none)\n"
           "  --shutdown-timeout S      seconds in-flight requests get after SIGTERM (30)\n"
           "\n"
@@ -88,6 +88,17 @@ int steno_cmd_serve(int argc, char **argv) {
             fprintf(stderr, "steno serve: unexpected argument '%s' (see steno serve --help)\n", a);
             return 2;
         }
+        static const char *const valued[] = {
+            "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
+            "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
+            "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
+            "--port-file", "--path", "--weights", NULL};
+        int known = 0;
+        for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "steno serve: unknown option %s (see steno serve --help)\n", a);
+            return 2;
+        }
         if (i + 1 >= argc) {
             fprintf(stderr, "steno serve: %s needs a value\n", a);
             return 2;
@@ -112,6 +123,10 @@ int steno_cmd_serve(int argc, char **argv) {
         }                                                                                         \
         dst = d;                                                                                  \
     } while (0)
+        if (!strcmp(a, "--api-key") && !*v) {
+            fprintf(stderr, "steno serve: --api-key: the key is empty\n");
+            return 2;
+        }
         if (!strcmp(a, "--host")) o.host = v;
         else if (!strcmp(a, "--port")) NUM(0, 65535, o.port);
         else if (!strcmp(a, "--whisper-model")) whisper = v;

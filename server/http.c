@@ -90,6 +90,10 @@ int http_wait_job(http_req *r, sched_job *job) {
 static int queue(http_req *r, int status, struct MHD_Response *resp, const char *content_type) {
     if (!resp) return MHD_NO;
     if (content_type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    /* browser apps on other origins may call the API (as llama-server and whisper-server allow);
+     * the API key, when set, still guards it */
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", "*");
+    if (status == 405 && r->allow[0]) MHD_add_response_header(resp, "Allow", r->allow);
     r->status = status;
     const enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)status, resp);
     MHD_destroy_response(resp);
@@ -348,6 +352,19 @@ static void req_free(http_req *r) {
     free(r);
 }
 
+/* A client's bytes as they may appear in the log: anything outside printable ASCII (a newline
+ * that would forge a log line, a terminal escape) is written as %XX, as in a URL. */
+static const char *log_safe(const char *s, char *out, size_t cap) {
+    size_t o = 0;
+    for (; *s && o + 4 < cap; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c > 0x20 && c < 0x7f) out[o++] = (char)c;
+        else o += (size_t)snprintf(out + o, cap - o, "%%%02X", c);
+    }
+    out[o] = '\0';
+    return out;
+}
+
 /* Called by MHD when the response is over (sent, failed or the client left): the log line and
  * the metrics. */
 void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
@@ -360,8 +377,10 @@ void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     /* a stream cut short keeps its 200 in the log, with the bytes actually sent */
     metrics_request_done(S->metrics, r->route, status, ms / 1000.0, r->audio_seconds, r->prompt_tokens,
                          r->completion_tokens);
+    char m[64], p[1600];
     if (!S->o.quiet)
-        fprintf(stderr, "%s %s %d %llu %.1fms%s\n", r->method, r->path, status, (unsigned long long)r->bytes_out, ms,
+        fprintf(stderr, "%s %s %d %llu %.1fms%s\n", log_safe(r->method, m, sizeof m), log_safe(r->path, p, sizeof p),
+                status, (unsigned long long)r->bytes_out, ms,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
     serve_connection_idle(c);
     serve_request_end(S);
@@ -402,6 +421,11 @@ static int dispatch(http_req *r) {
     }
 }
 
+static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) ++*(int *)cls;
+    return MHD_YES;
+}
+
 /* First call: the headers are in. Decides the route and everything that can be refused before
  * the body is read (auth, method, declared length, content type). */
 static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *url, const char *method,
@@ -415,8 +439,25 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
         path_known = 1;
         if (strcmp(method, g_routes[i].method) == 0) def = &g_routes[i];
     }
-    if (!def && strcmp(method, "HEAD") == 0 && strcmp(url, "/health") == 0) def = &g_routes[6];
+    if (!def && strcmp(method, "HEAD") == 0)
+        for (size_t i = 0; i < sizeof g_routes / sizeof g_routes[0] && !def; i++)
+            if (strcmp(url, g_routes[i].path) == 0 && strcmp(g_routes[i].method, "GET") == 0) def = &g_routes[i];
     if (def) r->route = def->id;
+    if (!def && path_known && strcmp(method, "OPTIONS") == 0) { /* a CORS preflight */
+        struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (resp) {
+            MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+            MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
+            MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+        }
+        return queue(r, 204, resp, NULL);
+    }
+    for (size_t i = 0; i < sizeof g_routes / sizeof g_routes[0]; i++)
+        if (strcmp(url, g_routes[i].path) == 0) {
+            snprintf(r->allow, sizeof r->allow, "%s, OPTIONS%s", g_routes[i].method,
+                     strcmp(g_routes[i].method, "GET") == 0 ? ", HEAD" : "");
+            break;
+        }
     /* the page holds no secret and asks for the key itself; a browser cannot send one to open it */
     if (def && def->id != ROUTE_HEALTH && def->id != ROUTE_PAGE && !authorized(S, c))
         return http_send_error(r, 401, NULL, NULL, "invalid_api_key",
@@ -424,6 +465,10 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
     if (!def && path_known)
         return http_send_error(r, 405, NULL, NULL, "method_not_allowed", "%s is not allowed on %s", method, url);
     if (!def) return http_send_error(r, 404, NULL, NULL, "not_found", "no such endpoint: %s %s", method, url);
+    int n_cl = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
+    if (n_cl > 1) /* RFC 9112 6.3: differing lengths are a framing error, a smuggling risk behind proxies */
+        return http_send_error(r, 400, NULL, NULL, "invalid_request", "more than one Content-Length header");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > S->o.max_body_bytes)
         return http_send_error(r, 413, NULL, NULL, "request_too_large",

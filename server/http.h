@@ -77,6 +77,7 @@ typedef struct http_req {
     const char *err_type, *err_param, *err_code;
     /* the answer */
     int status;
+    char allow[40];              /* the methods of the path, for a 405's Allow header */
     uint64_t bytes_out;
     int streaming;
     /* counted once per request in the metrics */

@@ -77,7 +77,7 @@ static int read_options(http_req *r, audio_opts *o, int *rc) {
     } while (0)
     for (int i = 0; i < r->n_fields; i++) { /* every text field is UTF-8 (the file is bytes) */
         const form_field *g = &r->fields[i];
-        if (g->filename || !strcmp(g->name, "file")) continue;
+        if (g->filename || !strcmp(g->name, "file") || !g->name[0]) continue; /* unnamed parts are unused */
         char *clean = steno_utf8_sanitize(g->data, g->len);
         const int ok = clean && strlen(clean) == g->len && memcmp(clean, g->data, g->len) == 0;
         free(clean);
@@ -227,6 +227,10 @@ static int read_options(http_req *r, audio_opts *o, int *rc) {
             o->clips[n++] = v;
         }
         free(copy);
+        for (int i = 1; i < n; i += 2)
+            if (o->clips[i] < o->clips[i - 1])
+                BAD("clip_timestamps", "clip_timestamps: clip %d ends (%g s) before it starts (%g s)", i / 2 + 1,
+                    o->clips[i], o->clips[i - 1]);
         o->p.clip_timestamps = o->clips;
         o->p.n_clip_timestamps = n;
     }

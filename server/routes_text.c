@@ -244,8 +244,10 @@ static int route_text(http_req *r, int chat) {
         return http_send_error(r, 404, NULL, "model", "model_not_found",
                                "no text model is loaded (start steno serve with --llm-model)");
     if (!text_valid_utf8(r->body)) return http_send_error(r, 400, NULL, NULL, "invalid_utf8", "the body is not valid UTF-8");
-    cJSON *body = cJSON_ParseWithLength(r->body, r->body_len);
-    if (!body) return http_send_error(r, 400, NULL, NULL, "invalid_json", "the body is not valid JSON");
+    /* one JSON value and nothing after it (trailing bytes, or a NUL inside, are not silently dropped) */
+    const char *end = NULL;
+    cJSON *body = strlen(r->body) == r->body_len ? cJSON_ParseWithOpts(r->body, &end, 1) : NULL;
+    if (!body) return http_send_error(r, 400, NULL, NULL, "invalid_json", "the body is not one valid JSON value");
     text_req *t = calloc(1, sizeof *t);
     if (!t) {
         cJSON_Delete(body);
@@ -268,7 +270,7 @@ static int route_text(http_req *r, int chat) {
         cJSON_Delete(body);
         const int n = t->n_prompt;
         text_request_free(t);
-        return http_send_error(r, 400, NULL, "messages", "context_length_exceeded",
+        return http_send_error(r, 400, NULL, chat ? "messages" : "prompt", "context_length_exceeded",
                                "the prompt has %d tokens; the context holds %d (--ctx-size)", n, sched_n_ctx(S->sched));
     }
     if (t->max_tokens > sched_n_ctx(S->sched) - t->n_prompt) t->max_tokens = sched_n_ctx(S->sched) - t->n_prompt;

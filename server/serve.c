@@ -141,9 +141,12 @@ static int resolve_host(const char *host, int port, struct sockaddr_storage *ss,
     return 0;
 }
 
+/* libmicrohttpd's own messages (a client that left, a socket error) only with STENO_HTTP_DEBUG=1:
+ * the access log already has one line per request, and every start-up failure is reported here. */
 static void log_mhd(void *cls, const char *fmt, va_list ap) {
     const server_ctx *S = cls;
-    if (S->o.quiet) return;
+    const char *dbg = getenv("STENO_HTTP_DEBUG");
+    if (S->o.quiet || !dbg || strcmp(dbg, "1") != 0) return;
     fputs("steno serve: http: ", stderr);
     vfprintf(stderr, fmt, ap);
 }
@@ -246,12 +249,22 @@ stop:
         const MHD_socket ls = MHD_quiesce_daemon(d);
         if (ls != MHD_INVALID_SOCKET) close(ls);
     }
+    /* the grace period; a second SIGINT/SIGTERM ends it at once */
     const double until = sched_now() + S.o.shutdown_timeout;
     while (atomic_load(&g_in_flight) > 0 && sched_now() < until) {
         const struct timespec ts = {0, 50000000L};
+        if (sigtimedwait(&sigs, NULL, &ts) > 0) {
+            fprintf(stderr, "steno serve: second signal: cancelling %d request(s)\n", atomic_load(&g_in_flight));
+            break;
+        }
+    }
+    /* what is left is cancelled; its handlers get a moment to answer 503 before the sockets close */
+    if (S.sched) sched_cancel_all(S.sched);
+    const double answer_by = sched_now() + 5.0;
+    while (atomic_load(&g_in_flight) > 0 && sched_now() < answer_by) {
+        const struct timespec ts = {0, 20000000L};
         nanosleep(&ts, NULL);
     }
-    if (S.sched) sched_cancel_all(S.sched);
     MHD_stop_daemon(d);
     g_watch_stop = 1;
     if (watching) pthread_join(watcher, NULL);

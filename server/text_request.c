@@ -179,6 +179,14 @@ int text_request_parse(const text_limits *L, cJSON *body, text_req *t, api_error
                       model->valuestring, L->llm_id);
         return -1;
     }
+    /* what steno does not do is refused, not silently ignored */
+    cJSON *tools = cJSON_GetObjectItemCaseSensitive(body, "tools");
+    if (tools && !cJSON_IsNull(tools) && !(cJSON_IsArray(tools) && cJSON_GetArraySize(tools) == 0))
+        BAD("tools", "tools: function calling is not supported");
+    cJSON *rf = cJSON_GetObjectItemCaseSensitive(body, "response_format");
+    cJSON *rft = cJSON_GetObjectItemCaseSensitive(rf, "type");
+    if (rf && !cJSON_IsNull(rf) && !(cJSON_IsString(rft) && strcmp(rft->valuestring, "text") == 0))
+        BAD("response_format", "response_format: only {\"type\": \"text\"} is supported");
     int n = 1;
     if (get_int(L, body, "n", 1, 1e9, &n, e) < 0) return -1;
     if (n != 1) BAD("n", "n: only 1 choice per request is supported");
@@ -212,8 +220,8 @@ int text_request_parse(const text_limits *L, cJSON *body, text_req *t, api_error
     /* max_completion_tokens (chat) / max_tokens */
     t->max_tokens = 0;
     int mt = 0;
-    if ((iv = get_int(L, body, "max_completion_tokens", 1, 1e9, &mt, e)) < 0) return -1;
-    if (iv == 0 && (iv = get_int(L, body, "max_tokens", 1, 1e9, &mt, e)) < 0) return -1;
+    if ((iv = get_int(L, body, "max_completion_tokens", 1, L->max_tokens, &mt, e)) < 0) return -1;
+    if (iv == 0 && (iv = get_int(L, body, "max_tokens", 1, L->max_tokens, &mt, e)) < 0) return -1;
     if (iv > 0 && mt > L->max_tokens)
         BAD(cJSON_GetObjectItemCaseSensitive(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
             "max_tokens: %d is more than this server's limit of %d (--max-tokens)", mt, L->max_tokens);

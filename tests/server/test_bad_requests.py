@@ -93,6 +93,28 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES, "--max-body",
     is_error(st, d, 404, code="not_found", what="unknown endpoint")
     st, _, d = request(s, "GET", "/v1/chat/completions")
     is_error(st, d, 405, what="GET on a POST endpoint")
+    st, h, d = request(s, "OPTIONS", "/v1/chat/completions", headers={"Origin": "http://example.test",
+                                                                     "Access-Control-Request-Method": "POST"})
+    t.check(st == 204 and "Authorization" in h.get("Access-Control-Allow-Headers", "") and
+            h.get("Access-Control-Allow-Origin") == "*", f"CORS preflight: {st} {h}")
+    st, h, d = request(s, "GET", "/v1/chat/completions")
+    t.check("POST" in h.get("Allow", ""), f"405 carries Allow: {h}")
+    st, h, d = request(s, "HEAD", "/")
+    t.check(st == 200, f"HEAD /: {st}")
+    st, _, d = request(s, "GET", "/x%0aPOST%20/v1/audio/transcriptions%20200%201%201.0ms%0a%1b%5b31mRED")
+    t.check(st == 404, "a path with a newline and an escape")
+    time.sleep(0.2)
+    t.check("\x1b" not in s.log() and "\nPOST /v1/audio/transcriptions 200 1 1.0ms" not in s.log(),
+            "the log line of a hostile path is escaped (no forged line, no terminal escape)")
+    st, _, d = request(s, "POST", "/v1/completions", b'{"prompt":"x"}',
+                       {"Content-Type": "application/json", "Content-Length": "14"})
+    t.check(st == 200, f"one Content-Length: {st} {d[:100]!r}")
+    sk = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    sk.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: 14\r\nContent-Length: 2\r\n\r\n{\"prompt\":\"x\"}")
+    head = sk.recv(4096)
+    sk.close()
+    t.check(head.startswith(b"HTTP/1.1 400"), f"two Content-Length headers: {head[:60]!r}")
     # ---- multipart
     st, _, d = request(s, "POST", "/v1/audio/transcriptions", b"x", {"Content-Type": "multipart/form-data"})
     is_error(st, d, 400, param="file", code="invalid_multipart", what="multipart without a boundary")
@@ -144,6 +166,12 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES, "--max-body",
     is_error(st, d, 400, code="invalid_json", what="malformed JSON")
     st, _, d = chat(b'{"prompt": "caf\xe9"}')
     is_error(st, d, 400, code="invalid_utf8", what="invalid UTF-8 in JSON")
+    st, _, d = chat(b'{"prompt": "x"} trailing')
+    is_error(st, d, 400, code="invalid_json", what="bytes after the JSON value")
+    st, _, d = chat({"prompt": "x", "tools": [{"type": "function", "function": {"name": "f"}}]})
+    is_error(st, d, 400, param="tools", what="tools are refused, not ignored")
+    st, _, d = chat({"prompt": "x", "response_format": {"type": "json_object"}})
+    is_error(st, d, 400, param="response_format", what="JSON mode is refused, not ignored")
     st, _, d = chat(b"[1, 2]")
     is_error(st, d, 400, what="a JSON array body")
     st, _, d = chat({"prompt": "Once", "max_tokens": "ten"})
