@@ -222,9 +222,6 @@ int text_request_parse(const text_limits *L, cJSON *body, text_req *t, api_error
     int mt = 0;
     if ((iv = get_int(L, body, "max_completion_tokens", 1, L->max_tokens, &mt, e)) < 0) return -1;
     if (iv == 0 && (iv = get_int(L, body, "max_tokens", 1, L->max_tokens, &mt, e)) < 0) return -1;
-    if (iv > 0 && mt > L->max_tokens)
-        BAD(cJSON_GetObjectItemCaseSensitive(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens",
-            "max_tokens: %d is more than this server's limit of %d (--max-tokens)", mt, L->max_tokens);
     t->max_tokens = iv > 0 ? mt : L->max_tokens;
     /* stop */
     cJSON *stop = cJSON_GetObjectItemCaseSensitive(body, "stop");
