@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -40,9 +41,13 @@ server_opts server_default_opts(void) {
 /* ---------------------------------------------------------------------------- in-flight count */
 
 static atomic_int g_in_flight;
+static atomic_uint g_requests_ended;
 
 void serve_request_begin(server_ctx *S) { atomic_fetch_add(&g_in_flight, 1); }
-void serve_request_end(server_ctx *S) { atomic_fetch_sub(&g_in_flight, 1); }
+void serve_request_end(server_ctx *S) {
+    atomic_fetch_add(&g_requests_ended, 1);
+    atomic_fetch_sub(&g_in_flight, 1);
+}
 int serve_in_flight(void) { return atomic_load(&g_in_flight); }
 
 /* --------------------------------------------------------------------------- connection watch */
@@ -104,8 +109,13 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 static volatile int g_watch_stop;
 
 /* Every 200 ms: cut the connections past their phase's deadline. shutdown(2) makes MHD's next
- * read see the end of the stream, so MHD itself closes and frees the connection. */
+ * read see the end of the stream, so MHD itself closes and frees the connection.
+ * And when the server has gone idle after serving something, hand the heap's free pages back:
+ * each connection thread allocates from its own glibc arena, and an arena keeps what a burst of
+ * uploads freed until it is trimmed, so without this the resident size of an idle server drifts
+ * with the largest burst it has seen (measured: +9..17 % over a 1000-request soak). */
 static void *watch_main(void *arg) {
+    unsigned trimmed_at = 0;
     while (!g_watch_stop) {
         const struct timespec ts = {0, 200000000L};
         nanosleep(&ts, NULL);
@@ -121,6 +131,11 @@ static void *watch_main(void *arg) {
             }
         }
         pthread_mutex_unlock(&g_watch_mu);
+        const unsigned ended = atomic_load(&g_requests_ended);
+        if (ended != trimmed_at && atomic_load(&g_in_flight) == 0) {
+            malloc_trim(0);
+            trimmed_at = ended;
+        }
     }
     return NULL;
 }
