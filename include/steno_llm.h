@@ -154,6 +154,32 @@ void steno_llm_ctx_free(steno_llm_ctx *c);
  *  range, context full), STENO_E_NOMEM. On error the caches are rolled back to n_past. */
 steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all);
 
+/** One sequence of a batched evaluation: n_tokens tokens appended to ctx's KV caches at ctx's
+ *  positions, and (logits not NULL) the n_vocab logits of its last token. */
+typedef struct steno_llm_seq {
+    steno_llm_ctx *ctx;
+    const int *tokens;
+    int n_tokens;
+    float *logits;
+} steno_llm_seq;
+
+/** Evaluates several independent sequences in one forward pass (continuous batching's step):
+ *  their tokens are packed, so the projections and the MLP read each weight once for all of
+ *  them, while RoPE and attention use each sequence's own positions and KV caches. exec lends its
+ *  scratch buffers and thread pool (it may be one of the seqs' contexts); the total token count
+ *  must fit its n_batch. Each sequence's caches and logits are bit-identical to what
+ *  steno_llm_eval of the same tokens on its own context gives (the kernels compute every row
+ *  alone, in a fixed order), for any company and any thread count, with the GGML compute mode;
+ *  with STENO_LLM_COMPUTE_F32 the OpenBLAS product may vary with the batch. Exceptions: a
+ *  quantized cache with kv_quant_start > 0 converts at the first update that begins past that
+ *  point, so where the prompt is cut into chunks matters to it, as it does for steno_llm_eval.
+ *  All contexts must be over the same model, distinct, in exec's compute mode.
+ *  Errors: STENO_E_INVALID_ARG (bad token, context full, too many tokens for exec's n_batch, a
+ *  context over another model or mode, a context twice), STENO_E_NOMEM; on error every
+ *  sequence's caches are rolled back. Thread-safety: the contexts are not shared with other
+ *  threads during the call. */
+steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs, int n_seqs);
+
 /** Tokens in the KV caches (= position of the next token). */
 int steno_llm_n_past(const steno_llm_ctx *c);
 

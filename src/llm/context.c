@@ -51,6 +51,7 @@ void steno_llm_ctx_free(steno_llm_ctx *c) {
     free(c->att);
     free(c->hb);
     free(c->hb2);
+    free(c->pos);
     free(c);
 }
 
@@ -103,7 +104,8 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
     c->att = malloc(B * no * sizeof(float));
     c->hb = malloc(B * F * sizeof(float));
     c->hb2 = malloc(B * F * sizeof(float));
-    if (!c->pool || !c->kv || !c->x || !c->xb || !c->xb2 || !c->q || !c->k || !c->v || !c->att || !c->hb || !c->hb2) {
+    c->pos = malloc(B * sizeof(int));
+    if (!c->pos || !c->pool || !c->kv || !c->x || !c->xb || !c->xb2 || !c->q || !c->k || !c->v || !c->att || !c->hb || !c->hb2) {
         steno_llm_ctx_free(c);
         return steno_fail(STENO_E_NOMEM, "context: out of memory");
     }
@@ -206,12 +208,17 @@ steno_status steno_llm_rollback(steno_llm_ctx *c, int n) {
     return STENO_OK;
 }
 
-steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits) {
+void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng) {
+    for (int i = 0; i < ng; i++)
+        for (int t = 0; t < g[i].T; t++) c->pos[g[i].t0 + t] = g[i].ctx->n_past + t;
+}
+
+steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float *logits) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
     const int E = hp->n_embd;
     for (int t = 0; t < nr; t++) {
-        const float *xt = c->x + (size_t)(r0 + t) * E;
+        const float *xt = c->x + (size_t)(rows ? rows[t] : r0 + t) * E;
         if (hp->llama2c) steno_rmsnorm_llama2c(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
         else steno_rmsnorm_ggml(c->xb + (size_t)t * E, xt, m->output_norm, E, hp->norm_eps);
     }
@@ -224,13 +231,23 @@ steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits) {
     return STENO_OK;
 }
 
-steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all) {
-    const llm_hparams *hp = &c->m->hp;
-    if (n <= 0) return steno_fail(STENO_E_INVALID_ARG, "eval: no tokens");
+static steno_status forward(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
+    return c->m->hp.arch == LLM_ARCH_GEMMA3 ? llm_forward_gemma3(c, tokens, T, g, ng)
+                                            : llm_forward_llama(c, tokens, T, g, ng);
+}
+
+static steno_status check_tokens(const llm_hparams *hp, const int *tokens, int n) {
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
             return steno_fail(STENO_E_INVALID_ARG, "eval: token %d is not in the vocabulary (0..%d)", tokens[i],
                               hp->n_vocab - 1);
+    return STENO_OK;
+}
+
+steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all) {
+    const llm_hparams *hp = &c->m->hp;
+    if (n <= 0) return steno_fail(STENO_E_INVALID_ARG, "eval: no tokens");
+    if (check_tokens(hp, tokens, n) != STENO_OK) return STENO_E_INVALID_ARG;
     if ((long)c->n_past + n > (long)c->p.n_ctx)
         return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d (raise -c/--ctx-size)",
                           c->n_past, n, c->p.n_ctx);
@@ -238,17 +255,71 @@ steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *l
     for (int i = 0; i < n; i += c->n_batch) {
         int T = n - i < c->n_batch ? n - i : c->n_batch;
         int last = i + T == n;
-        float *lg = NULL;
-        if (logits && logits_all) lg = logits + (size_t)i * hp->n_vocab;
-        else if (logits && last) lg = logits;
-        steno_status st = hp->arch == LLM_ARCH_GEMMA3 ? llm_forward_gemma3(c, tokens + i, T, lg, logits_all)
-                                                      : llm_forward_llama(c, tokens + i, T, lg, logits_all);
+        const llm_group g = {c, 0, T};
+        steno_status st = forward(c, tokens + i, T, &g, 1);
+        if (st == STENO_OK && logits && logits_all) st = llm_output(c, 0, NULL, T, logits + (size_t)i * hp->n_vocab);
+        else if (st == STENO_OK && logits && last) st = llm_output(c, T - 1, NULL, 1, logits);
         if (st != STENO_OK) {
             restore(c, start);
             return st;
         }
     }
     return STENO_OK;
+}
+
+steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs, int n_seqs) {
+    const llm_hparams *hp = &exec->m->hp;
+    if (n_seqs <= 0) return steno_fail(STENO_E_INVALID_ARG, "eval_batch: no sequences");
+    int T = 0, n_out = 0;
+    for (int i = 0; i < n_seqs; i++) {
+        const steno_llm_seq *s = &seqs[i];
+        if (!s->ctx || s->n_tokens <= 0 || !s->tokens)
+            return steno_fail(STENO_E_INVALID_ARG, "eval_batch: sequence %d has no tokens", i);
+        if (s->ctx->m != exec->m || s->ctx->p.compute != exec->p.compute)
+            return steno_fail(STENO_E_INVALID_ARG, "eval_batch: sequence %d's context is over another model or mode", i);
+        for (int k = 0; k < i; k++)
+            if (seqs[k].ctx == s->ctx)
+                return steno_fail(STENO_E_INVALID_ARG, "eval_batch: sequences %d and %d share a context", k, i);
+        if (check_tokens(hp, s->tokens, s->n_tokens) != STENO_OK) return STENO_E_INVALID_ARG;
+        if ((long)s->ctx->n_past + s->n_tokens > (long)s->ctx->p.n_ctx)
+            return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d", s->ctx->n_past,
+                              s->n_tokens, s->ctx->p.n_ctx);
+        T += s->n_tokens;
+        n_out += s->logits != NULL;
+    }
+    if (T > exec->n_batch)
+        return steno_fail(STENO_E_INVALID_ARG, "eval_batch: %d tokens exceed the executor's n_batch %d", T, exec->n_batch);
+    llm_group *g = malloc(sizeof *g * (size_t)n_seqs);
+    int *tokens = malloc(sizeof(int) * (size_t)T), *start = malloc(sizeof(int) * (size_t)n_seqs),
+        *rows = malloc(sizeof(int) * (size_t)(n_out + 1));
+    float *lg = n_out ? malloc(sizeof(float) * (size_t)n_out * hp->n_vocab) : NULL;
+    steno_status st = STENO_OK;
+    if (!g || !tokens || !start || !rows || (n_out && !lg)) {
+        st = steno_fail(STENO_E_NOMEM, "eval_batch: out of memory");
+        goto done;
+    }
+    for (int i = 0, t0 = 0, o = 0; i < n_seqs; i++) {
+        g[i] = (llm_group){seqs[i].ctx, t0, seqs[i].n_tokens};
+        start[i] = seqs[i].ctx->n_past;
+        memcpy(tokens + t0, seqs[i].tokens, sizeof(int) * (size_t)seqs[i].n_tokens);
+        t0 += seqs[i].n_tokens;
+        if (seqs[i].logits) rows[o++] = t0 - 1;
+    }
+    st = forward(exec, tokens, T, g, n_seqs);
+    if (st == STENO_OK && n_out) st = llm_output(exec, 0, rows, n_out, lg);
+    if (st != STENO_OK) {
+        for (int i = 0; i < n_seqs; i++) restore(seqs[i].ctx, start[i]);
+        goto done;
+    }
+    for (int i = 0, o = 0; i < n_seqs; i++)
+        if (seqs[i].logits) memcpy(seqs[i].logits, lg + (size_t)o++ * hp->n_vocab, sizeof(float) * (size_t)hp->n_vocab);
+done:
+    free(g);
+    free(tokens);
+    free(start);
+    free(rows);
+    free(lg);
+    return st;
 }
 
 /* ------------------------------------------------------------------------------------------- */

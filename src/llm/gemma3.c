@@ -9,12 +9,13 @@
 #include "kernels/ops.h"
 #include "llm/model.h"
 
-steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all) {
+steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
     const int E = hp->n_embd, hk = hp->head_dim_k, nq = hp->n_head * hk, nk = hp->n_head_kv * hk,
-              nv = hp->n_head_kv * hp->head_dim_v, F = hp->n_ff;
-    const int pos0 = c->n_past;
+              nv = hp->n_head_kv * hp->head_dim_v, no = hp->n_head * hp->head_dim_v, F = hp->n_ff;
+    const int *pos = c->pos;
+    llm_group_positions(c, g, ng);
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
     steno_attn_params ap = {hp->n_head, hp->n_head_kv, hk, hp->head_dim_v, 1.0f, 1.0f, 0};
@@ -43,17 +44,20 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, floa
             float *qt = q + (size_t)t * nq, *kt = k + (size_t)t * nk;
             for (int h = 0; h < hp->n_head; h++) steno_rmsnorm_ggml(qt + (size_t)h * hk, qt + (size_t)h * hk, L->q_norm, hk, hp->norm_eps);
             for (int h = 0; h < hp->n_head_kv; h++) steno_rmsnorm_ggml(kt + (size_t)h * hk, kt + (size_t)h * hk, L->k_norm, hk, hp->norm_eps);
-            steno_rope_ggml(qt, hp->n_head, hk, hp->n_rot, pos0 + t, base, fscale, 1);
-            steno_rope_ggml(kt, hp->n_head_kv, hk, hp->n_rot, pos0 + t, base, fscale, 1);
+            steno_rope_ggml(qt, hp->n_head, hk, hp->n_rot, pos[t], base, fscale, 1);
+            steno_rope_ggml(kt, hp->n_head_kv, hk, hp->n_rot, pos[t], base, fscale, 1);
             for (int i = 0; i < nq; i++) qt[i] *= hp->q_scale;
         }
         llm_dump(c, "Qcur", l, q, T, nq);
         llm_dump(c, "Kcur", l, k, T, nk);
-        steno_kv_view view;
-        steno_status st = steno_kv_update_and_fetch(c->kv[l], k, v, T, &view);
-        if (st != STENO_OK) return st;
-        if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
-            return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        for (int i = 0; i < ng; i++) {
+            const size_t t0 = (size_t)g[i].t0;
+            steno_kv_view view;
+            steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &view);
+            if (st != STENO_OK) return st;
+            if (steno_attention(c->pool, &c->attn_work, &ap, q + t0 * nq, g[i].T, pos[t0], &view, att + t0 * no))
+                return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        }
         llm_dump(c, "kqv_out", l, att, T, hp->n_head * hp->head_dim_v);
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
@@ -85,7 +89,6 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, floa
         }
         llm_dump(c, "l_out", l, x, T, E);
     }
-    c->n_past += T;
-    if (!logits) return STENO_OK;
-    return logits_all ? llm_output(c, 0, T, logits) : llm_output(c, T - 1, 1, logits);
+    for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;
+    return STENO_OK;
 }

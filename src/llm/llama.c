@@ -9,12 +9,13 @@
 #include "kernels/ops.h"
 #include "llm/model.h"
 
-steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all) {
+steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
     const int E = hp->n_embd, nq = hp->n_head * hp->head_dim_k, nk = hp->n_head_kv * hp->head_dim_k,
               nv = hp->n_head_kv * hp->head_dim_v, no = hp->n_head * hp->head_dim_v, F = hp->n_ff;
-    const int pos0 = c->n_past;
+    const int *pos = c->pos;
+    llm_group_positions(c, g, ng);
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
     steno_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, hp->kq_scale,
@@ -39,22 +40,25 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float
         llm_dump(c, "Qpre", l, q, T, nq);
         for (int t = 0; t < T; t++) {
             if (hp->llama2c) {
-                steno_rope_llama2c(q + (size_t)t * nq, nq, hp->head_dim_k, pos0 + t);
-                steno_rope_llama2c(k + (size_t)t * nk, nk, hp->head_dim_k, pos0 + t);
+                steno_rope_llama2c(q + (size_t)t * nq, nq, hp->head_dim_k, pos[t]);
+                steno_rope_llama2c(k + (size_t)t * nk, nk, hp->head_dim_k, pos[t]);
             } else {
-                steno_rope_ggml(q + (size_t)t * nq, hp->n_head, hp->head_dim_k, hp->n_rot, pos0 + t, hp->rope_base,
+                steno_rope_ggml(q + (size_t)t * nq, hp->n_head, hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base,
                                 hp->rope_freq_scale, 0);
-                steno_rope_ggml(k + (size_t)t * nk, hp->n_head_kv, hp->head_dim_k, hp->n_rot, pos0 + t, hp->rope_base,
+                steno_rope_ggml(k + (size_t)t * nk, hp->n_head_kv, hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base,
                                 hp->rope_freq_scale, 0);
             }
         }
         llm_dump(c, "Qcur", l, q, T, nq);
         llm_dump(c, "Kcur", l, k, T, nk);
-        steno_kv_view view;
-        steno_status st = steno_kv_update_and_fetch(c->kv[l], k, v, T, &view);
-        if (st != STENO_OK) return st;
-        if (steno_attention(c->pool, &c->attn_work, &ap, q, T, pos0, &view, att))
-            return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        for (int i = 0; i < ng; i++) {
+            const size_t t0 = (size_t)g[i].t0;
+            steno_kv_view view;
+            steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &view);
+            if (st != STENO_OK) return st;
+            if (steno_attention(c->pool, &c->attn_work, &ap, q + t0 * nq, g[i].T, pos[t0], &view, att + t0 * no))
+                return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        }
         llm_dump(c, "kqv_out", l, att, T, no);
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
@@ -80,7 +84,6 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float
         for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
         llm_dump(c, "l_out", l, x, T, E);
     }
-    c->n_past += T;
-    if (!logits) return STENO_OK;
-    return logits_all ? llm_output(c, 0, T, logits) : llm_output(c, T - 1, 1, logits);
+    for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;
+    return STENO_OK;
 }

@@ -87,13 +87,29 @@ struct steno_llm_ctx {
     void *dump_user;
     /* scratch, n_batch rows each */
     float *x, *xb, *xb2, *q, *k, *v, *att, *hb, *hb2;
+    int *pos; /* the absolute position of each packed row */
 };
 
-/** One forward pass of T <= c->n_batch tokens at positions c->n_past.. (per architecture:
- *  llama.c, gemma3.c). logits: NULL, n_vocab floats (last token) or T × n_vocab (logits_all).
- *  Advances c->n_past by T on success; on failure the caches are rolled back. */
-steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
-steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, float *logits, int logits_all);
+/** One sequence of a packed forward pass (the seeds' token groups): its context g->ctx (whose KV
+ *  caches and position it advances) and its T tokens at rows [t0, t0 + T) of the packed batch. */
+typedef struct llm_group {
+    steno_llm_ctx *ctx;
+    int t0, T;
+} llm_group;
+
+/** One forward pass of T <= c->n_batch packed tokens, the rows of ng groups (per architecture:
+ *  llama.c, gemma3.c). c is the executor: its scratch, pool and work buffers; the groups'
+ *  contexts only lend their caches (c may be one of them). Token-wise work (norms, projections,
+ *  MLP) runs on all T rows at once, so each weight is read once per pass; RoPE uses each row's own
+ *  position and attention runs per group over its own cache. Every output row is computed by the
+ *  same kernel calls whatever the other rows, so a group's result does not depend on its company.
+ *  Leaves the final hidden states in c->x; advances each group's n_past by its T on success. On
+ *  failure the caller rolls the groups' caches back. */
+steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
+steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
+
+/** Fills c->pos for the groups' rows (their contexts' n_past onwards). */
+void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng);
 
 /** Y = X · Wᵀ in the context's compute mode (steno_matmul or steno_matmul_f32); 0 or -1 (NOMEM). */
 static inline int llm_matmul(steno_llm_ctx *c, const steno_mat *W, const float *X, int T, float *Y, int64_t ldy) {
@@ -109,7 +125,8 @@ static inline void llm_dump(const steno_llm_ctx *c, const char *name, int layer,
     if (c->dump) c->dump(c->dump_user, name, layer, data, rows, cols);
 }
 
-/** Shared by the forwards: final norm + output projection of rows [r0, r0+nr) of c->x into logits. */
-steno_status llm_output(steno_llm_ctx *c, int r0, int nr, float *logits);
+/** Shared by the forwards: final norm + output projection of nr rows of c->x into logits
+ *  ([nr][n_vocab]): rows r0..r0+nr-1, or rows[0..nr-1] when rows is not NULL. */
+steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float *logits);
 
 #endif
