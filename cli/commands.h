@@ -18,6 +18,10 @@ int steno_cmd_convert(int argc, char **argv);
 /** `steno generate -m MODEL -p PROMPT ...` (cli/generate_cmd.c): text generation with an LLM. */
 int steno_cmd_generate(int argc, char **argv);
 
+/** `steno generate --parallel N -f PROMPTS.jsonl -m MODEL` (cli/generate_batch_cmd.c): many
+ *  prompts through the continuous-batching scheduler; steno_cmd_generate hands over to it. */
+int steno_cmd_generate_batch(int argc, char **argv);
+
 /** `steno chat -m MODEL` (cli/chat_cmd.c): an interactive conversation with an LLM. */
 int steno_cmd_chat(int argc, char **argv);
 

@@ -23,6 +23,7 @@
 #include "steno_llm.h"
 
 int steno_cmd_generate(int argc, char **argv);
+int steno_cmd_generate_batch(int argc, char **argv); /* cli/generate_batch_cmd.c */
 /** Shared with cli/chat_cmd.c: parses argv[1..] (the verb's own options first through `extra`,
  *  which returns how many arguments it consumed at index i, 0 if none, -1 on a usage error), then
  *  the model/context/sampling options; loads the model and creates the context and sampler.
@@ -388,7 +389,10 @@ static void generate_usage(FILE *f) {
           "      --no-bos             do not add the BOS token the model's tokenizer asks for\n"
           "      --special            parse control tokens written in the prompt (<|im_start|>, ...)\n"
           "      --echo               print the prompt before the generated text\n"
-          "      --verbose-prompt     print the prompt's tokens to standard error\n",
+          "      --verbose-prompt     print the prompt's tokens to standard error\n"
+          "\n"
+          "many prompts at once: steno generate --parallel N -f PROMPTS.jsonl -m MODEL (see\n"
+          "steno generate --parallel 1 --help)\n",
           f);
     llm_cli_common_usage(f);
 }
@@ -445,6 +449,8 @@ static char *slurp(const char *path) {
 }
 
 int steno_cmd_generate(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--parallel") == 0) return steno_cmd_generate_batch(argc, argv);
     gen_opts g = {0};
     steno_llm *m;
     steno_llm_ctx *c;

@@ -29,8 +29,12 @@ static void serve_usage(FILE *f) {
           "serving:\n"
           "  --host ADDR               address to bind (127.0.0.1; 0.0.0.0 or :: for every interface)\n"
           "  --port N                  TCP port (8080; 0 = any free port, printed)\n"
-          "  --parallel N              requests computed at once, each on its own slot (1)\n"
-          "  -t, --threads N           threads per slot (default: CPUs / parallel)\n"
+          "  --parallel N              requests computed at once (1): transcriptions each on its own\n"
+          "                            slot, generations as rows of one continuously batched pass\n"
+          "  -t, --threads N           threads per slot (default: CPUs / parallel); the batched\n"
+          "                            generation pass uses threads x parallel, at most the CPUs\n"
+          "  --prefill-chunk N         prompt tokens fed per batched pass, so a long prompt delays\n"
+          "                            the running streams by one chunk at a time (64)\n"
           "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
           "  --api-key KEY             require 'Authorization: Bearer KEY' on every endpoint but /health\n"
           "                            and the page at / (or set STENO_API_KEY)\n"
@@ -92,7 +96,7 @@ int steno_cmd_serve(int argc, char **argv) {
             "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
             "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
             "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
-            "--port-file", "--path", "--weights", NULL};
+            "--port-file", "--path", "--weights", "--prefill-chunk", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
         if (!known) {
@@ -140,6 +144,7 @@ int steno_cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--max-audio-seconds")) SECS(o.max_audio_seconds);
         else if (!strcmp(a, "--max-tokens")) NUM(1, 1 << 20, o.max_tokens);
         else if (!strcmp(a, "--max-queue")) NUM(0, 1 << 20, o.max_queue);
+        else if (!strcmp(a, "--prefill-chunk")) NUM(1, 3840, o.prefill_chunk);
         else if (!strcmp(a, "--max-connections")) NUM(1, 65536, o.max_connections);
         else if (!strcmp(a, "--header-timeout")) SECS(o.header_timeout);
         else if (!strcmp(a, "--body-timeout")) SECS(o.body_timeout);

@@ -27,6 +27,7 @@ server_opts server_default_opts(void) {
     o.whisper_opts = steno_whisper_default_options();
     o.n_parallel = 1;
     o.max_queue = 64;
+    o.prefill_chunk = 64;
     o.max_body_bytes = 26214400;
     o.max_audio_seconds = 7200;
     o.max_tokens = 4096;
@@ -238,6 +239,7 @@ int steno_server_run(const server_opts *opts) {
     sp.n_threads = S.o.n_threads;
     sp.n_parallel = S.o.n_parallel;
     sp.max_queue = S.o.max_queue;
+    sp.prefill_chunk = S.o.prefill_chunk;
     sp.n_ctx = S.o.n_ctx;
     int rc = 0;
     if (sched_new(&sp, &S.sched) != STENO_OK) {

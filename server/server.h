@@ -22,6 +22,7 @@ typedef struct server_opts {
     int n_threads;               /* per slot; <= 0: CPUs / parallel */
     int n_parallel;              /* requests run at once (1) */
     int max_queue;               /* requests waiting for a slot (64), then 429 */
+    int prefill_chunk;           /* prompt tokens per batched generation pass (64) */
     int n_ctx;                   /* LLM context per slot (0: min(4096, the model's)) */
     size_t max_body_bytes;       /* 26 214 400 (25 MB, OpenAI's), then 413 */
     double max_audio_seconds;    /* 7200 */

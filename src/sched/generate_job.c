@@ -5,9 +5,12 @@
  * and the count is reported as cached tokens. Then sampling proceeds token by token as
  * steno_llm_generate does (same sampler chain, same stop at an end-of-generation token), with
  * the stop strings matched on the decoded text (text/stop_text.h) and one event per token.
- * Cancellation and the deadline are polled before every prompt chunk and every token step. */
+ * A generation is a row the batch engine (batch.c) steps: gen_row_next says what the row feeds
+ * the next pass (a prompt chunk, or the last sampled token), gen_row_evaluated records it,
+ * gen_row_sample turns the row's logits into the next token and its events. */
 #include "sched/job.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,87 +110,100 @@ static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int t
     job_push_event(j, ev);
 }
 
-void generate_job_run(const steno_llm *m, sched_slot *slot, sched_job *j) {
+steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j) {
+    memset(&r->smp, 0, sizeof *r - offsetof(gen_row, smp));
+    r->m = m;
+    r->slot = slot;
+    r->j = j;
     sched_outcome *o = &j->out;
     steno_llm_info info;
     steno_llm_get_info(m, &info);
-    const int n_ctx = steno_llm_ctx_get_params(slot->lc).n_ctx;
-    const int n_batch = steno_llm_ctx_get_params(slot->lc).n_batch > 0 ? steno_llm_ctx_get_params(slot->lc).n_batch : 256;
-    float *logits = malloc(sizeof(float) * (size_t)info.n_vocab);
-    steno_sampler *smp = NULL;
-    steno_stop_text st;
-    steno_stop_text_init(&st, (const char *const *)j->stop, j->n_stop);
-    char *text = calloc(1, 1);
-    size_t text_len = 0;
+    r->n_vocab = info.n_vocab;
+    r->n_ctx = steno_llm_ctx_get_params(slot->lc).n_ctx;
+    steno_stop_text_init(&r->st, (const char *const *)j->stop, j->n_stop);
+    r->st_live = 1;
+    r->text = calloc(1, 1);
+    r->logits = malloc(sizeof(float) * (size_t)info.n_vocab);
     o->n_prompt = j->n_prompt;
     o->finish = SCHED_FINISH_LENGTH;
-    if (!logits || !text) {
-        o->status = steno_fail(STENO_E_NOMEM, "out of memory");
-        goto done;
+    if (!r->logits || !r->text) return o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+    if ((o->status = steno_sampler_new(&j->sp, info.n_vocab, &r->smp)) != STENO_OK) return o->status;
+    r->pos = o->n_cached = reuse_prefix(slot, j->prompt, j->n_prompt);
+    r->prev = j->prompt[j->n_prompt - 1];
+    return STENO_OK;
+}
+
+int gen_row_next(gen_row *r, int chunk, const int **tokens, float **logits) {
+    if (r->pos < r->j->n_prompt) {
+        const int n = r->j->n_prompt - r->pos < chunk ? r->j->n_prompt - r->pos : chunk;
+        *tokens = r->j->prompt + r->pos;
+        *logits = r->pos + n == r->j->n_prompt ? r->logits : NULL;
+        return n;
     }
-    if ((o->status = steno_sampler_new(&j->sp, info.n_vocab, &smp)) != STENO_OK) goto done;
-    /* the prompt, in chunks, from the reused prefix on */
-    int pos = o->n_cached = reuse_prefix(slot, j->prompt, j->n_prompt);
-    while (pos < j->n_prompt) {
-        if (job_should_stop(j)) {
-            o->status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
-            goto done;
-        }
-        const int n = j->n_prompt - pos < n_batch ? j->n_prompt - pos : n_batch;
-        if ((o->status = steno_llm_eval(slot->lc, j->prompt + pos, n, pos + n == j->n_prompt ? logits : NULL, 0)) !=
-                STENO_OK ||
-            slot_remember(slot, j->prompt + pos, n, pos) != 0) {
-            if (o->status == STENO_OK) o->status = steno_fail(STENO_E_NOMEM, "out of memory");
-            steno_llm_reset(slot->lc);
-            slot->n_cached = 0;
-            goto done;
-        }
-        pos += n;
-    }
-    int prev = j->prompt[j->n_prompt - 1];
+    *tokens = &r->pending;
+    *logits = r->logits;
+    return 1;
+}
+
+steno_status gen_row_evaluated(gen_row *r, int n) {
+    const int *toks = r->pos < r->j->n_prompt ? r->j->prompt + r->pos : &r->pending;
+    if (r->pos < r->j->n_prompt) r->pos += n;
+    if (slot_remember(r->slot, toks, n, r->slot->n_cached) != 0) return gen_row_failed(r, steno_fail(STENO_E_NOMEM, "out of memory"));
+    return STENO_OK;
+}
+
+steno_status gen_row_failed(gen_row *r, steno_status st) {
+    r->j->out.status = st;
+    steno_llm_reset(r->slot->lc);
+    r->slot->n_cached = 0;
+    return st;
+}
+
+int gen_row_sample(gen_row *r) {
+    sched_job *j = r->j;
+    sched_outcome *o = &j->out;
+    float lp = 0;
     steno_token_logprob top[SCHED_MAX_TOP];
     char piece[256];
-    for (int i = 0; i < j->max_tokens; i++) {
-        if (job_should_stop(j)) {
-            o->status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
-            goto done;
-        }
-        float lp = 0;
-        const int tok = steno_sampler_sample(smp, logits, j->top_logprobs ? top : NULL, &lp);
-        if (steno_llm_is_eog(m, tok)) {
-            o->finish = SCHED_FINISH_STOP;
-            break;
-        }
-        o->n_generated++;
-        int pl = steno_llm_token_piece(m, tok, prev, 0, piece, (int)sizeof piece);
-        if (pl < 0) pl = 0;
-        prev = tok;
-        size_t from, n;
-        const int hit = steno_stop_text_push(&st, piece, (size_t)pl, &from, &n);
-        if (hit < 0) {
-            o->status = steno_fail(STENO_E_NOMEM, "out of memory");
-            goto done;
-        }
-        emit(j, &st, from, n, tok, piece, pl, lp, top, &text, &text_len);
-        if (hit) {
-            o->finish = SCHED_FINISH_STOP;
-            break;
-        }
-        if (i + 1 == j->max_tokens || steno_llm_n_past(slot->lc) + 1 > n_ctx) break; /* "length" */
-        if ((o->status = steno_llm_eval(slot->lc, &tok, 1, logits, 0)) != STENO_OK ||
-            slot_remember(slot, &tok, 1, slot->n_cached) != 0) {
-            if (o->status == STENO_OK) o->status = steno_fail(STENO_E_NOMEM, "out of memory");
-            steno_llm_reset(slot->lc);
-            slot->n_cached = 0;
-            goto done;
-        }
+    const int tok = steno_sampler_sample(r->smp, r->logits, j->top_logprobs ? top : NULL, &lp);
+    if (steno_llm_is_eog(r->m, tok)) {
+        o->finish = SCHED_FINISH_STOP;
+        return 1;
     }
+    o->n_generated++;
+    int pl = steno_llm_token_piece(r->m, tok, r->prev, 0, piece, (int)sizeof piece);
+    if (pl < 0) pl = 0;
+    r->prev = tok;
     size_t from, n;
-    steno_stop_text_flush(&st, &from, &n);
-    if (n) emit(j, &st, from, n, -1, NULL, 0, 0, NULL, &text, &text_len);
-done:
-    o->text = text;
-    steno_stop_text_free(&st);
-    steno_sampler_free(smp);
-    free(logits);
+    const int hit = steno_stop_text_push(&r->st, piece, (size_t)pl, &from, &n);
+    if (hit < 0) {
+        o->status = steno_fail(STENO_E_NOMEM, "out of memory");
+        return 1;
+    }
+    emit(j, &r->st, from, n, tok, piece, pl, lp, top, &r->text, &r->text_len);
+    if (hit) {
+        o->finish = SCHED_FINISH_STOP;
+        return 1;
+    }
+    /* "length": the budget, or no room for the token's own position */
+    if (o->n_generated == j->max_tokens || steno_llm_n_past(r->slot->lc) + 1 > r->n_ctx) return 1;
+    r->pending = tok;
+    return 0;
+}
+
+void gen_row_finish(gen_row *r) {
+    sched_outcome *o = &r->j->out;
+    if (o->status == STENO_OK && r->st_live) {
+        size_t from, n;
+        steno_stop_text_flush(&r->st, &from, &n);
+        if (n) emit(r->j, &r->st, from, n, -1, NULL, 0, 0, NULL, &r->text, &r->text_len);
+    }
+    o->text = r->text;
+    r->text = NULL;
+    if (r->st_live) steno_stop_text_free(&r->st);
+    r->st_live = 0;
+    steno_sampler_free(r->smp);
+    r->smp = NULL;
+    free(r->logits);
+    r->logits = NULL;
 }

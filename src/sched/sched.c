@@ -9,23 +9,6 @@
 
 #include "core/error.h"
 
-struct steno_sched {
-    sched_params p;
-    steno_whisper *whisper;
-    steno_llm *llm;
-    int n_ctx;
-    sched_slot *slots;
-    pthread_t *workers;
-    int n_workers; /* started */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;   /* a job was queued, or shutdown */
-    sched_job *head, *tail;
-    int n_queued, n_running;
-    unsigned long long n_completed, n_cancelled, n_failed;
-    int stopping;
-    sched_job **running; /* [n_parallel]: the job each worker runs, for sched_free's cancel */
-};
-
 double sched_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,8 +31,8 @@ int sched_n_parallel(const steno_sched *s) { return s->p.n_parallel; }
 
 void sched_load(steno_sched *s, int *queued, int *running) {
     pthread_mutex_lock(&s->mu);
-    *queued = s->n_queued;
-    *running = s->n_running;
+    *queued = s->q[0].n_queued + s->q[1].n_queued;
+    *running = s->q[0].n_running + s->q[1].n_running;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -134,17 +117,18 @@ void sched_job_cancel(sched_job *j) {
     steno_sched *s = j->owner;
     if (!s) return;
     pthread_mutex_lock(&s->mu);
-    sched_job *prev = NULL, *q = s->head;
+    job_queue *jq = &s->q[j->kind];
+    sched_job *prev = NULL, *q = jq->head;
     while (q && q != j) {
         prev = q;
         q = q->next;
     }
     if (q) {
         if (prev) prev->next = j->next;
-        else s->head = j->next;
-        if (s->tail == j) s->tail = prev;
+        else jq->head = j->next;
+        if (jq->tail == j) jq->tail = prev;
         j->next = NULL;
-        s->n_queued--;
+        jq->n_queued--;
         s->n_cancelled++;
     }
     pthread_mutex_unlock(&s->mu);
@@ -216,11 +200,48 @@ static void run_job(steno_sched *s, sched_slot *slot, sched_job *j) {
         snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", j->out.deadline_passed ? "deadline passed" : "cancelled");
         return;
     }
-    if (j->kind == JOB_TRANSCRIBE) transcribe_job_run(s->whisper, slot, j);
-    else generate_job_run(s->llm, slot, j);
+    transcribe_job_run(s->whisper, slot, j);
     if (j->out.status == STENO_E_ABORTED || atomic_load(&j->cancel) || j->out.deadline_passed) j->out.cancelled = 1;
     if (j->out.status != STENO_OK && !j->out.errmsg[0])
         snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", steno_errmsg());
+}
+
+sched_job *sched_take(steno_sched *s, job_kind kind, int wait) {
+    job_queue *q = &s->q[kind];
+    pthread_cond_t *cv = kind == JOB_TRANSCRIBE ? &s->cv : &s->tcv;
+    pthread_mutex_lock(&s->mu);
+    while (wait && !q->head && !s->stopping) pthread_cond_wait(cv, &s->mu);
+    sched_job *j = q->head;
+    if (j) {
+        q->head = j->next;
+        if (!q->head) q->tail = NULL;
+        j->next = NULL;
+        q->n_queued--;
+        q->n_running++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return j;
+}
+
+void sched_job_started(steno_sched *s, sched_job *j) {
+    pthread_mutex_lock(&j->mu);
+    j->state = SCHED_RUNNING;
+    pthread_mutex_unlock(&j->mu);
+    j->t_start = sched_now();
+    j->out.queue_seconds = j->t_start - j->t_submit;
+    if (s->stopping) atomic_store(&j->cancel, 1);
+}
+
+void sched_job_ended(steno_sched *s, sched_job *j) {
+    j->out.run_seconds = sched_now() - j->t_start;
+    pthread_mutex_lock(&s->mu);
+    s->q[j->kind].n_running--;
+    if (j->out.cancelled) s->n_cancelled++;
+    else if (j->out.status != STENO_OK) s->n_failed++;
+    else s->n_completed++;
+    pthread_mutex_unlock(&s->mu);
+    job_finish(j);
+    job_unref(j);
 }
 
 static void *worker_main(void *arg) {
@@ -229,38 +250,17 @@ static void *worker_main(void *arg) {
     const int k = a->slot;
     free(a);
     for (;;) {
+        sched_job *j = sched_take(s, JOB_TRANSCRIBE, 1);
+        if (!j) return NULL; /* stopping with nothing queued */
         pthread_mutex_lock(&s->mu);
-        while (!s->head && !s->stopping) pthread_cond_wait(&s->cv, &s->mu);
-        if (!s->head) { /* stopping with nothing queued */
-            pthread_mutex_unlock(&s->mu);
-            return NULL;
-        }
-        sched_job *j = s->head;
-        s->head = j->next;
-        if (!s->head) s->tail = NULL;
-        s->n_queued--;
-        s->n_running++;
         s->running[k] = j;
         pthread_mutex_unlock(&s->mu);
-
-        pthread_mutex_lock(&j->mu);
-        j->state = SCHED_RUNNING;
-        pthread_mutex_unlock(&j->mu);
-        j->t_start = sched_now();
-        j->out.queue_seconds = j->t_start - j->t_submit;
-        if (s->stopping) atomic_store(&j->cancel, 1);
+        sched_job_started(s, j);
         run_job(s, &s->slots[k], j);
-        j->out.run_seconds = sched_now() - j->t_start;
-
         pthread_mutex_lock(&s->mu);
-        s->n_running--;
         s->running[k] = NULL;
-        if (j->out.cancelled) s->n_cancelled++;
-        else if (j->out.status != STENO_OK) s->n_failed++;
-        else s->n_completed++;
         pthread_mutex_unlock(&s->mu);
-        job_finish(j);
-        job_unref(j);
+        sched_job_ended(s, j);
     }
 }
 
@@ -272,6 +272,8 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
     if (p.n_parallel <= 0) p.n_parallel = 1;
     if (p.n_parallel > 256) return steno_fail(STENO_E_INVALID_ARG, "parallel: %d slots (at most 256)", p.n_parallel);
     if (p.max_queue < 0) p.max_queue = 0;
+    if (p.prefill_chunk <= 0) p.prefill_chunk = 64;
+    if (p.prefill_chunk > 4096 - 256) p.prefill_chunk = 4096 - 256;
     if (p.n_threads <= 0) {
         const long nc = sysconf(_SC_NPROCESSORS_ONLN);
         p.n_threads = nc > 0 ? (int)(nc / p.n_parallel) : 1;
@@ -282,11 +284,14 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
     s->p = p;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_cond_init(&s->tcv, NULL);
     steno_status st = STENO_OK;
     s->slots = calloc((size_t)p.n_parallel, sizeof *s->slots);
     s->workers = calloc((size_t)p.n_parallel, sizeof *s->workers);
     s->running = calloc((size_t)p.n_parallel, sizeof *s->running);
-    if (!s->slots || !s->workers || !s->running) {
+    s->rows_slot = calloc((size_t)p.n_parallel, sizeof *s->rows_slot);
+    s->rows = calloc((size_t)p.n_parallel, sizeof *s->rows);
+    if (!s->slots || !s->workers || !s->running || !s->rows_slot || !s->rows) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto fail;
     }
@@ -302,13 +307,32 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         steno_llm_info info;
         steno_llm_get_info(s->llm, &info);
         s->n_ctx = p.n_ctx > 0 ? p.n_ctx : (info.n_ctx_train > 0 && info.n_ctx_train < 4096 ? info.n_ctx_train : 4096);
+        /* the rows only hold caches (n_batch 1: no scratch to speak of, no threads); the
+         * executor runs every pass: prefill chunks of prefill_chunk prompt tokens (64 by default:
+         * measured on 2 cores, a 2 000-token prompt reaches its first token as fast as with 256
+         * while the running streams' inter-token gap during it drops from 2.7 s to 0.7 s) plus
+         * one decode token per row */
         steno_llm_ctx_params cp = steno_llm_ctx_default_params();
-        cp.n_threads = p.n_threads;
+        cp.n_threads = 1;
+        cp.n_batch = 1;
         cp.n_ctx = s->n_ctx;
         for (int k = 0; k < p.n_parallel; k++)
-            if ((st = steno_llm_ctx_new(s->llm, &cp, &s->slots[k].lc)) != STENO_OK) goto fail;
+            if ((st = steno_llm_ctx_new(s->llm, &cp, &s->rows_slot[k].lc)) != STENO_OK) goto fail;
+        steno_llm_ctx_params ep = steno_llm_ctx_default_params();
+        const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        ep.n_threads = p.n_threads * p.n_parallel;
+        if (ncpu > 0 && ep.n_threads > ncpu) ep.n_threads = p.n_threads > ncpu ? p.n_threads : (int)ncpu;
+        if (p.n_threads_batch > 0) ep.n_threads = p.n_threads_batch;
+        ep.n_ctx = s->n_ctx;
+        ep.n_batch = p.prefill_chunk + p.n_parallel;
+        if ((st = steno_llm_ctx_new(s->llm, &ep, &s->exec)) != STENO_OK) goto fail;
+        if (pthread_create(&s->engine, NULL, batch_engine_main, s) != 0) {
+            st = steno_fail(STENO_E_NOMEM, "scheduler: cannot start the batch engine");
+            goto fail;
+        }
+        s->engine_started = 1;
     }
-    for (int k = 0; k < p.n_parallel; k++) {
+    for (int k = 0; s->whisper && k < p.n_parallel; k++) {
         worker_arg *a = malloc(sizeof *a);
         if (!a) {
             st = steno_fail(STENO_E_NOMEM, "out of memory");
@@ -333,10 +357,14 @@ fail:
 void sched_cancel_all(steno_sched *s) {
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
-    for (sched_job *j = s->head; j; j = j->next) atomic_store(&j->cancel, 1);
+    for (int kind = 0; kind < 2; kind++)
+        for (sched_job *j = s->q[kind].head; j; j = j->next) atomic_store(&j->cancel, 1);
     for (int k = 0; s->running && k < s->p.n_parallel; k++)
         if (s->running[k]) atomic_store(&s->running[k]->cancel, 1);
+    for (int k = 0; s->rows && k < s->p.n_parallel; k++)
+        if (s->rows[k].j) atomic_store(&s->rows[k].j->cancel, 1);
     pthread_cond_broadcast(&s->cv);
+    pthread_cond_broadcast(&s->tcv);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -344,20 +372,25 @@ void sched_free(steno_sched *s) {
     if (!s) return;
     sched_cancel_all(s);
     for (int k = 0; k < s->n_workers; k++) pthread_join(s->workers[k], NULL);
-    /* with no worker started, jobs may still sit in the queue */
-    while (s->head) {
-        sched_job *j = s->head;
-        s->head = j->next;
-        j->out.status = STENO_E_ABORTED;
-        j->out.cancelled = 1;
-        job_finish(j);
-        job_unref(j);
+    if (s->engine_started) pthread_join(s->engine, NULL);
+    /* with no worker or engine started, jobs may still sit in the queues */
+    for (int kind = 0; kind < 2; kind++)
+        while (s->q[kind].head) {
+            sched_job *j = s->q[kind].head;
+            s->q[kind].head = j->next;
+            j->out.status = STENO_E_ABORTED;
+            j->out.cancelled = 1;
+            job_finish(j);
+            job_unref(j);
+        }
+    for (int k = 0; s->slots && k < s->p.n_parallel; k++) steno_whisper_state_free(s->slots[k].ws);
+    for (int k = 0; s->rows_slot && k < s->p.n_parallel; k++) {
+        steno_llm_ctx_free(s->rows_slot[k].lc);
+        free(s->rows_slot[k].cached);
     }
-    for (int k = 0; s->slots && k < s->p.n_parallel; k++) {
-        steno_whisper_state_free(s->slots[k].ws);
-        steno_llm_ctx_free(s->slots[k].lc);
-        free(s->slots[k].cached);
-    }
+    steno_llm_ctx_free(s->exec);
+    free(s->rows_slot);
+    free(s->rows);
     steno_whisper_free(s->whisper);
     steno_llm_free(s->llm);
     free(s->slots);
@@ -365,6 +398,7 @@ void sched_free(steno_sched *s) {
     free(s->running);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->tcv);
     free(s);
 }
 
@@ -374,8 +408,9 @@ static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sche
     j->t_submit = sched_now();
     j->deadline = deadline_s > 0 ? j->t_submit + deadline_s : 0;
     pthread_mutex_lock(&s->mu);
-    /* a job that finds a free slot never waits; max_queue counts only the ones that must */
-    if (s->stopping || s->n_queued + s->n_running >= s->p.n_parallel + s->p.max_queue) {
+    job_queue *q = &s->q[j->kind];
+    /* a job that finds a free slot (or row) never waits; max_queue counts only the ones that must */
+    if (s->stopping || q->n_queued + q->n_running >= s->p.n_parallel + s->p.max_queue) {
         const int stopping = s->stopping;
         pthread_mutex_unlock(&s->mu);
         job_free(j);
@@ -384,11 +419,11 @@ static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sche
     }
     j->refs = 2; /* the submitter's and the queue's */
     j->owner = s;
-    if (s->tail) s->tail->next = j;
-    else s->head = j;
-    s->tail = j;
-    s->n_queued++;
-    pthread_cond_signal(&s->cv);
+    if (q->tail) q->tail->next = j;
+    else q->head = j;
+    q->tail = j;
+    q->n_queued++;
+    pthread_cond_signal(j->kind == JOB_TRANSCRIBE ? &s->cv : &s->tcv);
     pthread_mutex_unlock(&s->mu);
     *out = j;
     return STENO_OK;

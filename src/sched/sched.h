@@ -1,11 +1,17 @@
 /* sched.h — the scheduler: it owns the loaded models and runs requests on them as jobs.
  *
- * One steno_sched holds the weights once (a steno_whisper and/or a steno_llm, read-only) and N
- * slots (--parallel N). A slot is the state one job mutates: a steno_whisper_state (encoder
- * activations, decoder caches, a thread pool) and a steno_llm_ctx (KV caches, scratch). A worker
- * thread per slot takes the oldest queued job and runs it on its slot; no job owns a model.
- * Admission is a bounded queue: sched_submit refuses (STENO_E_BUSY-like SCHED_E_FULL) when
- * max_queue jobs already wait, so a server can answer 429 instead of queueing without end.
+ * One steno_sched holds the weights once (a steno_whisper and/or a steno_llm, read-only).
+ * Transcriptions: N slots (--parallel N), each a steno_whisper_state (encoder activations,
+ * decoder caches, a thread pool); a worker thread per slot takes the oldest queued
+ * transcription and runs it. Generations: continuous batching (batch.c) — one engine thread
+ * holds N rows, each a steno_llm_ctx's KV caches; every step it admits queued generations into
+ * free rows (the row whose cached tokens share the longest prefix with the prompt) and runs one
+ * steno_llm_eval_batch over all running rows: one token per decoding row plus whole prompt chunks
+ * (prefill_chunk tokens at most per step) of the rows still reading their prompts, so a long
+ * prompt joins without stalling the streams for more than one chunk. Each row's tokens are
+ * bit-identical to its solo run (steno_llm_eval_batch's guarantee). No job owns a model.
+ * Admission is a bounded queue per kind: sched_submit refuses (SCHED_E_FULL) when max_queue jobs
+ * of that kind already wait, so a server can answer 429 instead of queueing without end.
  *
  * A job is reference-counted: the submitter holds one reference and the scheduler one while the
  * job is queued or running, so a client that leaves (sched_job_cancel, then sched_job_release)
@@ -14,9 +20,6 @@
  * events with sched_job_wait and reads them by index (events never move once appended).
  * Cancellation is cooperative: a transcription stops before its next 30-s window, a generation
  * before its next token step (or prompt chunk).
- *
- * The continuous-batching scheduler (LLM rows of several jobs in one forward pass) replaces the
- * worker loop of sched.c behind this same job interface.
  *
  * Thread-safety: every function may be called from any thread, except sched_free (once, after all
  * submitters are done). */
@@ -40,6 +43,9 @@ typedef struct sched_params {
     int n_parallel;              /* slots, jobs running at once (default 1) */
     int max_queue;               /* jobs that may wait for a slot (default 64); more are refused */
     int n_ctx;                   /* LLM positions per slot (default min(4096, training context)) */
+    int prefill_chunk;           /* prompt tokens a generation feeds one pass (<= 0: 64) */
+    int n_threads_batch;         /* threads of the batched generation pass (<= 0: n_threads x
+                                    n_parallel, at most the online CPUs) */
 } sched_params;
 
 sched_params sched_default_params(void);

@@ -232,6 +232,60 @@ def bad_inputs():
     check(code == 0 and "--max-kv-size" in out and "--top-p" in out, "help: %d %r" % (code, out[:200]))
 
 
+
+def write_jsonl(name, lines):
+    path = os.path.join(TMP, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+@case
+def batch_equals_solo():
+    """steno generate --parallel N -f prompts.jsonl: each greedy text equals the solo CLI's."""
+    stories = os.path.join(STORIES, "stories260K.bin")
+    prompts = [("Once upon a time", 40), ("Lily", 25), ("The little dog was very happy because", 60),
+               ("Ben and his mom went to the park. They saw a big", 30), ("Tom", 50), ("One day, a cat", 45)]
+    lines = [json.dumps({"prompt": p, "max_tokens": n}) for p, n in prompts]
+    lines.insert(2, "")  # blank lines are skipped
+    code, out, err = run(["generate", "--parallel", "3", "-f", write_jsonl("s.jsonl", lines), "-m", stories])
+    check(code == 0, "exit %d: %s" % (code, err.strip()[-500:]))
+    got = [json.loads(l) for l in out.splitlines()]
+    check([g["index"] for g in got] == list(range(len(prompts))), "indices %r" % [g["index"] for g in got])
+    for (p, n), g in zip(prompts, got):
+        c2, solo, e2 = run(["generate", "-m", stories, "-p", p, "-n", str(n), "--temp", "0"])
+        check(c2 == 0, e2)
+        solo = solo[:-1] if solo.endswith("\n") else solo  # the CLI ends its output with a newline
+        check(g["text"] == solo, "%r: batch %r vs solo %r" % (p, g["text"], solo))
+        check(g["completion_tokens"] <= n and g["finish_reason"] in ("stop", "length"), repr(g))
+    check("tokens/s (--parallel 3)" in err, "no aggregate line: %r" % err)
+    smol = model_file("smollm2")
+    sp = [("The capital of France is", 16), ("Write a haiku about the sea.", 24), ("1, 2, 3,", 12)]
+    code, out, err = run(["generate", "--parallel", "2", "-m", smol, "-f",
+                          write_jsonl("m.jsonl", [json.dumps({"prompt": p, "max_tokens": n}) for p, n in sp])])
+    check(code == 0, "exit %d: %s" % (code, err.strip()[-500:]))
+    for (p, n), line in zip(sp, out.splitlines()):
+        c2, solo, e2 = run(["generate", "-m", smol, "-p", p, "-n", str(n), "--temp", "0"])
+        solo = solo[:-1] if solo.endswith("\n") else solo
+        check(c2 == 0 and json.loads(line)["text"] == solo, "%r: batch %r vs solo %r" % (p, line, solo))
+
+
+@case
+def batch_bad_input():
+    stories = os.path.join(STORIES, "stories260K.bin")
+    bad = write_jsonl("bad.jsonl", ['"fine"', '{"prompt": 3}'])
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "bad.jsonl line 2", "prompt")
+    bad = write_jsonl("bad2.jsonl", ['{"prompt": "x", "max_tokens": -1}'])
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "out of range")
+    bad = write_jsonl("bad3.jsonl", ["{not json"])
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "not JSON")
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", os.path.join(TMP, "absent.jsonl")], 1,
+                 "absent.jsonl")
+    expect_error(["generate", "--parallel", "0", "-m", stories, "-f", bad], 2, "--parallel")
+    expect_error(["generate", "--parallel", "2", "-m", stories], 2, "-f")
+    expect_error(["generate", "--parallel", "2", "-m", "no-such-model", "-f", write_jsonl("ok.jsonl", ['"x"'])], 1,
+                 "no-such-model")
+
 shutil.rmtree(TMP, ignore_errors=True)
 n_pass = sum(1 for r in results if r[1])
 n_fail = len(results) - n_pass

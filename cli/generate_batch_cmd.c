@@ -1,0 +1,281 @@
+/* generate_batch_cmd.c — `steno generate --parallel N -f prompts.jsonl`: many prompts through the
+ * server's continuous-batching scheduler (src/sched), without HTTP.
+ *
+ * Input: one JSON value per line — a string (the prompt), or an object with "prompt" and
+ * optionally "max_tokens", "temperature", "top_p", "top_k", "seed" (blank lines are skipped).
+ * Every prompt is submitted at once; the scheduler runs N of them as rows of one batched pass and
+ * queues the rest. Output: one JSON object per input line, in input order, on stdout:
+ *   {"index": i, "text": "...", "prompt_tokens": n, "completion_tokens": n, "finish_reason": "stop"|"length"}
+ * and on stderr the aggregate: prompts, generated tokens, wall seconds, tokens/s. A bad line is a
+ * one-line error naming the file and its line number (exit 2) before anything runs; a runtime
+ * error is one line "steno: <input>: <reason>" (exit 1), as the other verbs. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "sched/sched.h"
+#include "steno_llm.h"
+
+typedef struct {
+    char *prompt;
+    int max_tokens;
+    steno_sampler_params sp;
+} batch_item;
+
+static void usage(FILE *f) {
+    fputs("usage: steno generate --parallel N -f PROMPTS.jsonl -m MODEL [options]\n"
+          "\n"
+          "Generates a completion for every line of PROMPTS.jsonl (a JSON string, or an object with\n"
+          "\"prompt\" and optional \"max_tokens\", \"temperature\", \"top_p\", \"top_k\", \"seed\"),\n"
+          "N at a time as rows of one continuously batched pass (the server's scheduler). Prints one\n"
+          "JSON object per line, in input order; the aggregate speed goes to standard error.\n"
+          "\n"
+          "  -m, --model NAME|FILE    the LLM (smollm2, gemma3, a .gguf or llama2.c file)\n"
+          "  --parallel N             rows decoded together (1..256)\n"
+          "  -f, --file PATH          the prompts (- = standard input)\n"
+          "  -n, --n-predict N        default max_tokens per prompt (128)\n"
+          "  --temp T                 default temperature (0 = greedy, the default here)\n"
+          "  -s, --seed N             default seed (0)\n"
+          "  -t, --threads N          threads of the batched pass (default: the CPUs)\n"
+          "  -c, --ctx-size N         context per row in tokens (default: min(4096, the model's))\n"
+          "  --prefill-chunk N        prompt tokens fed per pass (64)\n"
+          "  --no-bos                 do not add the BOS token\n",
+          f);
+}
+
+static char *read_stream(FILE *f) {
+    size_t cap = 65536, n = 0, r;
+    char *b = malloc(cap);
+    while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                return NULL;
+            }
+            b = nb;
+        }
+    }
+    if (b) b[n] = '\0';
+    return b;
+}
+
+/* Parses one line into it; returns NULL or the reason it is refused. */
+static const char *parse_line(const char *line, batch_item *it) {
+    cJSON *v = cJSON_Parse(line);
+    if (!v) return "not JSON";
+    const char *why = NULL;
+    const cJSON *p = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(v, "prompt");
+    if (!cJSON_IsString(p)) why = "no \"prompt\" string";
+    const struct {
+        const char *key;
+        double lo, hi;
+    } num[] = {{"max_tokens", 1, 1 << 20}, {"temperature", 0, 100}, {"top_p", 0, 1}, {"top_k", 0, 1 << 20},
+               {"seed", 0, 9007199254740991.0}};
+    for (size_t k = 0; !why && cJSON_IsObject(v) && k < sizeof num / sizeof num[0]; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, num[k].key);
+        if (!x) continue;
+        if (!cJSON_IsNumber(x) || x->valuedouble < num[k].lo || x->valuedouble > num[k].hi) {
+            why = "a number field is out of range or not a number";
+            break;
+        }
+        if (k == 0) it->max_tokens = (int)x->valuedouble;
+        else if (k == 1) it->sp.temperature = (float)x->valuedouble;
+        else if (k == 2) it->sp.top_p = (float)x->valuedouble;
+        else if (k == 3) it->sp.top_k = (int)x->valuedouble;
+        else it->sp.seed = (uint64_t)x->valuedouble;
+    }
+    if (!why && !(it->prompt = strdup(p->valuestring))) why = "out of memory";
+    cJSON_Delete(v);
+    return why;
+}
+
+int steno_cmd_generate_batch(int argc, char **argv) {
+    const char *model = NULL, *file = NULL;
+    int parallel = 0, n_predict = 128, threads = 0, n_ctx = 0, chunk = 0, no_bos = 0;
+    double temp = 0;
+    unsigned long long seed = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-bos")) {
+            no_bos = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "steno generate: %s needs a value (see steno generate --parallel 1 --help)\n", a);
+            return 2;
+        }
+        const char *v = argv[++i];
+        char *end = NULL;
+        errno = 0;
+        const double num = strtod(v, &end);
+        const int is_num = end && end != v && !*end && errno == 0;
+#define INT_OPT(lo, hi, dst)                                                                      \
+    do {                                                                                          \
+        if (!is_num || num < (lo) || num > (hi) || num != (double)(long long)num) {               \
+            fprintf(stderr, "steno generate: %s %s: need an integer in %lld..%lld\n", a, v,       \
+                    (long long)(lo), (long long)(hi));                                            \
+            return 2;                                                                             \
+        }                                                                                         \
+        dst = num;                                                                                \
+    } while (0)
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = v;
+        else if (!strcmp(a, "--parallel")) INT_OPT(1, 256, parallel);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) INT_OPT(1, 1 << 20, n_predict);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) INT_OPT(0, 256, threads);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) INT_OPT(16, 1 << 20, n_ctx);
+        else if (!strcmp(a, "--prefill-chunk")) INT_OPT(1, 3840, chunk);
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) INT_OPT(0, 9007199254740991.0, seed);
+        else if (!strcmp(a, "--temp")) {
+            if (!is_num || num < 0 || num > 100) {
+                fprintf(stderr, "steno generate: --temp %s: need a number in 0..100\n", v);
+                return 2;
+            }
+            temp = num;
+        } else {
+            fprintf(stderr, "steno generate: unknown option %s with --parallel (see steno generate --parallel 1 --help)\n", a);
+            return 2;
+        }
+#undef INT_OPT
+    }
+    if (!model || !file || parallel <= 0) {
+        fprintf(stderr, "steno generate: --parallel needs -m MODEL and -f PROMPTS.jsonl\n");
+        return 2;
+    }
+    FILE *f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "steno: %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    char *text = read_stream(f);
+    if (f != stdin) fclose(f);
+    if (!text) {
+        fprintf(stderr, "steno: %s: cannot read\n", file);
+        return 1;
+    }
+    /* parse every line before anything runs */
+    batch_item *items = NULL;
+    int n = 0, cap = 0, rc = 0, line_no = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        line_no++;
+        if (strspn(line, " \t\r") == strlen(line)) continue;
+        if (n == cap) {
+            batch_item *ni = realloc(items, sizeof *items * (size_t)(cap = cap ? 2 * cap : 64));
+            if (!ni) {
+                fprintf(stderr, "steno: %s: out of memory\n", file);
+                rc = 1;
+                goto out;
+            }
+            items = ni;
+        }
+        batch_item *it = &items[n];
+        memset(it, 0, sizeof *it);
+        it->max_tokens = n_predict;
+        it->sp = steno_sampler_default_params();
+        it->sp.temperature = (float)temp;
+        it->sp.seed = seed;
+        const char *why = parse_line(line, it);
+        if (why) {
+            fprintf(stderr, "steno generate: %s line %d: %s\n", file, line_no, why);
+            rc = 2;
+            goto out;
+        }
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "steno generate: %s: no prompts\n", file);
+        rc = 2;
+        goto out;
+    }
+    char path[4096];
+    if (steno_llm_resolve(model, path, sizeof path) != STENO_OK) {
+        fprintf(stderr, "steno: %s\n", steno_errmsg());
+        rc = 1;
+        goto out;
+    }
+    sched_params sp = sched_default_params();
+    sp.llm_path = path;
+    sp.n_parallel = parallel;
+    sp.n_threads_batch = threads;
+    sp.max_queue = n;
+    sp.n_ctx = n_ctx;
+    sp.prefill_chunk = chunk;
+    steno_sched *s = NULL;
+    if (sched_new(&sp, &s) != STENO_OK) {
+        fprintf(stderr, "steno: %s\n", steno_errmsg());
+        rc = 1;
+        goto out;
+    }
+    sched_job **jobs = calloc((size_t)n, sizeof *jobs);
+    const double t0 = sched_now();
+    for (int i = 0; jobs && i < n; i++) {
+        int *toks = NULL, nt = 0;
+        if (steno_llm_tokenize(sched_llm(s), items[i].prompt, strlen(items[i].prompt), !no_bos, 0, &toks, &nt) !=
+                STENO_OK ||
+            nt == 0) {
+            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, nt == 0 ? "no tokens (drop --no-bos)" : steno_errmsg());
+            free(toks);
+            rc = 1;
+            break;
+        }
+        sched_generate_req r = {toks, nt, items[i].max_tokens, items[i].sp, NULL, 0, 0};
+        const steno_status st = sched_submit_generate(s, &r, 0, &jobs[i]);
+        free(toks);
+        if (st != STENO_OK) {
+            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, steno_errmsg());
+            rc = 1;
+            break;
+        }
+    }
+    if (rc != 0)
+        for (int i = 0; jobs && i < n && jobs[i]; i++) sched_job_cancel(jobs[i]);
+    long long generated = 0;
+    for (int i = 0; jobs && i < n && jobs[i]; i++) {
+        int done = 0;
+        while (!done) sched_job_wait(jobs[i], 1 << 30, 1000, &done);
+        const sched_outcome *o = sched_job_outcome(jobs[i]);
+        if (rc == 0 && o->status != STENO_OK) {
+            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, o->errmsg);
+            rc = 1;
+        }
+        if (rc == 0) {
+            cJSON *out = cJSON_CreateObject();
+            cJSON_AddNumberToObject(out, "index", i);
+            cJSON_AddStringToObject(out, "text", o->text ? o->text : "");
+            cJSON_AddNumberToObject(out, "prompt_tokens", o->n_prompt);
+            cJSON_AddNumberToObject(out, "completion_tokens", o->n_generated);
+            cJSON_AddStringToObject(out, "finish_reason", o->finish == SCHED_FINISH_STOP ? "stop" : "length");
+            char *js = cJSON_PrintUnformatted(out);
+            if (js) puts(js);
+            free(js);
+            cJSON_Delete(out);
+        }
+        generated += o->n_generated;
+    }
+    const double wall = sched_now() - t0;
+    if (rc == 0)
+        fprintf(stderr, "steno generate: %d prompts, %lld tokens generated in %.2f s = %.1f tokens/s (--parallel %d)\n",
+                n, generated, wall, wall > 0 ? generated / wall : 0.0, parallel);
+    for (int i = 0; jobs && i < n; i++) {
+        if (jobs[i]) sched_job_cancel(jobs[i]);
+        sched_job_release(jobs[i]);
+    }
+    free(jobs);
+    sched_free(s);
+out:
+    for (int i = 0; i < n; i++) free(items[i].prompt);
+    free(items);
+    free(text);
+    return rc;
+}

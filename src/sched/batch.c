@@ -1,0 +1,124 @@
+/* batch.c — the continuous-batching engine of the generations (see sched.h).
+ *
+ * One thread, N rows. A step: admit queued jobs into free rows, drop the rows whose client left
+ * or whose deadline passed, then one steno_llm_eval_batch over every running row — a decoding
+ * row feeds its last sampled token, a row still reading its prompt feeds its next whole chunk
+ * when the step's prompt budget (prefill_chunk tokens) still has room for it — and sample every
+ * row whose pass produced logits. Requests join and leave between steps, as in vLLM, llama-server's
+ * slots and mlx-lm's BatchGenerator. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "sched/job.h"
+
+/* The free row for j: the one whose cached tokens share the longest prefix with j's prompt
+ * (llama-server's slot selection by prompt similarity); among rows sharing nothing, the one with
+ * the fewest cached tokens, so the others keep theirs for later turns. */
+static int pick_row(steno_sched *s, const sched_job *j) {
+    int best = -1, best_common = -1, best_cached = 0;
+    for (int k = 0; k < s->p.n_parallel; k++) {
+        if (s->rows[k].j) continue;
+        const sched_slot *sl = &s->rows_slot[k];
+        int c = 0;
+        while (c < sl->n_cached && c < j->n_prompt && sl->cached[c] == j->prompt[c]) c++;
+        if (c > best_common || (c == best_common && c == 0 && sl->n_cached < best_cached)) {
+            best = k;
+            best_common = c;
+            best_cached = sl->n_cached;
+        }
+    }
+    return best;
+}
+
+static void end_row(steno_sched *s, gen_row *r) {
+    sched_job *j = r->j;
+    sched_outcome *o = &j->out;
+    if (o->status == STENO_E_ABORTED || atomic_load(&j->cancel) || o->deadline_passed) o->cancelled = 1;
+    if (o->status != STENO_OK && !o->errmsg[0]) snprintf(o->errmsg, sizeof o->errmsg, "%s", steno_errmsg());
+    gen_row_finish(r);
+    pthread_mutex_lock(&s->mu);
+    r->j = NULL; /* sched_cancel_all reads it under the lock */
+    pthread_mutex_unlock(&s->mu);
+    sched_job_ended(s, j);
+}
+
+/* Admits queued jobs into free rows; blocks for one when no row runs. Returns the running rows,
+ * or -1 when the scheduler stops with nothing left to do. */
+static int admit(steno_sched *s, int active) {
+    while (active < s->p.n_parallel) {
+        sched_job *j = sched_take(s, JOB_GENERATE, active == 0);
+        if (!j) return active == 0 ? -1 : active;
+        sched_job_started(s, j);
+        gen_row *r = &s->rows[pick_row(s, j)];
+        steno_clear_error();
+        const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j);
+        pthread_mutex_lock(&s->mu);
+        r->j = j;
+        pthread_mutex_unlock(&s->mu);
+        if (st != STENO_OK) end_row(s, r);
+        else active++;
+    }
+    return active;
+}
+
+void *batch_engine_main(void *arg) {
+    steno_sched *s = arg;
+    const int R = s->p.n_parallel, chunk = s->p.prefill_chunk;
+    steno_llm_seq *seqs = malloc(sizeof *seqs * (size_t)R);
+    int *who = malloc(sizeof *who * (size_t)R), *fed = malloc(sizeof *fed * (size_t)R);
+    for (int k = 0; k < R; k++) s->rows[k].slot = &s->rows_slot[k];
+    int active = 0;
+    for (;;) {
+        if (!seqs || !who || !fed) { /* cannot step: fail what comes until shutdown */
+            sched_job *j = sched_take(s, JOB_GENERATE, 1);
+            if (!j) break;
+            sched_job_started(s, j);
+            j->out.status = steno_fail(STENO_E_NOMEM, "out of memory");
+            snprintf(j->out.errmsg, sizeof j->out.errmsg, "out of memory");
+            sched_job_ended(s, j);
+            continue;
+        }
+        if ((active = admit(s, active)) < 0) break;
+        int ns = 0, budget = chunk;
+        for (int k = 0; k < R; k++) {
+            gen_row *r = &s->rows[k];
+            if (!r->j) continue;
+            if (job_should_stop(r->j)) {
+                r->j->out.status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
+                end_row(s, r);
+                active--;
+                continue;
+            }
+            const int *toks;
+            float *lg;
+            const int prefill = r->pos < r->j->n_prompt;
+            const int n = gen_row_next(r, chunk, &toks, &lg);
+            if (prefill) {
+                if (n > budget) continue; /* next step: a chunk is fed whole */
+                budget -= n;
+            }
+            seqs[ns] = (steno_llm_seq){r->slot->lc, toks, n, lg};
+            fed[ns] = n;
+            who[ns++] = k;
+        }
+        if (ns == 0) continue;
+        steno_clear_error();
+        const steno_status st = steno_llm_eval_batch(s->exec, seqs, ns);
+        for (int i = 0; i < ns; i++) {
+            gen_row *r = &s->rows[who[i]];
+            int ended;
+            if (st != STENO_OK) ended = (gen_row_failed(r, st), 1);
+            else if (gen_row_evaluated(r, fed[i]) != STENO_OK) ended = 1;
+            else ended = seqs[i].logits ? gen_row_sample(r) : 0;
+            if (ended) {
+                end_row(s, r);
+                active--;
+            }
+        }
+    }
+    free(seqs);
+    free(who);
+    free(fed);
+    return NULL;
+}
