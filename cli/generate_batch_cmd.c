@@ -21,6 +21,7 @@
 
 typedef struct {
     char *prompt;
+    int line;
     int max_tokens;
     steno_sampler_params sp;
 } batch_item;
@@ -46,7 +47,8 @@ static void usage(FILE *f) {
           f);
 }
 
-static char *read_stream(FILE *f) {
+/* The whole stream, NUL-terminated, its length in *len; NULL on a read error (errno set). */
+static char *read_stream(FILE *f, size_t *len) {
     size_t cap = 65536, n = 0, r;
     char *b = malloc(cap);
     while (b && (r = fread(b + n, 1, cap - n - 1, f)) > 0) {
@@ -55,19 +57,25 @@ static char *read_stream(FILE *f) {
             char *nb = realloc(b, cap *= 2);
             if (!nb) {
                 free(b);
+                errno = ENOMEM;
                 return NULL;
             }
             b = nb;
         }
     }
+    if (b && ferror(f)) {
+        free(b);
+        return NULL;
+    }
     if (b) b[n] = '\0';
+    *len = n;
     return b;
 }
 
 /* Parses one line into it; returns NULL or the reason it is refused. */
 static const char *parse_line(const char *line, batch_item *it) {
-    cJSON *v = cJSON_Parse(line);
-    if (!v) return "not JSON";
+    cJSON *v = cJSON_ParseWithOpts(line, NULL, 1);
+    if (!v) return "not one JSON value";
     const char *why = NULL;
     const cJSON *p = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(v, "prompt");
     if (!cJSON_IsString(p)) why = "no \"prompt\" string";
@@ -156,19 +164,28 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         fprintf(stderr, "steno: %s: %s\n", file, strerror(errno));
         return 1;
     }
-    char *text = read_stream(f);
+    size_t len = 0;
+    errno = 0;
+    char *text = read_stream(f, &len);
+    const int read_errno = errno;
     if (f != stdin) fclose(f);
     if (!text) {
-        fprintf(stderr, "steno: %s: cannot read\n", file);
+        fprintf(stderr, "steno: %s: %s\n", file, read_errno ? strerror(read_errno) : "cannot read");
         return 1;
     }
     /* parse every line before anything runs */
     batch_item *items = NULL;
     int n = 0, cap = 0, rc = 0, line_no = 0;
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next) *next++ = '\0';
+    for (char *line = text, *next, *end = text + len; line < end; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        next = nl ? nl + 1 : end;
+        if (nl) *nl = '\0';
         line_no++;
+        if (memchr(line, '\0', (size_t)((nl ? nl : end) - line))) {
+            fprintf(stderr, "steno generate: %s line %d: contains a NUL byte\n", file, line_no);
+            rc = 2;
+            goto out;
+        }
         if (strspn(line, " \t\r") == strlen(line)) continue;
         if (n == cap) {
             batch_item *ni = realloc(items, sizeof *items * (size_t)(cap = cap ? 2 * cap : 64));
@@ -182,6 +199,7 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         batch_item *it = &items[n];
         memset(it, 0, sizeof *it);
         it->max_tokens = n_predict;
+        it->line = line_no;
         it->sp = steno_sampler_default_params();
         it->sp.temperature = (float)temp;
         it->sp.seed = seed;
@@ -218,13 +236,18 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         goto out;
     }
     sched_job **jobs = calloc((size_t)n, sizeof *jobs);
+    if (!jobs) {
+        fprintf(stderr, "steno: %s: out of memory\n", file);
+        rc = 1;
+    }
     const double t0 = sched_now();
     for (int i = 0; jobs && i < n; i++) {
         int *toks = NULL, nt = 0;
-        if (steno_llm_tokenize(sched_llm(s), items[i].prompt, strlen(items[i].prompt), !no_bos, 0, &toks, &nt) !=
-                STENO_OK ||
-            nt == 0) {
-            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, nt == 0 ? "no tokens (drop --no-bos)" : steno_errmsg());
+        const steno_status ts =
+            steno_llm_tokenize(sched_llm(s), items[i].prompt, strlen(items[i].prompt), !no_bos, 0, &toks, &nt);
+        if (ts != STENO_OK || nt == 0) {
+            fprintf(stderr, "steno: %s line %d: %s\n", file, items[i].line,
+                    ts != STENO_OK ? steno_errmsg() : "the prompt has no tokens (drop --no-bos)");
             free(toks);
             rc = 1;
             break;
@@ -233,7 +256,7 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         const steno_status st = sched_submit_generate(s, &r, 0, &jobs[i]);
         free(toks);
         if (st != STENO_OK) {
-            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, steno_errmsg());
+            fprintf(stderr, "steno: %s line %d: %s\n", file, items[i].line, steno_errmsg());
             rc = 1;
             break;
         }
@@ -246,8 +269,9 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         while (!done) sched_job_wait(jobs[i], 1 << 30, 1000, &done);
         const sched_outcome *o = sched_job_outcome(jobs[i]);
         if (rc == 0 && o->status != STENO_OK) {
-            fprintf(stderr, "steno: %s prompt %d: %s\n", file, i + 1, o->errmsg);
+            fprintf(stderr, "steno: %s line %d: %s\n", file, items[i].line, o->errmsg);
             rc = 1;
+            for (int k = i + 1; k < n && jobs[k]; k++) sched_job_cancel(jobs[k]); /* the run has failed */
         }
         if (rc == 0) {
             cJSON *out = cJSON_CreateObject();
@@ -262,15 +286,22 @@ int steno_cmd_generate_batch(int argc, char **argv) {
             cJSON_Delete(out);
         }
         generated += o->n_generated;
+        sched_job_release(jobs[i]); /* its events are not needed any more */
+        jobs[i] = NULL;
+    }
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "steno: standard output: %s\n", strerror(errno));
+        rc = 1;
     }
     const double wall = sched_now() - t0;
     if (rc == 0)
         fprintf(stderr, "steno generate: %d prompts, %lld tokens generated in %.2f s = %.1f tokens/s (--parallel %d)\n",
                 n, generated, wall, wall > 0 ? generated / wall : 0.0, parallel);
-    for (int i = 0; jobs && i < n; i++) {
-        if (jobs[i]) sched_job_cancel(jobs[i]);
-        sched_job_release(jobs[i]);
-    }
+    for (int i = 0; jobs && i < n; i++)
+        if (jobs[i]) {
+            sched_job_cancel(jobs[i]);
+            sched_job_release(jobs[i]);
+        }
     free(jobs);
     sched_free(s);
 out:

@@ -450,7 +450,8 @@ static char *slurp(const char *path) {
 
 int steno_cmd_generate(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--parallel") == 0) return steno_cmd_generate_batch(argc, argv);
+        if (strcmp(argv[i], "--parallel") == 0 && strcmp(argv[i - 1], "-p") != 0 && strcmp(argv[i - 1], "--prompt") != 0)
+            return steno_cmd_generate_batch(argc, argv);
     gen_opts g = {0};
     steno_llm *m;
     steno_llm_ctx *c;

@@ -176,7 +176,9 @@ typedef struct steno_llm_seq {
  *  All contexts must be over the same model, distinct, in exec's compute mode.
  *  Errors: STENO_E_INVALID_ARG (bad token, context full, too many tokens for exec's n_batch, a
  *  context over another model or mode, a context twice), STENO_E_NOMEM; on error every
- *  sequence's caches are rolled back. Thread-safety: the contexts are not shared with other
+ *  sequence's caches are rolled back where they can be (as steno_llm_eval: always for plain
+ *  caches; a rotating ring after a wrap or a quantized cache that converted during the pass
+ *  may not — reset such a context after a failure). Thread-safety: the contexts are not shared with other
  *  threads during the call. */
 steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs, int n_seqs);
 

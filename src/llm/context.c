@@ -42,6 +42,7 @@ void steno_llm_ctx_free(steno_llm_ctx *c) {
     steno_pool_free(c->pool);
     steno_work_free(&c->work);
     steno_work_free(&c->attn_work);
+    steno_work_free(&c->batch_work);
     free(c->x);
     free(c->xb);
     free(c->xb2);
@@ -284,20 +285,22 @@ steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs
         if ((long)s->ctx->n_past + s->n_tokens > (long)s->ctx->p.n_ctx)
             return steno_fail(STENO_E_INVALID_ARG, "context full: %d + %d tokens exceed n_ctx %d", s->ctx->n_past,
                               s->n_tokens, s->ctx->p.n_ctx);
+        if (s->n_tokens > exec->n_batch - T)
+            return steno_fail(STENO_E_INVALID_ARG, "eval_batch: more than the executor's n_batch %d tokens",
+                              exec->n_batch);
         T += s->n_tokens;
         n_out += s->logits != NULL;
     }
-    if (T > exec->n_batch)
-        return steno_fail(STENO_E_INVALID_ARG, "eval_batch: %d tokens exceed the executor's n_batch %d", T, exec->n_batch);
-    llm_group *g = malloc(sizeof *g * (size_t)n_seqs);
-    int *tokens = malloc(sizeof(int) * (size_t)T), *start = malloc(sizeof(int) * (size_t)n_seqs),
-        *rows = malloc(sizeof(int) * (size_t)(n_out + 1));
-    float *lg = n_out ? malloc(sizeof(float) * (size_t)n_out * hp->n_vocab) : NULL;
+    /* one buffer kept on the executor: the decode step allocates nothing once it has grown */
+    const size_t lg_bytes = (sizeof(float) * (size_t)n_out * hp->n_vocab + 15) / 16 * 16,
+                 g_bytes = sizeof(llm_group) * (size_t)n_seqs,
+                 i_bytes = sizeof(int) * ((size_t)T + 2 * (size_t)n_seqs + 1);
+    uint8_t *buf = steno_work_get(&exec->batch_work, lg_bytes + g_bytes + i_bytes);
+    if (!buf) return steno_fail(STENO_E_NOMEM, "eval_batch: out of memory");
+    float *lg = (float *)buf;
+    llm_group *g = (llm_group *)(buf + lg_bytes);
+    int *tokens = (int *)(buf + lg_bytes + g_bytes), *start = tokens + T, *rows = start + n_seqs;
     steno_status st = STENO_OK;
-    if (!g || !tokens || !start || !rows || (n_out && !lg)) {
-        st = steno_fail(STENO_E_NOMEM, "eval_batch: out of memory");
-        goto done;
-    }
     for (int i = 0, t0 = 0, o = 0; i < n_seqs; i++) {
         g[i] = (llm_group){seqs[i].ctx, t0, seqs[i].n_tokens};
         start[i] = seqs[i].ctx->n_past;
@@ -309,17 +312,11 @@ steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs
     if (st == STENO_OK && n_out) st = llm_output(exec, 0, rows, n_out, lg);
     if (st != STENO_OK) {
         for (int i = 0; i < n_seqs; i++) restore(seqs[i].ctx, start[i]);
-        goto done;
+        return st;
     }
     for (int i = 0, o = 0; i < n_seqs; i++)
         if (seqs[i].logits) memcpy(seqs[i].logits, lg + (size_t)o++ * hp->n_vocab, sizeof(float) * (size_t)hp->n_vocab);
-done:
-    free(g);
-    free(tokens);
-    free(start);
-    free(rows);
-    free(lg);
-    return st;
+    return STENO_OK;
 }
 
 /* ------------------------------------------------------------------------------------------- */

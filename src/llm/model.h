@@ -79,6 +79,7 @@ struct steno_llm_ctx {
     steno_llm_ctx_params p;
     steno_pool *pool;
     steno_work work, attn_work;
+    steno_work batch_work; /* steno_llm_eval_batch's packing and logits, kept between passes */
     steno_kv_cache **kv; /* [n_layer] */
     int n_past;
     int n_batch;

@@ -12,23 +12,28 @@
 #include "core/error.h"
 #include "sched/job.h"
 
-/* The free row for j: the one whose cached tokens share the longest prefix with j's prompt
- * (llama-server's slot selection by prompt similarity); among rows sharing nothing, the one with
- * the fewest cached tokens, so the others keep theirs for later turns. */
+/* The free row for j: the one whose cached tokens the prompt continues (it shares at least half
+ * of them: chat turn 2 shares all of turn 1's), the longest such prefix first (llama-server's slot
+ * selection by similarity); otherwise the free row with the fewest cached tokens, so that a prompt
+ * which merely starts with the same BOS or system prompt does not roll back a long conversation
+ * another row holds for its next turn. */
 static int pick_row(steno_sched *s, const sched_job *j) {
-    int best = -1, best_common = -1, best_cached = 0;
+    int best = -1, best_common = 0, fewest = -1, fewest_cached = 0;
     for (int k = 0; k < s->p.n_parallel; k++) {
         if (s->rows[k].j) continue;
         const sched_slot *sl = &s->rows_slot[k];
         int c = 0;
         while (c < sl->n_cached && c < j->n_prompt && sl->cached[c] == j->prompt[c]) c++;
-        if (c > best_common || (c == best_common && c == 0 && sl->n_cached < best_cached)) {
+        if (c > 0 && 2 * c >= sl->n_cached && c > best_common) {
             best = k;
             best_common = c;
-            best_cached = sl->n_cached;
+        }
+        if (fewest < 0 || sl->n_cached < fewest_cached) {
+            fewest = k;
+            fewest_cached = sl->n_cached;
         }
     }
-    return best;
+    return best >= 0 ? best : fewest;
 }
 
 static void end_row(steno_sched *s, gen_row *r) {
@@ -51,11 +56,12 @@ static int admit(steno_sched *s, int active) {
         if (!j) return active == 0 ? -1 : active;
         sched_job_started(s, j);
         gen_row *r = &s->rows[pick_row(s, j)];
+        pthread_mutex_lock(&s->mu);
+        r->j = j; /* sched_cancel_all reads it under the lock */
+        if (s->stopping) atomic_store(&j->cancel, 1); /* it may have run since the take */
+        pthread_mutex_unlock(&s->mu);
         steno_clear_error();
         const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j);
-        pthread_mutex_lock(&s->mu);
-        r->j = j;
-        pthread_mutex_unlock(&s->mu);
         if (st != STENO_OK) end_row(s, r);
         else active++;
     }
@@ -85,7 +91,8 @@ void *batch_engine_main(void *arg) {
             gen_row *r = &s->rows[k];
             if (!r->j) continue;
             if (job_should_stop(r->j)) {
-                r->j->out.status = steno_fail(STENO_E_ABORTED, "generation: cancelled");
+                r->j->out.status = steno_fail(STENO_E_ABORTED, "generation: %s",
+                                              r->j->out.deadline_passed ? "deadline passed" : "cancelled");
                 end_row(s, r);
                 active--;
                 continue;

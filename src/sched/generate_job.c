@@ -113,8 +113,7 @@ static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int t
 steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j) {
     memset(&r->smp, 0, sizeof *r - offsetof(gen_row, smp));
     r->m = m;
-    r->slot = slot;
-    r->j = j;
+    r->slot = slot; /* r->j is the engine's to set, under the scheduler's lock */
     sched_outcome *o = &j->out;
     steno_llm_info info;
     steno_llm_get_info(m, &info);

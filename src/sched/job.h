@@ -23,7 +23,7 @@ typedef struct sched_slot {
 struct sched_job {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int refs;                 /* under the scheduler's lock */
+    int refs;                 /* under mu */
     sched_job_state state;    /* under mu */
     atomic_int cancel;
     double t_submit, t_start, deadline; /* monotonic seconds; deadline 0: none */
@@ -75,7 +75,7 @@ typedef struct gen_row {
     int pending;       /* the sampled token the next pass evaluates */
 } gen_row;
 
-/** Starts j on the row: sampler, stop strings, the reused prefix. On failure j->out.status is set
+/** Starts j on the row (r->j already set to j): sampler, stop strings, the reused prefix. On failure j->out.status is set
  *  and gen_row_finish must still be called. */
 steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j);
 /** What the row feeds the next pass: at most chunk prompt tokens (the prompt from the reused

@@ -218,6 +218,7 @@ sched_job *sched_take(steno_sched *s, job_kind kind, int wait) {
         j->next = NULL;
         q->n_queued--;
         q->n_running++;
+        if (s->stopping) atomic_store(&j->cancel, 1); /* read under the lock cancel_all takes */
     }
     pthread_mutex_unlock(&s->mu);
     return j;
@@ -229,7 +230,6 @@ void sched_job_started(steno_sched *s, sched_job *j) {
     pthread_mutex_unlock(&j->mu);
     j->t_start = sched_now();
     j->out.queue_seconds = j->t_start - j->t_submit;
-    if (s->stopping) atomic_store(&j->cancel, 1);
 }
 
 void sched_job_ended(steno_sched *s, sched_job *j) {
@@ -254,6 +254,7 @@ static void *worker_main(void *arg) {
         if (!j) return NULL; /* stopping with nothing queued */
         pthread_mutex_lock(&s->mu);
         s->running[k] = j;
+        if (s->stopping) atomic_store(&j->cancel, 1); /* cancel_all may have run since the take */
         pthread_mutex_unlock(&s->mu);
         sched_job_started(s, j);
         run_job(s, &s->slots[k], j);
@@ -462,6 +463,13 @@ steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, 
         return steno_fail(STENO_E_INVALID_ARG, "generate: bad request");
     if (r->n_prompt >= s->n_ctx)
         return steno_fail(STENO_E_INVALID_ARG, "the prompt has %d tokens; the context holds %d", r->n_prompt, s->n_ctx);
+    /* a token out of range would fail the whole batched pass, every row in it */
+    steno_llm_info info;
+    steno_llm_get_info(s->llm, &info);
+    for (int i = 0; i < r->n_prompt; i++)
+        if (r->prompt[i] < 0 || r->prompt[i] >= info.n_vocab)
+            return steno_fail(STENO_E_INVALID_ARG, "prompt token %d is %d: not in the vocabulary (0..%d)", i,
+                              r->prompt[i], info.n_vocab - 1);
     sched_job *j = job_alloc(JOB_GENERATE);
     if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
     steno_status st = generate_job_init(j, r);

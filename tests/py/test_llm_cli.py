@@ -278,7 +278,14 @@ def batch_bad_input():
     bad = write_jsonl("bad2.jsonl", ['{"prompt": "x", "max_tokens": -1}'])
     expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "out of range")
     bad = write_jsonl("bad3.jsonl", ["{not json"])
-    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "not JSON")
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "not one JSON value")
+    bad = write_jsonl("bad4.jsonl", ['"a" "b"'])
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "not one JSON value")
+    nul = os.path.join(TMP, "nul.jsonl")
+    with open(nul, "wb") as f:
+        f.write(b'"a"\x00junk\n"b"\n')
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", nul], 2, "line 1", "NUL")
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", TMP], 1, TMP)
     expect_error(["generate", "--parallel", "2", "-m", stories, "-f", os.path.join(TMP, "absent.jsonl")], 1,
                  "absent.jsonl")
     expect_error(["generate", "--parallel", "0", "-m", stories, "-f", bad], 2, "--parallel")
