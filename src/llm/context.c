@@ -214,6 +214,22 @@ void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng) {
         for (int t = 0; t < g[i].T; t++) c->pos[g[i].t0 + t] = g[i].ctx->n_past + t;
 }
 
+steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int l, const steno_attn_params *ap,
+                               const float *q, const float *k, const float *v, float *att) {
+    const llm_hparams *hp = &c->m->hp;
+    const size_t nq = (size_t)hp->n_head * hp->head_dim_k, nk = (size_t)hp->n_head_kv * hp->head_dim_k,
+                 nv = (size_t)hp->n_head_kv * hp->head_dim_v, no = (size_t)hp->n_head * hp->head_dim_v;
+    for (int i = 0; i < ng; i++) {
+        const size_t t0 = (size_t)g[i].t0;
+        steno_kv_view view;
+        steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &view);
+        if (st != STENO_OK) return st;
+        if (steno_attention(c->pool, &c->attn_work, ap, q + t0 * nq, g[i].T, c->pos[t0], &view, att + t0 * no))
+            return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+    }
+    return STENO_OK;
+}
+
 steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float *logits) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;

@@ -13,7 +13,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
     const int E = hp->n_embd, hk = hp->head_dim_k, nq = hp->n_head * hk, nk = hp->n_head_kv * hk,
-              nv = hp->n_head_kv * hp->head_dim_v, no = hp->n_head * hp->head_dim_v, F = hp->n_ff;
+              nv = hp->n_head_kv * hp->head_dim_v, F = hp->n_ff;
     const int *pos = c->pos;
     llm_group_positions(c, g, ng);
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
@@ -50,14 +50,8 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         }
         llm_dump(c, "Qcur", l, q, T, nq);
         llm_dump(c, "Kcur", l, k, T, nk);
-        for (int i = 0; i < ng; i++) {
-            const size_t t0 = (size_t)g[i].t0;
-            steno_kv_view view;
-            steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &view);
-            if (st != STENO_OK) return st;
-            if (steno_attention(c->pool, &c->attn_work, &ap, q + t0 * nq, g[i].T, pos[t0], &view, att + t0 * no))
-                return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
-        }
+        steno_status st = llm_attend_groups(c, g, ng, l, &ap, q, k, v, att);
+        if (st != STENO_OK) return st;
         llm_dump(c, "kqv_out", l, att, T, hp->n_head * hp->head_dim_v);
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");

@@ -51,14 +51,8 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         }
         llm_dump(c, "Qcur", l, q, T, nq);
         llm_dump(c, "Kcur", l, k, T, nk);
-        for (int i = 0; i < ng; i++) {
-            const size_t t0 = (size_t)g[i].t0;
-            steno_kv_view view;
-            steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &view);
-            if (st != STENO_OK) return st;
-            if (steno_attention(c->pool, &c->attn_work, &ap, q + t0 * nq, g[i].T, pos[t0], &view, att + t0 * no))
-                return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
-        }
+        steno_status st = llm_attend_groups(c, g, ng, l, &ap, q, k, v, att);
+        if (st != STENO_OK) return st;
         llm_dump(c, "kqv_out", l, att, T, no);
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");

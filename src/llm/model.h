@@ -109,6 +109,13 @@ typedef struct llm_group {
 steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
 
+/** Layer l's attention for every group: stores the group's rows of k and v ([T][n_kv_heads ·
+ *  head_dim]) in its context's cache and attends its rows of q over that cache into att
+ *  ([T][n_head · head_dim_v]), at the positions in c->pos. STENO_OK, or the cache's error, or
+ *  STENO_E_NOMEM. */
+steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int l, const steno_attn_params *ap,
+                               const float *q, const float *k, const float *v, float *att);
+
 /** Fills c->pos for the groups' rows (their contexts' n_past onwards). */
 void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng);
 
