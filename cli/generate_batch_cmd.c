@@ -30,9 +30,11 @@ static void usage(FILE *f) {
     fputs("usage: steno generate --parallel N -f PROMPTS.jsonl -m MODEL [options]\n"
           "\n"
           "Generates a completion for every line of PROMPTS.jsonl (a JSON string, or an object with\n"
-          "\"prompt\" and optional \"max_tokens\", \"temperature\", \"top_p\", \"top_k\", \"seed\"),\n"
-          "N at a time as rows of one continuously batched pass (the server's scheduler). Prints one\n"
-          "JSON object per line, in input order; the aggregate speed goes to standard error.\n"
+          "\"prompt\" and optional \"max_tokens\" (1..1048576), \"temperature\" (0..100), \"top_p\"\n"
+          "(0..1), \"top_k\", \"seed\"; other keys are ignored), N at a time as rows of one\n"
+          "continuously batched pass (the server's scheduler). Prints one JSON object per line, in\n"
+          "input order; the aggregate speed goes to standard error. Every line is checked and\n"
+          "tokenized before the run: one bad or over-long prompt stops it with its line number.\n"
           "\n"
           "  -m, --model NAME|FILE    the LLM (smollm2, gemma3, a .gguf or llama2.c file)\n"
           "  --parallel N             rows decoded together (1..256)\n"
@@ -40,9 +42,9 @@ static void usage(FILE *f) {
           "  -n, --n-predict N        default max_tokens per prompt (128)\n"
           "  --temp T                 default temperature (0 = greedy, the default here)\n"
           "  -s, --seed N             default seed (0)\n"
-          "  -t, --threads N          threads of the batched pass (default: the CPUs)\n"
+          "  -t, --threads N          threads of the batched pass, in all (0 = default: the CPUs)\n"
           "  -c, --ctx-size N         context per row in tokens (default: min(4096, the model's))\n"
-          "  --prefill-chunk N        prompt tokens fed per pass (64)\n"
+          "  --prefill-chunk N        prompt tokens fed per pass (1..3840, default 64)\n"
           "  --no-bos                 do not add the BOS token\n",
           f);
 }
@@ -72,8 +74,8 @@ static char *read_stream(FILE *f, size_t *len) {
     return b;
 }
 
-/* Parses one line into it; returns NULL or the reason it is refused. */
-static const char *parse_line(const char *line, batch_item *it) {
+/* Parses one line into it; returns NULL or the reason it is refused (in why_buf or static). */
+static const char *parse_line(const char *line, batch_item *it, char *why_buf, size_t why_size) {
     cJSON *v = cJSON_ParseWithOpts(line, NULL, 1);
     if (!v) return "not one JSON value";
     const char *why = NULL;
@@ -87,8 +89,12 @@ static const char *parse_line(const char *line, batch_item *it) {
     for (size_t k = 0; !why && cJSON_IsObject(v) && k < sizeof num / sizeof num[0]; k++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(v, num[k].key);
         if (!x) continue;
-        if (!cJSON_IsNumber(x) || x->valuedouble < num[k].lo || x->valuedouble > num[k].hi) {
-            why = "a number field is out of range or not a number";
+        const int integral = k != 1 && k != 2;
+        if (!cJSON_IsNumber(x) || x->valuedouble < num[k].lo || x->valuedouble > num[k].hi ||
+            (integral && x->valuedouble != (double)(long long)x->valuedouble)) {
+            snprintf(why_buf, why_size, "\"%s\": need %s in %.15g..%.15g", num[k].key, integral ? "an integer" : "a number",
+                     num[k].lo, num[k].hi);
+            why = why_buf;
             break;
         }
         if (k == 0) it->max_tokens = (int)x->valuedouble;
@@ -116,6 +122,15 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         if (!strcmp(a, "--no-bos")) {
             no_bos = 1;
             continue;
+        }
+        static const char *const valued[] = {"-m", "--model", "-f", "--file", "--parallel", "-n", "--n-predict",
+                                             "-t", "--threads", "-c", "--ctx-size", "--prefill-chunk", "-s",
+                                             "--seed", "--temp", NULL};
+        int known = 0;
+        for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "steno generate: unknown option '%s' with --parallel (see steno generate --parallel 1 --help)\n", a);
+            return 2;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "steno generate: %s needs a value (see steno generate --parallel 1 --help)\n", a);
@@ -149,9 +164,6 @@ int steno_cmd_generate_batch(int argc, char **argv) {
                 return 2;
             }
             temp = num;
-        } else {
-            fprintf(stderr, "steno generate: unknown option %s with --parallel (see steno generate --parallel 1 --help)\n", a);
-            return 2;
         }
 #undef INT_OPT
     }
@@ -203,7 +215,8 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         it->sp = steno_sampler_default_params();
         it->sp.temperature = (float)temp;
         it->sp.seed = seed;
-        const char *why = parse_line(line, it);
+        char why_buf[160];
+        const char *why = parse_line(line, it, why_buf, sizeof why_buf);
         if (why) {
             fprintf(stderr, "steno generate: %s line %d: %s\n", file, line_no, why);
             rc = 2;

@@ -276,7 +276,9 @@ def batch_bad_input():
     bad = write_jsonl("bad.jsonl", ['"fine"', '{"prompt": 3}'])
     expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "bad.jsonl line 2", "prompt")
     bad = write_jsonl("bad2.jsonl", ['{"prompt": "x", "max_tokens": -1}'])
-    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "out of range")
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "\"max_tokens\": need an integer")
+    expect_error(["generate", "--parallel", "2", "-m", stories, "-f", write_jsonl("ok2.jsonl", ['"x"']), "--bogus"], 2,
+                 "unknown option '--bogus'")
     bad = write_jsonl("bad3.jsonl", ["{not json"])
     expect_error(["generate", "--parallel", "2", "-m", stories, "-f", bad], 2, "line 1", "not one JSON value")
     bad = write_jsonl("bad4.jsonl", ['"a" "b"'])
