@@ -193,6 +193,32 @@ steno_status steno_llm_rollback(steno_llm_ctx *c, int n);
 /** Empties the caches. */
 void steno_llm_reset(steno_llm_ctx *c);
 
+/** The context's state — every layer's KV cache (the held rows in their storage format, dtype or
+ *  quantized codes; key centers; attention sinks) and the position — as one byte string, for the
+ *  prompt cache and for saving a conversation (llama.cpp's llama_state_seq_get_data/set_data).
+ *  steno_llm_state_save(c, NULL, 0) returns the size in bytes; with cap >= that size it writes the
+ *  state into buf and returns the size; with a smaller cap it writes nothing and returns 0.
+ *  steno_llm_state_load restores a state into a context of the same model whose
+ *  steno_llm_state_config is equal: afterwards evaluation, sampling and rollback give bit-identical
+ *  results to the source context's at the moment of the save (a sliding-window layer's ring holds
+ *  its window plus kv_reserve tokens, so the restored context can roll back as far as the source
+ *  could). The bytes are in host byte order and not checked for damage: a caller that keeps them
+ *  outside the process checksums them (the server's prompt cache does). Errors: STENO_E_FORMAT (a
+ *  different layer count or cache configuration, or inconsistent sizes; the message names the layer
+ *  and the reason), STENO_E_NOMEM; on error the context is reset. Not thread-safe per context. */
+size_t steno_llm_state_save(const steno_llm_ctx *c, void *buf, size_t cap);
+steno_status steno_llm_state_load(steno_llm_ctx *c, const void *buf, size_t n);
+
+/** What a state depends on besides the weights, as text (per layer: cache kind, element type,
+ *  geometry, window/keep/reserve, quantization): two contexts whose strings are equal can exchange
+ *  states. Writes at most cap bytes (NUL-terminated) and returns the full length (snprintf's rule). */
+int steno_llm_state_config(const steno_llm_ctx *c, char *buf, size_t cap);
+
+/** The smallest position, other than 0, that steno_llm_rollback can bring the context back to: 0
+ *  when every position is reachable (plain caches); with sliding-window layers, how far their
+ *  rings' history reaches. */
+int steno_llm_min_rollback(const steno_llm_ctx *c);
+
 /** KV-cache memory: bytes per cached token (all layers) and bytes allocated now. */
 void steno_llm_kv_usage(const steno_llm_ctx *c, size_t *bytes_per_token, size_t *bytes_allocated);
 

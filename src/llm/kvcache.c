@@ -307,8 +307,57 @@ static void plain_destroy(steno_kv_cache *c) {
     free(pc);
 }
 
-static const steno_kv_ops PLAIN_OPS = {"plain", plain_offset, plain_update, plain_can_trim, plain_trim,
-                                       plain_bpt, plain_nbytes, plain_state, plain_reset, plain_destroy};
+
+/* Storage for n rows of the current format (see steno_kv_ops.load). */
+static steno_status alloc_rows(steno_kv_cache *c, int n, uint8_t **k, uint8_t **v, int32_t **pos, int32_t **order) {
+    const size_t m = n > 0 ? (size_t)n : 1;
+    *k = malloc(m * row_bytes(c, 0));
+    *v = malloc(m * row_bytes(c, 1));
+    *pos = malloc(m * sizeof(int32_t));
+    if (order) *order = malloc(m * sizeof(int32_t));
+    if (*k && *v && *pos && (!order || *order)) return STENO_OK;
+    free(*k);
+    free(*v);
+    free(*pos);
+    if (order) free(*order);
+    return steno_fail(STENO_E_NOMEM, "KV cache: out of memory restoring %d slots", n);
+}
+
+static steno_status plain_load(steno_kv_cache *c, int offset, int quantized, int n_rows, int ring, const int32_t *pos,
+                               const uint8_t *k, const uint8_t *v) {
+    plain_cache *pc = (plain_cache *)c;
+    (void)ring;
+    (void)pos; /* slot = position: the caller checked pos[i] == i and n_rows == offset */
+    plain_reset(c);
+    const int step = c->p.step > 0 ? c->p.step : 256;
+    int cap = (offset + step - 1) / step * step;
+    if (c->p.max_tokens > 0 && cap > c->p.max_tokens) cap = c->p.max_tokens;
+    c->quantized = quantized;
+    uint8_t *nk, *nv;
+    int32_t *np;
+    steno_status st = alloc_rows(c, cap, &nk, &nv, &np, NULL);
+    if (st != STENO_OK) {
+        c->quantized = 0;
+        return st;
+    }
+    free(pc->k);
+    free(pc->v);
+    free(pc->pos);
+    pc->k = nk;
+    pc->v = nv;
+    pc->pos = np;
+    pc->cap = cap;
+    pc->krb = row_bytes(c, 0);
+    pc->vrb = row_bytes(c, 1);
+    for (int s = 0; s < cap; s++) np[s] = s;
+    memcpy(nk, k, (size_t)n_rows * pc->krb);
+    memcpy(nv, v, (size_t)n_rows * pc->vrb);
+    pc->offset = offset;
+    return STENO_OK;
+}
+
+static const steno_kv_ops PLAIN_OPS = {"plain", plain_offset, plain_update, plain_can_trim, plain_trim, plain_bpt,
+                                       plain_nbytes, plain_state, plain_reset, plain_destroy, plain_load};
 
 /* ------------------------------------------------------------------------------------------- */
 /* rotating                                                                                       */
@@ -518,8 +567,56 @@ static void rot_destroy(steno_kv_cache *c) {
     free(rc);
 }
 
-static const steno_kv_ops ROT_OPS = {"rotating", rot_offset, rot_update, rot_can_trim, rot_trim,
-                                     rot_bpt, rot_nbytes, rot_state, rot_reset, rot_destroy};
+
+static steno_status rot_load(steno_kv_cache *c, int offset, int quantized, int n_rows, int ring, const int32_t *pos,
+                             const uint8_t *k, const uint8_t *v) {
+    rot_cache *rc = (rot_cache *)c;
+    rot_reset(c);
+    const int keep = c->p.keep, R = ring; /* the source's ring: the same history, the same rollback reach */
+    c->quantized = quantized;
+    uint8_t *nk, *nv;
+    int32_t *np, *no;
+    steno_status st = alloc_rows(c, keep + R, &nk, &nv, &np, &no);
+    if (st != STENO_OK) {
+        c->quantized = 0;
+        return st;
+    }
+    const size_t krb = row_bytes(c, 0), vrb = row_bytes(c, 1);
+    for (int s = 0; s < keep + R; s++) np[s] = -1;
+    for (int i = 0; i < n_rows; i++) {
+        const int pp = pos[i];
+        const int s = pp < keep ? pp : keep + (pp - keep) % R;
+        if (pp < 0 || pp >= offset || np[s] >= 0) {
+            free(nk);
+            free(nv);
+            free(np);
+            free(no);
+            c->quantized = 0;
+            return steno_fail(STENO_E_FORMAT, "rotating KV cache snapshot: position %d is out of range or held twice", pp);
+        }
+        memcpy(nk + (size_t)s * krb, k + (size_t)i * krb, krb);
+        memcpy(nv + (size_t)s * vrb, v + (size_t)i * vrb, vrb);
+        np[s] = pp;
+    }
+    free(rc->k);
+    free(rc->v);
+    free(rc->pos);
+    free(rc->order);
+    rc->k = nk;
+    rc->v = nv;
+    rc->pos = np;
+    rc->order = no;
+    rc->ring = R;
+    rc->cap = keep + R;
+    rc->krb = krb;
+    rc->vrb = vrb;
+    rc->offset = offset;
+    rot_rebuild_order(rc);
+    return STENO_OK;
+}
+
+static const steno_kv_ops ROT_OPS = {"rotating", rot_offset, rot_update, rot_can_trim, rot_trim, rot_bpt,
+                                     rot_nbytes, rot_state, rot_reset, rot_destroy, rot_load};
 
 /* ------------------------------------------------------------------------------------------- */
 

@@ -126,6 +126,11 @@ typedef struct steno_kv_ops {
     void (*state)(const steno_kv_cache *c, steno_kv_state *st);
     void (*reset)(steno_kv_cache *c);
     void (*destroy)(steno_kv_cache *c);
+    /** Replaces the contents by n_rows rows (positions pos[i], raw rows k/v in the storage format
+     *  that `quantized` names) with `offset` tokens processed; ring: the snapshot's ring slots
+     *  (rotating: the cache takes that ring size). Used by steno_kv_restore. */
+    steno_status (*load)(steno_kv_cache *c, int offset, int quantized, int n_rows, int ring, const int32_t *pos,
+                         const uint8_t *k, const uint8_t *v);
 } steno_kv_ops;
 
 /** Common header of every cache kind (implementations embed it first). */
@@ -157,6 +162,22 @@ static inline size_t steno_kv_bytes_per_token(const steno_kv_cache *c) { return 
 size_t steno_kv_quant_bytes_per_token(const steno_kv_params *p);
 /** 1 when the cache's rows are quantized now. */
 int steno_kv_is_quantized(const steno_kv_cache *c);
+
+/** Snapshots (the prompt cache's entries, kvcache_snapshot.c): the cache's whole state — offset,
+ *  the held rows in their storage format (dtype or quantized codes), the key center and the
+ *  attention sinks' float rows — as one byte string. steno_kv_snapshot(c, NULL) returns its size;
+ *  steno_kv_snapshot(c, dst) writes that many bytes. steno_kv_restore replaces the contents of a
+ *  cache made with the same params by a snapshot: afterwards every update, trim and attention
+ *  gives the same bytes as on the cache the snapshot was taken from (a rotating cache takes the
+ *  source's ring size). A rotating snapshot holds the ring — the window plus the reserve — so it
+ *  resumes at its offset and rolls back exactly as far as its source could. Errors: STENO_E_FORMAT (the bytes do not describe a cache of these
+ *  params: kind, geometry, storage format, sizes, positions), STENO_E_NOMEM; the cache is reset
+ *  then. Not thread-safe (one cache, one thread). */
+size_t steno_kv_snapshot(const steno_kv_cache *c, uint8_t *dst);
+steno_status steno_kv_restore(steno_kv_cache *c, const uint8_t *src, size_t n);
+/** The fewest tokens trim can bring the cache back to (0 for plain caches; rotating ones: how far
+ *  the ring's history reaches). */
+int steno_kv_min_offset(const steno_kv_cache *c);
 
 /** Attention mask of the T queries at positions q0..q0+T-1 over view's slots:
  *  mask[t * n_slots + s] = 0 (visible) or -INFINITY. mask holds T × view->n_slots floats. */
