@@ -36,6 +36,9 @@ static void serve_usage(FILE *f) {
           "  --prefill-chunk N         prompt tokens fed per batched pass, so a long prompt delays\n"
           "                            the running streams by one chunk at a time (64)\n"
           "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
+          "  --prompt-cache-bytes N    RAM for saved prompt states, reused by later requests that share\n"
+          "                            a prefix (256M; suffix K, M or G; 0 = no prompt cache)\n"
+          "  --prompt-cache-dir DIR    keep them as files in DIR too, reloaded at the next start\n"
           "  --api-key KEY             require 'Authorization: Bearer KEY' on every endpoint but /health\n"
           "                            and the page at / (or set STENO_API_KEY)\n"
           "\n"
@@ -55,6 +58,21 @@ static void serve_usage(FILE *f) {
           "  -q, --quiet               no per-request log lines\n"
           "  -h, --help                this help\n",
           f);
+}
+
+/* "268435456", "256M", "1G": bytes (K/M/G are powers of 1024), at most 1 TiB. */
+static int parse_bytes(const char *s, size_t *out) {
+    char *end;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-') return -1;
+    unsigned long long mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
+    if (*end || v > (1ull << 40) / mul) return -1;
+    *out = (size_t)(v * mul);
+    return 0;
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out) {
@@ -96,7 +114,7 @@ int steno_cmd_serve(int argc, char **argv) {
             "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
             "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
             "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
-            "--port-file", "--path", "--weights", "--prefill-chunk", NULL};
+            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
         if (!known) {
@@ -145,6 +163,18 @@ int steno_cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--max-tokens")) NUM(1, 1 << 20, o.max_tokens);
         else if (!strcmp(a, "--max-queue")) NUM(0, 1 << 20, o.max_queue);
         else if (!strcmp(a, "--prefill-chunk")) NUM(1, 3840, o.prefill_chunk);
+        else if (!strcmp(a, "--prompt-cache-bytes")) {
+            if (parse_bytes(v, &o.prompt_cache_bytes) != 0) {
+                fprintf(stderr, "steno serve: --prompt-cache-bytes: expected bytes (a number, optionally with K, M or G), got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--prompt-cache-dir")) {
+            if (!*v) {
+                fprintf(stderr, "steno serve: --prompt-cache-dir: the directory is empty\n");
+                return 2;
+            }
+            o.prompt_cache_dir = v;
+        }
         else if (!strcmp(a, "--max-connections")) NUM(1, 65536, o.max_connections);
         else if (!strcmp(a, "--header-timeout")) SECS(o.header_timeout);
         else if (!strcmp(a, "--body-timeout")) SECS(o.body_timeout);

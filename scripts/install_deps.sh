@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # audio decoding (FFmpeg)
   libopenblas-dev libcjson-dev libpcre2-dev zlib1g-dev              # GEMM, JSON, regex, gzip
-  libmicrohttpd-dev                                                 # steno serve (HTTP)
+  libmicrohttpd-dev libssl-dev                                      # steno serve (HTTP; SHA-256 of prompt-cache files)
   python3 unzip ca-certificates                                     # tests, model fetch
   asterisk-core-sounds-en-wav                                       # a real English recording (demo)
   clang                                                             # fuzz target

@@ -28,6 +28,7 @@ server_opts server_default_opts(void) {
     o.n_parallel = 1;
     o.max_queue = 64;
     o.prefill_chunk = 64;
+    o.prompt_cache_bytes = (size_t)256 << 20;
     o.max_body_bytes = 26214400;
     o.max_audio_seconds = 7200;
     o.max_tokens = 4096;
@@ -157,6 +158,12 @@ static int resolve_host(const char *host, int port, struct sockaddr_storage *ss,
     return 0;
 }
 
+/* The scheduler's operator messages (the prompt cache's files). */
+static void log_sched(void *user, const char *msg) {
+    (void)user;
+    fprintf(stderr, "steno serve: %s\n", msg);
+}
+
 /* libmicrohttpd's own messages (a client that left, a socket error) only with STENO_HTTP_DEBUG=1:
  * the access log already has one line per request, and every start-up failure is reported here. */
 static void log_mhd(void *cls, const char *fmt, va_list ap) {
@@ -240,6 +247,9 @@ int steno_server_run(const server_opts *opts) {
     sp.n_parallel = S.o.n_parallel;
     sp.max_queue = S.o.max_queue;
     sp.prefill_chunk = S.o.prefill_chunk;
+    sp.prompt_cache_bytes = S.o.prompt_cache_bytes;
+    sp.prompt_cache_dir = S.o.prompt_cache_dir;
+    sp.log = log_sched;
     sp.n_ctx = S.o.n_ctx;
     int rc = 0;
     if (sched_new(&sp, &S.sched) != STENO_OK) {

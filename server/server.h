@@ -23,6 +23,8 @@ typedef struct server_opts {
     int n_parallel;              /* requests run at once (1) */
     int max_queue;               /* requests waiting for a slot (64), then 429 */
     int prefill_chunk;           /* prompt tokens per batched generation pass (64) */
+    size_t prompt_cache_bytes;   /* RAM for saved prompt states (256 MiB; 0: none) */
+    const char *prompt_cache_dir;/* where they persist across restarts (NULL: nowhere) */
     int n_ctx;                   /* LLM context per slot (0: min(4096, the model's)) */
     size_t max_body_bytes;       /* 26 214 400 (25 MB, OpenAI's), then 413 */
     double max_audio_seconds;    /* 7200 */

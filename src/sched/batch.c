@@ -61,7 +61,8 @@ static int admit(steno_sched *s, int active) {
         if (s->stopping) atomic_store(&j->cancel, 1); /* it may have run since the take */
         pthread_mutex_unlock(&s->mu);
         steno_clear_error();
-        const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j);
+        const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j, s->pcache);
+        if (s->pcache) sched_publish_cache_stats(s);
         if (st != STENO_OK) end_row(s, r);
         else active++;
     }
@@ -123,6 +124,12 @@ void *batch_engine_main(void *arg) {
                 active--;
             }
         }
+    }
+    /* what the rows hold outlives the process when the cache persists */
+    for (int k = 0; s->pcache && s->p.prompt_cache_dir && k < R; k++) {
+        const sched_slot *sl = &s->rows_slot[k];
+        if (sl->n_cached > 0 && sl->n_cached == steno_llm_n_past(sl->lc))
+            prompt_cache_store(s->pcache, sl->cached, sl->n_cached, sl->lc);
     }
     free(seqs);
     free(who);

@@ -62,13 +62,30 @@ static int slot_remember(sched_slot *slot, const int *toks, int n, int at) {
     return 0;
 }
 
-/* Rolls the slot's caches back to the longest prefix they share with the prompt (at least one
- * prompt token is always evaluated: its logits start the sampling). Returns the reused count. */
-static int reuse_prefix(sched_slot *slot, const int *prompt, int n_prompt) {
+/* Rolls the slot's caches back to the longest prefix they share with the prompt, or restores pc's
+ * entry when that shares more (at least one prompt token is always evaluated: its logits start the
+ * sampling). The row's tokens beyond the shared prefix would be lost: they are saved into pc
+ * first. Returns the reused count. */
+static int reuse_prefix(sched_slot *slot, const int *prompt, int n_prompt, prompt_cache *pc) {
     int common = 0;
     const int n_past = steno_llm_n_past(slot->lc);
     if (n_past != slot->n_cached) slot->n_cached = 0; /* out of step: trust nothing */
     while (common < slot->n_cached && common < n_prompt - 1 && slot->cached[common] == prompt[common]) common++;
+    if (common > 0 && common < n_past && steno_llm_min_rollback(slot->lc) > common) common = 0; /* ring too short */
+    if (pc) {
+        if (slot->n_cached > common) prompt_cache_store(pc, slot->cached, slot->n_cached, slot->lc);
+        const int c = prompt_cache_restore(pc, prompt, n_prompt - 1, common, slot->lc);
+        if (c > 0) {
+            if (slot_remember(slot, prompt, c, 0) == 0) return c;
+            steno_llm_reset(slot->lc);
+            slot->n_cached = 0;
+            return 0;
+        }
+        if (steno_llm_n_past(slot->lc) != n_past) { /* a failed restore reset the caches */
+            slot->n_cached = 0;
+            return 0;
+        }
+    }
     if (common == 0 || steno_llm_rollback(slot->lc, n_past - common) != STENO_OK) {
         steno_llm_reset(slot->lc);
         slot->n_cached = 0;
@@ -110,7 +127,7 @@ static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int t
     job_push_event(j, ev);
 }
 
-steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j) {
+steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc) {
     memset(&r->smp, 0, sizeof *r - offsetof(gen_row, smp));
     r->m = m;
     r->slot = slot; /* r->j is the engine's to set, under the scheduler's lock */
@@ -127,7 +144,7 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     o->finish = SCHED_FINISH_LENGTH;
     if (!r->logits || !r->text) return o->status = steno_fail(STENO_E_NOMEM, "out of memory");
     if ((o->status = steno_sampler_new(&j->sp, info.n_vocab, &r->smp)) != STENO_OK) return o->status;
-    r->pos = o->n_cached = reuse_prefix(slot, j->prompt, j->n_prompt);
+    r->pos = o->n_cached = reuse_prefix(slot, j->prompt, j->n_prompt, pc);
     r->prev = j->prompt[j->n_prompt - 1];
     return STENO_OK;
 }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "sched/prompt_cache.h"
 #include "sched/sched.h"
 #include "text/stop_text.h"
 
@@ -75,9 +76,11 @@ typedef struct gen_row {
     int pending;       /* the sampled token the next pass evaluates */
 } gen_row;
 
-/** Starts j on the row (r->j already set to j): sampler, stop strings, the reused prefix. On failure j->out.status is set
- *  and gen_row_finish must still be called. */
-steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j);
+/** Starts j on the row (r->j already set to j): sampler, stop strings, the reused prefix — the
+ *  row's own cached tokens, or pc's entry when it shares more (the row's tokens that the prompt does
+ *  not continue are saved into pc first). On failure j->out.status is set and gen_row_finish must
+ *  still be called. */
+steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc);
 /** What the row feeds the next pass: at most chunk prompt tokens (the prompt from the reused
  *  prefix on), or its pending token; *logits is the row's buffer when the pass must produce them
  *  (the prompt's end, a decode step), else NULL. Returns the token count. */
@@ -121,6 +124,8 @@ struct steno_sched {
     sched_slot *rows_slot; /* [n_parallel]: each row's LLM context and cached tokens */
     gen_row *rows;         /* [n_parallel] */
     steno_llm_ctx *exec;   /* the pass's scratch and thread pool */
+    prompt_cache *pcache;  /* saved states of evicted rows (NULL: none); the engine's only */
+    sched_cache_stats cache_stats; /* under mu: its counters, published by the engine */
     pthread_t engine;
     int engine_started;
 };
@@ -136,5 +141,7 @@ sched_job *sched_take(steno_sched *s, job_kind kind, int wait);
 void sched_job_ended(steno_sched *s, sched_job *j);
 /** Marks a job taken by sched_take as running (its queue time). */
 void sched_job_started(steno_sched *s, sched_job *j);
+/** Copies the prompt cache's counters where sched_prompt_cache_stats reads them (engine thread). */
+void sched_publish_cache_stats(steno_sched *s);
 
 #endif

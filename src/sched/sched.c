@@ -21,6 +21,7 @@ sched_params sched_default_params(void) {
     p.whisper_opts = steno_whisper_default_options();
     p.n_parallel = 1;
     p.max_queue = 64;
+    p.prompt_cache_bytes = (size_t)256 << 20;
     return p;
 }
 
@@ -28,6 +29,20 @@ const steno_whisper *sched_whisper(const steno_sched *s) { return s->whisper; }
 const steno_llm *sched_llm(const steno_sched *s) { return s->llm; }
 int sched_n_ctx(const steno_sched *s) { return s->n_ctx; }
 int sched_n_parallel(const steno_sched *s) { return s->p.n_parallel; }
+
+void sched_publish_cache_stats(steno_sched *s) {
+    prompt_cache_stats st = {0};
+    if (s->pcache) prompt_cache_get_stats(s->pcache, &st);
+    pthread_mutex_lock(&s->mu);
+    s->cache_stats = (sched_cache_stats){st.entries, st.bytes, st.hits, st.misses, st.stored, st.evicted};
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sched_prompt_cache_stats(steno_sched *s, sched_cache_stats *st) {
+    pthread_mutex_lock(&s->mu);
+    *st = s->cache_stats;
+    pthread_mutex_unlock(&s->mu);
+}
 
 void sched_load(steno_sched *s, int *queued, int *running) {
     pthread_mutex_lock(&s->mu);
@@ -327,6 +342,17 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         ep.n_ctx = s->n_ctx;
         ep.n_batch = p.prefill_chunk + p.n_parallel;
         if ((st = steno_llm_ctx_new(s->llm, &ep, &s->exec)) != STENO_OK) goto fail;
+        if (p.prompt_cache_bytes > 0) {
+            char cfg[4096];
+            steno_llm_state_config(s->rows_slot[0].lc, cfg, sizeof cfg);
+            prompt_cache_params pp = {p.prompt_cache_bytes, p.prompt_cache_dir, p.llm_path, cfg, 0, p.log, p.log_user};
+            if (!(s->pcache = prompt_cache_new(&pp))) {
+                st = steno_fail(STENO_E_INVALID_ARG, "prompt cache%s%s: cannot be set up (see the log)",
+                                p.prompt_cache_dir ? " in " : "", p.prompt_cache_dir ? p.prompt_cache_dir : "");
+                goto fail;
+            }
+            sched_publish_cache_stats(s);
+        }
         if (pthread_create(&s->engine, NULL, batch_engine_main, s) != 0) {
             st = steno_fail(STENO_E_NOMEM, "scheduler: cannot start the batch engine");
             goto fail;
@@ -390,6 +416,7 @@ void sched_free(steno_sched *s) {
         free(s->rows_slot[k].cached);
     }
     steno_llm_ctx_free(s->exec);
+    prompt_cache_free(s->pcache);
     free(s->rows_slot);
     free(s->rows);
     steno_whisper_free(s->whisper);

@@ -46,6 +46,10 @@ typedef struct sched_params {
     int prefill_chunk;           /* prompt tokens a generation feeds one pass (<= 0: 64) */
     int n_threads_batch;         /* threads of the batched generation pass (<= 0: n_threads x
                                     n_parallel, at most the online CPUs) */
+    size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
+    const char *prompt_cache_dir;/* where they persist across restarts, or NULL */
+    void (*log)(void *user, const char *msg); /* operator messages (NULL: stderr) */
+    void *log_user;
 } sched_params;
 
 sched_params sched_default_params(void);
@@ -70,6 +74,15 @@ double sched_now(void);
 
 /** Jobs waiting for a slot / running now. */
 void sched_load(steno_sched *s, int *queued, int *running);
+/** The prompt cache's counters (zeros without one): entries and bytes held; restores that found
+ *  an entry (hits) or none (misses); entries stored and evicted since start. */
+typedef struct sched_cache_stats {
+    int entries;
+    size_t bytes;
+    unsigned long long hits, misses, stored, evicted;
+} sched_cache_stats;
+void sched_prompt_cache_stats(steno_sched *s, sched_cache_stats *st);
+
 /** Jobs finished since start: completed, cancelled (client gone, deadline, shutdown), failed. */
 void sched_totals(steno_sched *s, unsigned long long *completed, unsigned long long *cancelled,
                   unsigned long long *failed);
