@@ -121,6 +121,23 @@ char *metrics_render(server_metrics *m, const metrics_gauges *g) {
             "steno_jobs_total{outcome=\"cancelled\"} %llu\n"
             "steno_jobs_total{outcome=\"failed\"} %llu\n",
             g->queued, g->running, g->in_flight, g->ready, g->jobs_completed, g->jobs_cancelled, g->jobs_failed);
+    fprintf(f,
+            "# HELP steno_prompt_cache_entries Saved prompt states in the prompt cache.\n"
+            "# TYPE steno_prompt_cache_entries gauge\n"
+            "steno_prompt_cache_entries %d\n"
+            "# HELP steno_prompt_cache_bytes Bytes the prompt cache holds (of --prompt-cache-bytes).\n"
+            "# TYPE steno_prompt_cache_bytes gauge\n"
+            "steno_prompt_cache_bytes %zu\n"
+            "# HELP steno_prompt_cache_hits_total Generations that started from a saved prompt state.\n"
+            "# TYPE steno_prompt_cache_hits_total counter\n"
+            "steno_prompt_cache_hits_total %llu\n"
+            "# HELP steno_prompt_cache_misses_total Generations for which no saved state shared more than their row.\n"
+            "# TYPE steno_prompt_cache_misses_total counter\n"
+            "steno_prompt_cache_misses_total %llu\n"
+            "# HELP steno_prompt_cache_evictions_total Saved states dropped to stay within the budget.\n"
+            "# TYPE steno_prompt_cache_evictions_total counter\n"
+            "steno_prompt_cache_evictions_total %llu\n",
+            g->cache_entries, g->cache_bytes, g->cache_hits, g->cache_misses, g->cache_evicted);
     if (fclose(f) != 0) {
         free(out);
         return NULL;

@@ -19,6 +19,9 @@ void metrics_request_done(server_metrics *m, route_id route, int status, double 
 typedef struct metrics_gauges {
     int queued, running, in_flight, ready;
     unsigned long long jobs_completed, jobs_cancelled, jobs_failed; /* the scheduler's totals */
+    int cache_entries;            /* the prompt cache (zeros without one) */
+    size_t cache_bytes;
+    unsigned long long cache_hits, cache_misses, cache_evicted;
 } metrics_gauges;
 char *metrics_render(server_metrics *m, const metrics_gauges *g);
 

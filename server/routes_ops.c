@@ -41,6 +41,13 @@ int route_metrics(http_req *r) {
     if (r->srv->sched) {
         sched_load(r->srv->sched, &g.queued, &g.running);
         sched_totals(r->srv->sched, &g.jobs_completed, &g.jobs_cancelled, &g.jobs_failed);
+        sched_cache_stats cs;
+        sched_prompt_cache_stats(r->srv->sched, &cs);
+        g.cache_entries = cs.entries;
+        g.cache_bytes = cs.bytes;
+        g.cache_hits = cs.hits;
+        g.cache_misses = cs.misses;
+        g.cache_evicted = cs.evicted;
     }
     g.in_flight = serve_in_flight();
     g.ready = r->srv->ready;
