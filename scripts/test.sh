@@ -25,10 +25,12 @@ cmake -S . -B build-asan -DSTENO_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -
 cmake --build build-asan -j"$jobs"
 # The server runs sanitized under its soak (smaller count), bad-request and lifecycle tests; the
 # client-side comparisons (openai client, browser, HAProxy, concurrency) exercise the same server
-# code and run in the Release build only, to keep CI within its time budget.
+# code and run in the Release build only, to keep CI within its time budget; so does the prompt
+# cache's HTTP test (107 s sanitized), whose C code — trie, snapshots, files — test_prompt_cache
+# and test_kv_snapshot run sanitized.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^server_test_(openai_api|web_page|haproxy|concurrency)$' || status=1
+  -E '^server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1

@@ -283,7 +283,7 @@ void pc_disk_load(prompt_cache *pc) {
         fs[nf++].size = (size_t)sb.st_size;
     }
     closedir(d);
-    qsort(fs, (size_t)nf, sizeof *fs, newest_first);
+    if (nf > 1) qsort(fs, (size_t)nf, sizeof *fs, newest_first);
     /* the newest that fit the budget, inserted oldest first so that the newest is the most recent */
     size_t used = 0;
     int fit = 0;
