@@ -1,9 +1,11 @@
 /* test_llm_batch.c — batch invariance of steno_llm_eval_batch (continuous batching's step).
  *
- * For stories260K, SmolLM2 and Gemma 3, 16 prompts of different lengths (fixed-seed random token
- * ids, 3..45 tokens) are each decoded greedily for GEN tokens on their own (steno_llm_eval on a
- * fresh context), recording every step's token and a 64-bit hash of its logits' bytes. Then the
- * same 16 go through a simulated continuous-batching run: 8 rows, prompt i arriving at step i,
+ * For stories260K, SmolLM2 and Gemma 3, 16 prompts of different lengths are each decoded greedily
+ * for GEN tokens on their own (steno_llm_eval on a fresh context), recording every step's token and
+ * a 64-bit hash of its logits' bytes. Prompts 0..7 are fixed-seed random token ids (7..36 tokens);
+ * prompt 8 + i is a chat's next turn: prompt i, the GEN tokens its solo run generated, and 2..6
+ * new tokens. Then the same 16 go through a simulated continuous-batching run: 8 rows, prompt i
+ * arriving at step 2i,
  * prompts prefilled in chunks mixed into the decode steps (cut at multiples of CHUNK, as the solo
  * run's steno_llm_eval with n_batch = CHUNK cuts them: a quantized cache's key center comes from
  * its first update, so the cut is part of the sequence's definition), a row leaving
@@ -11,15 +13,21 @@
  * is reused by sequences of different lengths). Each sequence's tokens and logits must be
  * bit-identical to its solo run, for every cache kind (plain, rotating ring after a wrap,
  * TurboQuant 3-bit, Q8 affine; Gemma 3 the first three, stories260K the first two: its head_dim 8
- * cannot be quantized) and for 1 and 2 threads.
+ * cannot be quantized), for 1 and 2 threads, and with the prompt cache off and on: on, a row
+ * that finishes saves its state (prompt_cache_store) and an arriving prompt starts from the entry
+ * sharing the longest prefix (prompt_cache_restore) — each next turn restores its earlier turn's
+ * state and evaluates only its new tokens (the hits are counted and printed), and must still be
+ * bit-identical to its solo run from scratch. (Every prompt is at least one chunk long, so a
+ * restored quantized cache took its key center from the same first CHUNK tokens as the solo run.)
  * Models come from the cache (scripts/fetch_llm_models.sh); a missing one is a FAILURE. Under
- * ASan+UBSan (STENO_SANITIZE=1): stories260K's two kinds and SmolLM2's plain and tq3, 1 thread.
+ * ASan+UBSan (STENO_SANITIZE=1): stories260K's two kinds and SmolLM2's plain and tq3 (cache on), 1 thread.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/prompt_cache.h"
 #include "steno_llm.h"
 
 #include "test_util.h"
@@ -67,6 +75,7 @@ static steno_llm_ctx *new_ctx(const steno_llm *m, const kind *k, int threads, in
     p.kv_quant = k->quant;
     p.max_kv_size = k->max_kv_size;
     p.keep = k->keep;
+    if (k->max_kv_size) p.kv_reserve = 4; /* a ring of 28 + 4 + CHUNK - 1 slots: the longer prompts wrap it */
     steno_llm_ctx *c = NULL;
     if (steno_llm_ctx_new(m, &p, &c) != STENO_OK) fprintf(stderr, "FAIL: context: %s\n", steno_errmsg());
     return c;
@@ -94,27 +103,45 @@ typedef struct {
     int next;     /* the token to evaluate next (decode) */
     float *lg;
     steno_llm_ctx *ctx;
+    int hold[128]; /* the tokens in ctx's caches */
+    int nhold;
 } row;
 
 /* Returns the number of sequences whose trace differs from the solo one. */
 static int batched(const steno_llm *m, const kind *k, int threads, const prompt *pr, const trace *ref, int nv,
-                   int *steps_out, int *max_rows_out) {
+                   int use_cache, int *steps_out, int *max_rows_out, int *hits_out) {
     steno_llm_ctx *exec = new_ctx(m, k, threads, N_ROWS + 2 * CHUNK);
-    row rows[N_ROWS];
+    static row rows[N_ROWS];
     for (int r = 0; r < N_ROWS; r++) {
-        rows[r] = (row){-1, 0, 0, 0, malloc(sizeof(float) * (size_t)nv), new_ctx(m, k, 1, 256)};
+        rows[r] = (row){-1, 0, 0, 0, malloc(sizeof(float) * (size_t)nv), new_ctx(m, k, 1, 256), {0}, 0};
         if (!rows[r].lg || !rows[r].ctx || !exec) exit(1);
     }
+    prompt_cache *pc = NULL;
+    if (use_cache) {
+        char cfg[4096];
+        steno_llm_state_config(rows[0].ctx, cfg, sizeof cfg);
+        const prompt_cache_params pp = {(size_t)1 << 30, NULL, NULL, cfg, 4, NULL, NULL};
+        if (!(pc = prompt_cache_new(&pp))) exit(1);
+    }
+    int hits = 0;
     trace got[N_PROMPTS];
     memset(got, 0, sizeof got);
     int next_arrival = 0, finished = 0, step = 0, max_rows = 0, failed = 0;
     while (finished < N_PROMPTS && step < 10000) {
-        /* arrivals: prompt i is ready from step i and takes the first free row */
-        for (int r = 0; r < N_ROWS && next_arrival < N_PROMPTS && next_arrival <= step; r++)
+        /* arrivals: prompt i is ready from step 2i and takes the first free row */
+        for (int r = 0; r < N_ROWS && next_arrival < N_PROMPTS && 2 * next_arrival <= step; r++)
             if (rows[r].seq < 0) {
-                steno_llm_reset(rows[r].ctx);
-                rows[r].seq = next_arrival++;
-                rows[r].fed = rows[r].gen = 0;
+                row *w = &rows[r];
+                steno_llm_reset(w->ctx);
+                w->seq = next_arrival++;
+                w->fed = w->gen = w->nhold = 0;
+                const prompt *p = &pr[w->seq];
+                const int c = pc ? prompt_cache_restore(pc, p->tok, p->n - 1, 0, w->ctx) : 0;
+                if (c > 0) {
+                    memcpy(w->hold, p->tok, sizeof(int) * (size_t)c);
+                    w->fed = w->nhold = c;
+                    hits++;
+                }
             }
         steno_llm_seq seqs[N_ROWS];
         int who[N_ROWS], ns = 0, budget = 2 * CHUNK; /* two whole chunks per step */
@@ -131,9 +158,12 @@ static int batched(const steno_llm *m, const kind *k, int threads, const prompt 
                 if (n > budget) continue;
                 budget -= n;
                 seqs[ns] = (steno_llm_seq){w->ctx, p->tok + w->fed, n, end == p->n ? w->lg : NULL};
+                memcpy(w->hold + w->nhold, p->tok + w->fed, sizeof(int) * (size_t)n);
+                w->nhold += n;
                 w->fed = end;
             } else {
                 seqs[ns] = (steno_llm_seq){w->ctx, &w->next, 1, w->lg};
+                w->hold[w->nhold++] = w->next;
             }
             who[ns++] = r;
         }
@@ -153,6 +183,7 @@ static int batched(const steno_llm *m, const kind *k, int threads, const prompt 
             t->tokens[w->gen] = argmax(w->lg, nv);
             w->next = t->tokens[w->gen];
             if (++w->gen == GEN) {
+                if (pc) prompt_cache_store(pc, w->hold, w->nhold, w->ctx); /* this turn's state, for the next */
                 w->seq = -1;
                 finished++;
             }
@@ -170,12 +201,14 @@ static int batched(const steno_llm *m, const kind *k, int threads, const prompt 
         steno_llm_ctx_free(rows[r].ctx);
     }
     steno_llm_ctx_free(exec);
+    prompt_cache_free(pc);
     *steps_out = step;
     *max_rows_out = max_rows;
+    *hits_out = hits;
     return failed;
 }
 
-static void run_model(const char *label, const char *path, unsigned kind_mask, int max_threads) {
+static void run_model(const char *label, const char *path, unsigned kind_mask, int max_threads, unsigned cache_mask) {
     steno_llm *m = NULL;
     if (steno_llm_load(path, NULL, &m) != STENO_OK) {
         CHECK(0, "%s: %s", label, steno_errmsg());
@@ -186,12 +219,10 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
     const int nv = info.n_vocab;
     prompt pr[N_PROMPTS];
     uint32_t rng = 12345;
-    for (int i = 0; i < N_PROMPTS; i++) {
-        pr[i].n = 3 + (i * 7) % 43; /* 3..45, all different */
-        for (int t = 0; t < pr[i].n; t++) {
-            rng = rng * 1664525u + 1013904223u;
-            pr[i].tok[t] = 1 + (int)((rng >> 8) % (uint32_t)(nv - 1));
-        }
+#define RND() (rng = rng * 1664525u + 1013904223u, 1 + (int)((rng >> 8) % (uint32_t)(nv - 1)))
+    for (int i = 0; i < N_PROMPTS / 2; i++) {
+        pr[i].n = 7 + (i * 13) % 36; /* 7..36, all different */
+        for (int t = 0; t < pr[i].n; t++) pr[i].tok[t] = RND();
     }
     const kind kinds[] = {{"plain", STENO_KV_QUANT_PLAIN, 0, 0},
                           {"rotating(32,keep 4)", STENO_KV_QUANT_PLAIN, 32, 4},
@@ -202,16 +233,32 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
         /* the solo reference once (its thread-count invariance is test_llm_stories' and
          * test_llm_parity's); the batched run with 1 and 2 threads against it */
         trace ref[N_PROMPTS];
-        for (int i = 0; i < N_PROMPTS; i++) solo(m, &kinds[ki], max_threads, &pr[i], &ref[i], nv);
-        for (int th = 1; th <= max_threads; th++) {
-            int steps = 0, max_rows = 0;
-            const int bad = batched(m, &kinds[ki], th, pr, ref, nv, &steps, &max_rows);
-            CHECK(bad == 0, "%s %s, %d thread(s): %d of %d sequences differ from their solo runs", label,
-                  kinds[ki].name, th, bad, N_PROMPTS);
-            printf("%s %s, %d thread(s): %d sequences x %d tokens in %d batched steps (up to %d rows): %s\n", label,
-                   kinds[ki].name, th, N_PROMPTS, GEN, steps, max_rows,
-                   bad ? "DIFFER" : "tokens and logits bit-identical to solo");
+        uint32_t rng_turn = 777;
+        for (int i = 0; i < N_PROMPTS; i++) {
+            if (i >= N_PROMPTS / 2) { /* the next turn of prompt i - 8: its prompt, its answer, new tokens */
+                const prompt *a = &pr[i - N_PROMPTS / 2];
+                pr[i] = *a;
+                memcpy(pr[i].tok + a->n, ref[i - N_PROMPTS / 2].tokens, sizeof(int) * GEN);
+                pr[i].n += GEN;
+                rng_turn = rng_turn * 1664525u + 1013904223u;
+                const int extra = 2 + (int)((rng_turn >> 8) % 5u);
+                for (int t = 0; t < extra; t++) pr[i].tok[pr[i].n++] = RND();
+            }
+            solo(m, &kinds[ki], max_threads, &pr[i], &ref[i], nv);
         }
+        for (int cache = 0; cache <= 1; cache++)
+            for (int th = 1; th <= max_threads && (cache_mask >> cache & 1); th++) {
+                int steps = 0, max_rows = 0, hits = 0;
+                const int bad = batched(m, &kinds[ki], th, pr, ref, nv, cache, &steps, &max_rows, &hits);
+                CHECK(bad == 0, "%s %s, %d thread(s), prompt cache %s: %d of %d sequences differ from their solo runs",
+                      label, kinds[ki].name, th, cache ? "on" : "off", bad, N_PROMPTS);
+                if (cache) CHECK(hits >= 4, "%s %s: only %d of 8 next turns found their earlier turn in the prompt cache",
+                                 label, kinds[ki].name, hits);
+                printf("%s %s, %d thread(s), prompt cache %s: %d sequences x %d tokens in %d batched steps (up to %d "
+                       "rows, %d restored from the cache): %s\n",
+                       label, kinds[ki].name, th, cache ? "on " : "off", N_PROMPTS, GEN, steps, max_rows, hits,
+                       bad ? "DIFFER" : "tokens and logits bit-identical to solo");
+            }
     }
     steno_llm_free(m);
 }
@@ -224,8 +271,9 @@ int main(void) {
     /* kinds by bit: 1 plain, 2 rotating, 4 tq3, 8 q8 (stories260K's head_dim 8 cannot be
      * quantized). CI's time: all for SmolLM2, three for Gemma 3 (q8 left out; its 512-token
      * sliding-window rings do not wrap with these prompts, the rotating kind's 32-slot rings do);
-     * under the sanitizers stories260K's two and SmolLM2's plain and tq3 */
-    run_model("stories260K", path, 1 | 2, sanitize ? 1 : 2);
+     * under the sanitizers stories260K's two and SmolLM2's plain and tq3 (these with the prompt
+     * cache on only: the same pass, plus the cache) */
+    run_model("stories260K", path, 1 | 2, sanitize ? 1 : 2, 3);
     const char *models[] = {"smollm2", "gemma3"};
     const unsigned mask[2] = {sanitize ? 1 | 4 : 15, sanitize ? 0 : 1 | 2 | 4};
     for (int i = 0; i < 2; i++) {
@@ -234,7 +282,7 @@ int main(void) {
             CHECK(0, "%s (the test script fetches it: bash scripts/fetch_llm_models.sh %s)", steno_errmsg(), models[i]);
             continue;
         }
-        run_model(models[i], path, mask[i], sanitize ? 1 : 2);
+        run_model(models[i], path, mask[i], sanitize ? 1 : 2, sanitize ? 2 : 3);
     }
     printf("%d checks, %d failures\n", g_checks, g_failures);
     return g_failures ? 1 : 0;
