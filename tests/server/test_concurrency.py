@@ -1,7 +1,9 @@
 """test_concurrency.py — many clients at once: 16 concurrent transcriptions of different dev clips
 each return their own text (equal to the CLI's), concurrent chat completions on two slots return
 what each returns alone, and with --parallel 2 the wall time of 8 concurrent requests against 8×
-one request is measured and printed (never asserted: timings are for benchmarks).
+one request is measured and printed (never asserted: timings are for benchmarks); 8 different dev
+clips at once on --parallel 8 equal the CLI's, their aggregate audio seconds per second printed
+against the same 8 one after another.
 """
 import concurrent.futures as cf
 import os
@@ -69,5 +71,41 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", "smollm2", "--parallel
     t.check(all(norm(x) == refs[JFK] for _, x in eight), "8 concurrent jfk transcriptions")
     print(f"--parallel 2: one request {one:.2f} s; 8 concurrent {wall:.2f} s = {wall / one:.2f}x one request "
           f"(8x would be {8 * one:.2f} s)")
+
+# 8 different dev clips at once on --parallel 8 (--threads 1 each) against the same 8 one after
+# another on --parallel 1 (all CPUs for each): each text equals the CLI's; aggregate audio seconds
+# per second of each (printed, not asserted). The 8 slots run side by side on the CPUs: their
+# encoder passes and decoder steps are not batched across requests.
+if not SANITIZE:
+    DEV = [c for c in CLIPS if c.startswith("ls_dev-clean")] + ["ls_test-clean_1089-134686-0001.wav",
+                                                                 "ls_test-clean_1221-135766-0002.wav"]
+    DEV = DEV[:8]
+
+    def run_clips(args, concurrent):
+        with Server(["--whisper-model", "tiny.en"] + args) as s:
+            client = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=900)
+
+            def transcribe_v(clip):
+                with open(audio(clip), "rb") as f:
+                    r = client.audio.transcriptions.create(model="whisper-1", file=f, response_format="verbose_json")
+                return clip, r.text, r.duration
+
+            transcribe_v(DEV[0])  # warm
+            t0 = time.time()
+            if concurrent:
+                with cf.ThreadPoolExecutor(len(DEV)) as ex:
+                    out = list(ex.map(transcribe_v, DEV))
+            else:
+                out = [transcribe_v(c) for c in DEV]
+            return out, time.time() - t0
+
+    seq, t_seq = run_clips(["--parallel", "1"], False)
+    par, t_par = run_clips(["--parallel", "8", "--threads", "1"], True)
+    total = sum(d for _, _, d in par)
+    for clip, text, _ in seq + par:
+        t.check(norm(text) == refs[clip], f"{clip} (--parallel 1 / 8): {text!r} vs CLI {refs[clip]!r}")
+    print(f"{len(DEV)} dev clips ({total:.1f} s of audio): one after another on --parallel 1 {t_seq:.2f} s = "
+          f"{total / t_seq:.1f} audio s/s; all at once on --parallel 8 {t_par:.2f} s = {total / t_par:.1f} audio s/s "
+          f"({t_seq / t_par:.2f}x)")
 
 t.finish()
