@@ -36,6 +36,9 @@ static void serve_usage(FILE *f) {
           "  --prefill-chunk N         prompt tokens fed per batched pass, so a long prompt delays\n"
           "                            the running streams by one chunk at a time (64)\n"
           "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
+          "  --kv-budget N             KV-cache bytes of all generation rows together (suffix K, M, G;\n"
+          "                            default: no cap): a request waits until the running ones leave\n"
+          "                            room for its prompt + max_tokens, or gets a 400 if it never fits\n"
           "  --prompt-cache-bytes N    RAM for saved prompt states, reused by later requests that share\n"
           "                            a prefix (256M; suffix K, M or G; 0 = no prompt cache)\n"
           "  --prompt-cache-dir DIR    keep them as files in DIR too, reloaded at the next start\n"
@@ -114,7 +117,7 @@ int steno_cmd_serve(int argc, char **argv) {
             "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
             "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
             "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
-            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", NULL};
+            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", "--kv-budget", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
         if (!known) {
@@ -163,9 +166,9 @@ int steno_cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--max-tokens")) NUM(1, 1 << 20, o.max_tokens);
         else if (!strcmp(a, "--max-queue")) NUM(0, 1 << 20, o.max_queue);
         else if (!strcmp(a, "--prefill-chunk")) NUM(1, 3840, o.prefill_chunk);
-        else if (!strcmp(a, "--prompt-cache-bytes")) {
-            if (parse_bytes(v, &o.prompt_cache_bytes) != 0) {
-                fprintf(stderr, "steno serve: --prompt-cache-bytes: expected bytes (a number, optionally with K, M or G), got '%s'\n", v);
+        else if (!strcmp(a, "--prompt-cache-bytes") || !strcmp(a, "--kv-budget")) {
+            if (parse_bytes(v, a[2] == 'p' ? &o.prompt_cache_bytes : &o.kv_budget_bytes) != 0) {
+                fprintf(stderr, "steno serve: %s: expected bytes (a number, optionally with K, M or G), got '%s'\n", a, v);
                 return 2;
             }
         } else if (!strcmp(a, "--prompt-cache-dir")) {

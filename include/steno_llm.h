@@ -222,6 +222,15 @@ int steno_llm_min_rollback(const steno_llm_ctx *c);
 /** KV-cache memory: bytes per cached token (all layers) and bytes allocated now. */
 void steno_llm_kv_usage(const steno_llm_ctx *c, size_t *bytes_per_token, size_t *bytes_allocated);
 
+/** KV-cache bytes the context allocates once it holds n_tokens, fed max_update tokens at a time
+ *  at most (all layers: plain caches grow in steps of 256 tokens, sliding-window rings are fixed).
+ *  An estimate for admission (the server's --kv-budget), exact for the storage rows. */
+size_t steno_llm_kv_bytes_at(const steno_llm_ctx *c, int n_tokens, int max_update);
+
+/** Empties the caches (as steno_llm_reset) and frees their storage down to an empty context's.
+ *  STENO_E_NOMEM leaves them reset. */
+steno_status steno_llm_release(steno_llm_ctx *c);
+
 /** The parameters the context was created with (defaults resolved). */
 steno_llm_ctx_params steno_llm_ctx_get_params(const steno_llm_ctx *c);
 

@@ -194,6 +194,7 @@ int http_send_api_error(http_req *r, const api_error *e) {
 
 int http_send_sched_error(http_req *r, steno_status st, const char *msg) {
     if (st == SCHED_E_FULL) return http_send_error(r, 429, NULL, NULL, "queue_full", "server busy: %s", msg);
+    if (st == SCHED_E_TOO_BIG) return http_send_error(r, 400, NULL, "max_tokens", "kv_budget_exceeded", "%s", msg);
     if (st == STENO_E_UNSUPPORTED && r->srv->stopping)
         return http_send_error(r, 503, NULL, NULL, "shutting_down", "%s", msg);
     if (st == STENO_E_UNSUPPORTED) return http_send_error(r, 404, NULL, "model", "model_not_found", "%s", msg);

@@ -248,6 +248,7 @@ int steno_server_run(const server_opts *opts) {
     sp.max_queue = S.o.max_queue;
     sp.prefill_chunk = S.o.prefill_chunk;
     sp.prompt_cache_bytes = S.o.prompt_cache_bytes;
+    sp.kv_budget_bytes = S.o.kv_budget_bytes;
     sp.prompt_cache_dir = S.o.prompt_cache_dir;
     sp.log = log_sched;
     sp.n_ctx = S.o.n_ctx;

@@ -103,6 +103,22 @@ int steno_llm_state_config(const steno_llm_ctx *c, char *buf, size_t cap) {
     return snprintf(buf, cap, "%s", tmp);
 }
 
+size_t steno_llm_kv_bytes_at(const steno_llm_ctx *c, int n_tokens, int max_update) {
+    size_t b = 0;
+    for (int l = 0; l < c->m->hp.n_layer; l++) b += steno_kv_bytes_at(&c->kv[l]->p, n_tokens, max_update);
+    return b;
+}
+
+steno_status steno_llm_release(steno_llm_ctx *c) {
+    steno_status st = STENO_OK;
+    for (int l = 0; l < c->m->hp.n_layer; l++) {
+        const steno_status s = steno_kv_release(c->kv[l]);
+        if (s != STENO_OK) st = s;
+    }
+    c->n_past = 0;
+    return st;
+}
+
 int steno_llm_min_rollback(const steno_llm_ctx *c) {
     int m = 0;
     for (int l = 0; l < c->m->hp.n_layer; l++) {

@@ -350,8 +350,10 @@ static steno_status plain_load(steno_kv_cache *c, int offset, int quantized, int
     pc->krb = row_bytes(c, 0);
     pc->vrb = row_bytes(c, 1);
     for (int s = 0; s < cap; s++) np[s] = s;
-    memcpy(nk, k, (size_t)n_rows * pc->krb);
-    memcpy(nv, v, (size_t)n_rows * pc->vrb);
+    if (n_rows) {
+        memcpy(nk, k, (size_t)n_rows * pc->krb);
+        memcpy(nv, v, (size_t)n_rows * pc->vrb);
+    }
     pc->offset = offset;
     return STENO_OK;
 }

@@ -175,6 +175,13 @@ int steno_kv_is_quantized(const steno_kv_cache *c);
  *  then. Not thread-safe (one cache, one thread). */
 size_t steno_kv_snapshot(const steno_kv_cache *c, uint8_t *dst);
 steno_status steno_kv_restore(steno_kv_cache *c, const uint8_t *src, size_t n);
+/** Empties the cache and frees its storage down to what a new cache holds (a rotating cache keeps
+ *  its base ring of max_size − keep + reserve slots). STENO_E_NOMEM leaves it reset. */
+steno_status steno_kv_release(steno_kv_cache *c);
+/** Bytes a cache of these params allocates once it holds n tokens, fed in updates of at most
+ *  max_update tokens (plain: n rounded up to the growth step; rotating: the ring, whatever n). */
+size_t steno_kv_bytes_at(const steno_kv_params *p, int n, int max_update);
+
 /** The fewest tokens trim can bring the cache back to (0 for plain caches; rotating ones: how far
  *  the ring's history reaches). */
 int steno_kv_min_offset(const steno_kv_cache *c);

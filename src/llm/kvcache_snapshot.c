@@ -151,6 +151,36 @@ steno_status steno_kv_restore(steno_kv_cache *c, const uint8_t *src, size_t n) {
     return STENO_OK;
 }
 
+steno_status steno_kv_release(steno_kv_cache *c) {
+    const int ring = c->p.kind == STENO_KV_ROTATING ? c->p.max_size - c->p.keep + c->p.reserve : 0;
+    const steno_status st = c->ops->load(c, 0, 0, 0, ring, NULL, NULL, NULL);
+    if (st != STENO_OK) c->ops->reset(c);
+    c->center_set = 0;
+    return st;
+}
+
+size_t steno_kv_bytes_at(const steno_kv_params *p, int n, int max_update) {
+    steno_kv_params d = *p;
+    d.quant = STENO_KV_Q_NONE;
+    /* converted for sure once an update began at or past quant_start: the one that reached n did
+     * if it began at n - max_update or later */
+    const int mu = max_update > 1 ? max_update : 1;
+    const size_t bpt = p->quant != STENO_KV_Q_NONE && n - mu >= p->quant_start ? steno_kv_quant_bytes_per_token(p)
+                                                                              : steno_kv_quant_bytes_per_token(&d);
+    size_t slots;
+    if (p->kind == STENO_KV_ROTATING) {
+        slots = (size_t)p->max_size + (size_t)p->reserve + (size_t)(max_update > 1 ? max_update - 1 : 0);
+    } else {
+        const size_t step = p->step > 0 ? (size_t)p->step : 256;
+        slots = ((size_t)n + step - 1) / step * step;
+        if (p->max_tokens > 0 && slots > (size_t)p->max_tokens) slots = (size_t)p->max_tokens;
+    }
+    const size_t sinks = p->quant != STENO_KV_Q_NONE && p->sink > 0
+                             ? (size_t)p->sink * p->n_kv_heads * (size_t)(p->head_dim_k + p->head_dim_v) * sizeof(float)
+                             : 0;
+    return slots * bpt + sinks;
+}
+
 int steno_kv_min_offset(const steno_kv_cache *c) {
     const int off = steno_kv_offset(c);
     /* Rolling back to q > 0 needs q's window still held; the ring keeps a contiguous run of the

@@ -48,11 +48,60 @@ static void end_row(steno_sched *s, gen_row *r) {
     sched_job_ended(s, j);
 }
 
+static size_t row_bytes(const sched_slot *sl) {
+    size_t b = 0;
+    steno_llm_kv_usage(sl->lc, NULL, &b);
+    return b;
+}
+
+/* KV bytes the rows hold or may grow to: a running row the larger of what it holds and its job's
+ * need, an idle row what it holds. */
+static size_t kv_in_use(const steno_sched *s) {
+    size_t t = 0;
+    for (int k = 0; k < s->p.n_parallel; k++) {
+        const size_t b = row_bytes(&s->rows_slot[k]);
+        t += s->rows[k].j && s->rows[k].j->kv_need > b ? s->rows[k].j->kv_need : b;
+    }
+    return t;
+}
+
+/* --kv-budget: 1 when a job needing `need` bytes fits now, after idle rows gave their storage back
+ * (the largest first; what they held goes to the prompt cache). */
+static int make_room(steno_sched *s, size_t need) {
+    size_t used = kv_in_use(s);
+    while (used + need > s->p.kv_budget_bytes) {
+        int best = -1;
+        size_t most = 0;
+        const size_t empty = steno_llm_kv_bytes_at(s->rows_slot[0].lc, 0, 1);
+        for (int k = 0; k < s->p.n_parallel; k++) {
+            const size_t b = row_bytes(&s->rows_slot[k]);
+            if (!s->rows[k].j && b > empty && b > most) {
+                best = k;
+                most = b;
+            }
+        }
+        if (best < 0) return 0;
+        sched_slot *sl = &s->rows_slot[best];
+        if (s->pcache && sl->n_cached > 0 && sl->n_cached == steno_llm_n_past(sl->lc))
+            prompt_cache_store(s->pcache, sl->cached, sl->n_cached, sl->lc);
+        steno_llm_release(sl->lc);
+        sl->n_cached = 0;
+        used = kv_in_use(s);
+    }
+    return 1;
+}
+
 /* Admits queued jobs into free rows; blocks for one when no row runs. Returns the running rows,
- * or -1 when the scheduler stops with nothing left to do. */
+ * or -1 when the scheduler stops with nothing left to do. Under --kv-budget the oldest job waits
+ * (first come, first served, as vLLM's) until the running rows leave it room. */
 static int admit(steno_sched *s, int active) {
     while (active < s->p.n_parallel) {
+        if (s->p.kv_budget_bytes && active > 0) {
+            const size_t need = sched_peek_need(s);
+            if (need && !make_room(s, need)) return active;
+        }
         sched_job *j = sched_take(s, JOB_GENERATE, active == 0);
+        if (j && s->p.kv_budget_bytes && active == 0) make_room(s, j->kv_need); /* always fits alone */
         if (!j) return active == 0 ? -1 : active;
         sched_job_started(s, j);
         gen_row *r = &s->rows[pick_row(s, j)];

@@ -46,6 +46,7 @@ struct sched_job {
     steno_sampler_params sp;
     char **stop;
     int n_stop, top_logprobs;
+    size_t kv_need;           /* KV bytes its row may grow to (prompt + max_tokens tokens) */
 };
 
 /** Appends ev (malloc'd, ownership taken) and wakes the waiters. Returns 0, -1 when out of memory
@@ -136,6 +137,8 @@ void *batch_engine_main(void *arg);
 /** Takes the oldest queued job of kind into the running count, or NULL (none queued, or
  *  stopping and wait = 0). With wait, blocks while none is queued and not stopping. */
 sched_job *sched_take(steno_sched *s, job_kind kind, int wait);
+/** The kv_need of the oldest queued generation; 0 when none is queued. */
+size_t sched_peek_need(steno_sched *s);
 /** Accounts a job taken by sched_take as ended (completed, cancelled or failed), marks it done
  *  and drops the scheduler's reference. */
 void sched_job_ended(steno_sched *s, sched_job *j);

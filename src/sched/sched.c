@@ -239,6 +239,13 @@ sched_job *sched_take(steno_sched *s, job_kind kind, int wait) {
     return j;
 }
 
+size_t sched_peek_need(steno_sched *s) {
+    pthread_mutex_lock(&s->mu);
+    const size_t n = s->q[JOB_GENERATE].head ? s->q[JOB_GENERATE].head->kv_need : 0;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 void sched_job_started(steno_sched *s, sched_job *j) {
     pthread_mutex_lock(&j->mu);
     j->state = SCHED_RUNNING;
@@ -497,6 +504,17 @@ steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, 
         if (r->prompt[i] < 0 || r->prompt[i] >= info.n_vocab)
             return steno_fail(STENO_E_INVALID_ARG, "prompt token %d is %d: not in the vocabulary (0..%d)", i,
                               r->prompt[i], info.n_vocab - 1);
+    const int most = r->n_prompt + r->max_tokens < s->n_ctx ? r->n_prompt + r->max_tokens : s->n_ctx;
+    const size_t need = steno_llm_kv_bytes_at(s->rows_slot[0].lc, most, s->p.prefill_chunk);
+    if (s->p.kv_budget_bytes) {
+        /* alone, beside the other rows given back to their empty size */
+        const size_t others = (size_t)(s->p.n_parallel - 1) * steno_llm_kv_bytes_at(s->rows_slot[0].lc, 0, 1);
+        if (need + others > s->p.kv_budget_bytes)
+            return steno_fail(SCHED_E_TOO_BIG,
+                              "the request may need %zu bytes of KV cache (%d prompt + %d max_tokens tokens), more "
+                              "than the server's --kv-budget of %zu bytes allows; lower max_tokens",
+                              need, r->n_prompt, most - r->n_prompt, s->p.kv_budget_bytes);
+    }
     sched_job *j = job_alloc(JOB_GENERATE);
     if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
     steno_status st = generate_job_init(j, r);
@@ -504,5 +522,6 @@ steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, 
         job_free(j);
         return st;
     }
+    j->kv_need = need;
     return submit(s, j, deadline_s, out);
 }

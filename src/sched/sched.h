@@ -46,6 +46,11 @@ typedef struct sched_params {
     int prefill_chunk;           /* prompt tokens a generation feeds one pass (<= 0: 64) */
     int n_threads_batch;         /* threads of the batched generation pass (<= 0: n_threads x
                                     n_parallel, at most the online CPUs) */
+    size_t kv_budget_bytes;      /* KV-cache bytes of all generation rows together (0: no cap):
+                                    a generation is admitted when the bytes its row may grow to
+                                    (prompt + max_tokens tokens) fit beside the running rows' and
+                                    the idle rows' (which give theirs back when needed), refused
+                                    (SCHED_E_TOO_BIG) when it could never fit */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
     const char *prompt_cache_dir;/* where they persist across restarts, or NULL */
     void (*log)(void *user, const char *msg); /* operator messages (NULL: stderr) */
@@ -150,6 +155,8 @@ typedef struct sched_outcome {
  *  On success *out holds the caller's reference. Errors: STENO_E_UNSUPPORTED (the model is not
  *  loaded), STENO_E_INVALID_ARG, STENO_E_NOMEM, and SCHED_E_FULL when max_queue jobs wait. */
 #define SCHED_E_FULL ((steno_status)100)
+/** A generation that needs more KV-cache bytes than --kv-budget allows, even alone. */
+#define SCHED_E_TOO_BIG ((steno_status)101)
 steno_status sched_submit_transcribe(steno_sched *s, const sched_transcribe_req *r, double deadline_s,
                                      sched_job **out);
 steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, double deadline_s, sched_job **out);

@@ -174,6 +174,35 @@ static void damaged(void) {
     steno_kv_free(plain);
 }
 
+/* steno_kv_bytes_at predicts what the cache allocates; steno_kv_release gives it back. */
+static void budget_and_release(void) {
+    const steno_kv_params ps[] = {
+        {STENO_KV_PLAIN, STENO_T_F16, NKV, 32, 32, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {STENO_KV_ROTATING, STENO_T_F16, NKV, 32, 32, 16, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {STENO_KV_PLAIN, STENO_T_F16, NKV, 32, 32, 0, 0, 0, 16, 0, STENO_KV_Q_AFFINE, 4, 4, 32, 20, 2, 1, 1},
+        {STENO_KV_ROTATING, STENO_T_F16, NKV, 64, 64, 12, 0, 6, 0, 0, STENO_KV_Q_TURBO, 4, 2, 0, 0, 3, 1, 1}};
+    float k[5 * NKV * 64], v[5 * NKV * 64];
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) k[i] = v[i] = frnd();
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+        steno_kv_cache *c;
+        CHECK(steno_kv_new(&ps[i], &c) == STENO_OK, "%s", steno_errmsg());
+        const size_t empty = c->ops->nbytes(c);
+        int n = 0;
+        for (int it = 0; it < 40; it++) {
+            const int T = 1 + rnd(5);
+            CHECK(update(c, k, v, T, NULL) == STENO_OK, "%s", steno_errmsg());
+            n += T;
+            CHECK(c->ops->nbytes(c) <= steno_kv_bytes_at(&ps[i], n, 5), "params %zu at %d tokens: %zu bytes allocated, "
+                  "more than the %zu predicted", i, n, c->ops->nbytes(c), steno_kv_bytes_at(&ps[i], n, 5));
+        }
+        CHECK(steno_kv_release(c) == STENO_OK && steno_kv_offset(c) == 0 && c->ops->nbytes(c) <= empty,
+              "params %zu: release left %d tokens, %zu bytes (new: %zu)", i, steno_kv_offset(c), c->ops->nbytes(c), empty);
+        CHECK(update(c, k, v, 3, NULL) == STENO_OK && steno_kv_offset(c) == 3, "params %zu: unusable after release", i);
+        steno_kv_free(c);
+    }
+    printf("steno_kv_bytes_at bounds the allocation of 4 kinds over 40 updates; release returns it\n");
+}
+
 int main(void) {
     const int iters = getenv("STENO_SANITIZE") ? 150 : 400;
     /* kind, dtype, n_kv_heads, hd_k, hd_v, max_size, keep, reserve, step, max_tokens,
@@ -195,6 +224,7 @@ int main(void) {
     run((steno_kv_params){STENO_KV_ROTATING, STENO_T_F16, NKV, 64, 64, 12, 0, 6, 0, 0, STENO_KV_Q_TURBO, 4, 2, 0, 10, 3, 1, 1},
         "rotating W12 turboquant k4 v2, from 10", iters);
     damaged();
+    budget_and_release();
     printf("%d restores, %d synced steps compared\n", g_restores, g_steps);
     CHECK(g_restores > 20 && g_steps > 200, "too little was compared");
     printf("%d checks, %d failures\n", g_checks, g_failures);
