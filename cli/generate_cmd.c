@@ -375,6 +375,7 @@ typedef struct {
     const char *prompt;
     const char *prompt_file;
     int no_bos, special, echo, n_probs, verbose_prompt;
+    steno_spec_params spec;
 } gen_opts;
 
 static void generate_usage(FILE *f) {
@@ -390,6 +391,13 @@ static void generate_usage(FILE *f) {
           "      --special            parse control tokens written in the prompt (<|im_start|>, ...)\n"
           "      --echo               print the prompt before the generated text\n"
           "      --verbose-prompt     print the prompt's tokens to standard error\n"
+          "\n"
+          "speculative decoding (the text is identical to plain decoding's, at any temperature):\n"
+          "      --draft-kind none|ngram  ngram: prompt lookup, the continuation of the latest earlier\n"
+          "                           match of the last tokens (default none)\n"
+          "      --num-draft-tokens N|adaptive  most draft tokens per round, 1..64 (default adaptive:\n"
+          "                           up to 8, lengthened while drafts hold, 0 while they fail)\n"
+          "      --ngram-min N, --ngram-max N  n-gram lengths tried, longest first (default 1, 4)\n"
           "\n"
           "many prompts at once: steno generate --parallel N -f PROMPTS.jsonl -m MODEL (see\n"
           "steno generate --parallel 1 --help)\n",
@@ -407,6 +415,35 @@ static int gen_extra(void *user, int argc, char **argv, int i) {
         }
         if (a[1] == 'p' || strcmp(a, "--prompt") == 0) g->prompt = argv[i + 1];
         else g->prompt_file = argv[i + 1];
+        return 2;
+    }
+    if (!strcmp(a, "--draft-kind") || !strcmp(a, "--num-draft-tokens") || !strcmp(a, "--ngram-min") ||
+        !strcmp(a, "--ngram-max")) {
+        if (i + 1 >= argc) {
+            fprintf(stderr, "steno generate: option %s needs a value\n", a);
+            return -1;
+        }
+        const char *v = argv[i + 1];
+        long n;
+        if (!strcmp(a, "--draft-kind")) {
+            if (!strcmp(v, "none")) g->spec.kind = STENO_DRAFT_NONE;
+            else if (!strcmp(v, "ngram")) g->spec.kind = STENO_DRAFT_NGRAM;
+            else {
+                fprintf(stderr, "steno generate: invalid value for --draft-kind: '%s' (none or ngram)\n", v);
+                return -1;
+            }
+        } else if (!strcmp(a, "--num-draft-tokens") && !strcmp(v, "adaptive")) {
+            g->spec.adaptive = 1;
+            g->spec.n_draft = 8;
+        } else if (!parse_int(v, 1, 64, &n)) {
+            fprintf(stderr, "steno generate: invalid value for %s: '%s' (1..64%s)\n", a, v,
+                    !strcmp(a, "--num-draft-tokens") ? " or adaptive" : "");
+            return -1;
+        } else if (!strcmp(a, "--num-draft-tokens")) {
+            g->spec.adaptive = 0;
+            g->spec.n_draft = (int)n;
+        } else if (!strcmp(a, "--ngram-min")) g->spec.ngram_min = (int)n;
+        else g->spec.ngram_max = (int)n;
         return 2;
     }
     if (strcmp(a, "--no-bos") == 0) { g->no_bos = 1; return 1; }
@@ -453,6 +490,7 @@ int steno_cmd_generate(int argc, char **argv) {
         if (strcmp(argv[i], "--parallel") == 0 && strcmp(argv[i - 1], "-p") != 0 && strcmp(argv[i - 1], "--prompt") != 0)
             return steno_cmd_generate_batch(argc, argv);
     gen_opts g = {0};
+    g.spec = steno_spec_default_params();
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
@@ -539,6 +577,20 @@ int steno_cmd_generate(int argc, char **argv) {
         clock_gettime(CLOCK_MONOTONIC, &a);
         st.decode_seconds = (a.tv_sec - b2.tv_sec) + (a.tv_nsec - b2.tv_nsec) * 1e-9;
         free(logits);
+    } else if (g.spec.kind != STENO_DRAFT_NONE) {
+        if (g.spec.ngram_max < g.spec.ngram_min) {
+            fprintf(stderr, "steno generate: --ngram-max %d is below --ngram-min %d\n", g.spec.ngram_max, g.spec.ngram_min);
+            rc = 2;
+            free(toks);
+            goto out;
+        }
+        steno_spec_stats ss;
+        gs = steno_llm_generate_spec(c, s, toks, nt, n_predict, print_piece, NULL, &g.spec, &st, &ss);
+        fprintf(stderr,
+                "steno: speculation (ngram): %d of %d drafted tokens accepted (%.1f %%) in %d rounds; %d target "
+                "passes for %d tokens\n",
+                ss.accepted, ss.drafted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0, ss.rounds,
+                ss.target_calls, st.n_generated);
     } else {
         gs = steno_llm_generate(c, s, toks, nt, n_predict, print_piece, NULL, &st);
     }

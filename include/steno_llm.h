@@ -312,6 +312,52 @@ typedef int (*steno_token_cb)(void *user, int token, const char *piece, int piec
 steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt, int n_predict,
                                 steno_token_cb cb, void *user, steno_gen_stats *stats);
 
+/* ---------------------------------------------------------------------------------------------
+ * Speculative decoding (src/llm/speculative.c)
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum steno_draft_kind {
+    STENO_DRAFT_NONE = 0,  /* plain decoding */
+    STENO_DRAFT_NGRAM = 1  /* prompt lookup: the continuation of the latest earlier match of the
+                              last ngram_max..ngram_min tokens (llama.cpp's --lookup, "ngram") */
+} steno_draft_kind;
+
+typedef struct steno_spec_params {
+    steno_draft_kind kind;
+    int n_draft;          /* most draft tokens per round (default 8; capped at kv_reserve with
+                             sliding-window layers, and at n_batch - 1) */
+    int adaptive;         /* 1 (default): start at 4, +2 after a fully accepted round, halve after
+                             two rounds with nothing accepted, pause 16 tokens at 0 */
+    int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 1..4) */
+} steno_spec_params;
+
+typedef struct steno_spec_stats {
+    int rounds;       /* target passes that verified a draft */
+    int drafted;      /* draft tokens proposed */
+    int accepted;     /* draft tokens that equalled the sampled token */
+    int target_calls; /* target passes during decoding (rounds and plain steps) */
+} steno_spec_stats;
+
+steno_spec_params steno_spec_default_params(void);
+
+/** steno_llm_generate with speculative decoding: each round the drafter proposes up to n_draft
+ *  tokens, the target evaluates them in one pass, and the sampler runs on each position's logits
+ *  in turn exactly as plain decoding runs it; drafts are kept while they equal the sampled token,
+ *  the rest rolled back (no recomputation). The tokens — and the sampler's state and random
+ *  draws — are therefore identical to steno_llm_generate's with the same sampler and seed, at any
+ *  temperature, for every cache kind (no verify block straddles a quantized cache's conversion
+ *  point, kv_quant_start), and the caches end holding the same rows for every position the next
+ *  token can see (a sliding-window ring grown to hold a verify block keeps more history besides).
+ *  spec_stats may be NULL. Errors: those of
+ *  steno_llm_generate, STENO_E_INVALID_ARG (params). Not thread-safe per context. */
+steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt,
+                                     int n_predict, steno_token_cb cb, void *user, const steno_spec_params *p,
+                                     steno_gen_stats *stats, steno_spec_stats *spec_stats);
+
+/** The ngram drafter alone: up to k tokens into draft proposed after hist[0..n); returns the
+ *  count (0: no earlier occurrence of even an ngram_min-token suffix). */
+int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft);
+
 typedef struct steno_chat_msg {
     const char *role;    /* "system", "user", "assistant" */
     const char *content; /* UTF-8 */

@@ -1,0 +1,198 @@
+/* speculative.c — speculative decoding with exact verification (see steno_llm.h).
+ *
+ * A round: the drafter proposes up to k tokens d1..dk after the last token x; the target evaluates
+ * x d1..dk in one pass (their logits all at once: one read of the weights for k + 1 positions);
+ * the sampler is run on each position's logits in turn, as plain decoding would run it — same
+ * logits (the kernels compute each row alone, so a position's logits do not depend on how many
+ * tokens share its pass), same sampler state, same random draws — and the round keeps the sampled
+ * tokens while they equal the draft: the first one that differs is the token plain decoding would
+ * have produced there, so it is emitted and the rejected draft tokens are rolled back from the
+ * caches (steno_llm_rollback; a sliding-window ring keeps kv_reserve tokens of history for
+ * exactly this). Nothing is recomputed. The output is therefore identical to steno_llm_generate's
+ * with the same sampler and seed, at any temperature; at temperature 0 this is greedy
+ * verification by exact match (Leviathan et al. 2023, arXiv 2211.17192, section 2.3, with the
+ * target's own sample in place of rejection sampling: distribution-exact by construction, though
+ * at high temperature it accepts fewer drafts than their rejection rule would). Where a rotating
+ * ring must grow to hold a verify block (window + reserve + block - 1 slots), it holds more history
+ * than plain decoding's: the same rows are visible to every query, the layout differs.
+ * Drafter `ngram` (prompt lookup decoding, Saxena 2023; llama.cpp's --lookup / `ngram` spec types):
+ * the longest suffix of the tokens so far, from ngram_max down to ngram_min tokens, that occurred
+ * earlier; its most recent earlier occurrence proposes the tokens that followed it. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "llm/model.h"
+#include "text/llm_vocab.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+steno_spec_params steno_spec_default_params(void) {
+    steno_spec_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = STENO_DRAFT_NONE;
+    p.n_draft = 8;
+    p.adaptive = 1;
+    p.ngram_min = 1;
+    p.ngram_max = 4;
+    return p;
+}
+
+int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft) {
+    if (k <= 0) return 0;
+    for (int g = ngram_max < n - 1 ? ngram_max : n - 1; g >= ngram_min && g >= 1; g--) {
+        const int *suf = hist + n - g;
+        for (int j = n - g - 1; j >= 0; j--) { /* the most recent earlier occurrence */
+            if (memcmp(hist + j, suf, sizeof(int) * (size_t)g) != 0) continue;
+            int m = 0;
+            while (m < k && j + g + m < n) {
+                draft[m] = hist[j + g + m];
+                m++;
+            }
+            if (m > 0) return m;
+        }
+    }
+    return 0;
+}
+
+/* Emits tok (the callback, the stop conditions); 1 when generation is over. */
+typedef struct {
+    const steno_llm *m;
+    steno_token_cb cb;
+    void *user;
+    int n_predict, prev, *hist, nh;
+    steno_gen_stats *st;
+} emitter;
+
+static int emit(emitter *e, int tok) {
+    char piece[256];
+    e->st->n_generated++;
+    int pl = steno_vocab_piece(e->m->vocab, tok, e->prev, 0, piece, (int)sizeof piece);
+    if (pl < 0) pl = 0;
+    e->prev = tok;
+    e->hist[e->nh++] = tok;
+    if (e->cb && e->cb(e->user, tok, piece, pl)) {
+        e->st->stop_reason = STENO_STOP_CALLBACK;
+        return 1;
+    }
+    if (e->n_predict >= 0 && e->st->n_generated >= e->n_predict) {
+        e->st->stop_reason = STENO_STOP_N_PREDICT;
+        return 1;
+    }
+    return 0;
+}
+
+steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt,
+                                     int n_predict, steno_token_cb cb, void *user, const steno_spec_params *sp,
+                                     steno_gen_stats *stats, steno_spec_stats *spec) {
+    const steno_llm *m = c->m;
+    const int nv = m->hp.n_vocab;
+    steno_spec_params p = sp ? *sp : steno_spec_default_params();
+    if (p.kind != STENO_DRAFT_NONE && p.kind != STENO_DRAFT_NGRAM)
+        return steno_fail(STENO_E_INVALID_ARG, "speculative decoding: unknown draft kind %d", (int)p.kind);
+    if (p.n_draft < 0 || p.n_draft > 64)
+        return steno_fail(STENO_E_INVALID_ARG, "--num-draft-tokens %d: need 0..64", p.n_draft);
+    if (p.ngram_min < 1 || p.ngram_max < p.ngram_min || p.ngram_max > 64)
+        return steno_fail(STENO_E_INVALID_ARG, "--ngram-min %d / --ngram-max %d: need 1 <= min <= max <= 64",
+                          p.ngram_min, p.ngram_max);
+    if (spec) memset(spec, 0, sizeof *spec);
+    if (p.kind == STENO_DRAFT_NONE || p.n_draft == 0)
+        return steno_llm_generate(c, s, prompt, n_prompt, n_predict, cb, user, stats);
+    /* a rejected draft must be undone: within the ring's history on sliding-window layers, and
+     * the verify block within one pass */
+    if ((c->p.max_kv_size > 0 || m->hp.n_swa > 0) && p.n_draft > c->p.kv_reserve) p.n_draft = c->p.kv_reserve;
+    if (p.n_draft > c->n_batch - 1) p.n_draft = c->n_batch - 1;
+    steno_gen_stats st0 = {0};
+    steno_spec_stats ss = {0};
+    const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
+    int *hist = malloc(sizeof(int) * (size_t)cap), *blk = malloc(sizeof(int) * (size_t)(p.n_draft + 1));
+    float *logits = malloc(sizeof(float) * (size_t)nv * (size_t)(p.n_draft + 1));
+    if (!hist || !blk || !logits) {
+        free(hist);
+        free(blk);
+        free(logits);
+        return steno_fail(STENO_E_NOMEM, "speculative decoding: out of memory");
+    }
+    memcpy(hist, prompt, sizeof(int) * (size_t)n_prompt);
+    emitter e = {m, cb, user, n_predict, n_prompt > 0 ? prompt[n_prompt - 1] : -1, hist, n_prompt, &st0};
+    const double t0 = now_s();
+    steno_status st = steno_llm_eval(c, prompt, n_prompt, logits, 0);
+    const double t1 = now_s();
+    st0.n_prompt = n_prompt;
+    st0.prompt_seconds = t1 - t0;
+    st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
+    int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
+    int k = p.adaptive ? (p.n_draft < 4 ? p.n_draft : 4) : p.n_draft, misses = 0, pause = 0;
+    while (st == STENO_OK && !done) {
+        if (pending < 0) { /* plain decoding's step: sample the logits at hand */
+            const int tok = steno_sampler_sample(s, logits, NULL, NULL);
+            if (steno_vocab_is_eog(m->vocab, tok)) break;
+            if (emit(&e, tok)) break;
+            pending = tok;
+        }
+        if (c->n_past + 1 > c->p.n_ctx) {
+            st0.stop_reason = STENO_STOP_CTX_FULL;
+            break;
+        }
+        /* the pending token, and a draft after it */
+        int kk = pause > 0 ? 0 : k;
+        if (pause > 0 && --pause == 0) k = 1; /* after a pause, short drafts again */
+        if (kk > c->p.n_ctx - c->n_past - 1) kk = c->p.n_ctx - c->n_past - 1;
+        if (n_predict >= 0 && kk > n_predict - st0.n_generated) kk = n_predict - st0.n_generated;
+        /* a quantized cache converts at the first update that begins at kv_quant_start; a block
+         * straddling it could be rolled back below it, leaving rows quantized that plain decoding
+         * still holds in the dtype: blocks end before it, and the one that begins there converts */
+        if (c->p.kv_quant != STENO_KV_QUANT_PLAIN && c->n_past < c->p.kv_quant_start &&
+            kk > c->p.kv_quant_start - c->n_past - 1)
+            kk = c->p.kv_quant_start - c->n_past - 1;
+        blk[0] = pending;
+        const int ng = kk > 0 ? steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1) : 0;
+        st = steno_llm_eval(c, blk, ng + 1, logits, ng > 0);
+        ss.target_calls++;
+        pending = -1;
+        if (st != STENO_OK || ng == 0) continue;
+        ss.rounds++;
+        ss.drafted += ng;
+        /* verify: sample each position as plain decoding would; keep drafts while they match */
+        int j = 0;
+        while (j < ng) {
+            const int u = steno_sampler_sample(s, logits + (size_t)j * nv, NULL, NULL);
+            if (steno_vocab_is_eog(m->vocab, u)) {
+                done = 1;
+                break;
+            }
+            if (emit(&e, u)) done = 1;
+            if (u != blk[1 + j] || done) {
+                if (!done) pending = u; /* plain decoding's token: evaluated next round */
+                break;
+            }
+            j++;
+        }
+        /* the cache holds the pending token and ng drafts: keep the j accepted */
+        if (ng > j && (st = steno_llm_rollback(c, ng - j)) != STENO_OK) break;
+        if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
+        ss.accepted += j;
+        if (p.adaptive) { /* lengthen while drafts hold, shorten to 0 when they do not */
+            if (j == ng) k = k + 2 < p.n_draft ? k + 2 : p.n_draft;
+            else if (j > 0) misses = 0;
+            else if (++misses >= 2) {
+                k /= 2;
+                misses = 0;
+                if (k == 0) pause = 16;
+            }
+        }
+    }
+    if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
+    st0.decode_seconds = now_s() - t1;
+    free(hist);
+    free(blk);
+    free(logits);
+    if (stats) *stats = st0;
+    if (spec) *spec = ss;
+    return st;
+}

@@ -1,0 +1,203 @@
+/* test_llm_spec.c — speculative decoding (steno_llm_generate_spec) is exact.
+ *
+ * 1. The ngram drafter on hand-made histories (longest suffix first, latest occurrence, k cap).
+ * 2. Exactness: for prompts that repeat text (so drafts are found and partly accepted), the tokens
+ *    generated with the ngram drafter — a fixed draft length and adaptive — equal steno_llm_generate's
+ *    token for token, at temperature 0 and at temperature 0.8 with a seed (the sampler runs on the
+ *    same logits with the same random draws), and the caches end holding the same bytes for every
+ *    position the next token can attend to (a ring grown for a verify block keeps more history).
+ *    stories260K plain and with --max-kv-size 64 --keep 4 (rounds roll back across ring wraps);
+ *    SmolLM2 plain, q8 quantized from token 20 (a verify block spans the conversion point) and
+ *    tq3; Gemma 3 (sliding-window layers). Under ASan+UBSan: stories260K only.
+ * Every case prints the drafted / accepted counts; a case with nothing accepted fails (it would
+ * test nothing). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/model.h"
+#include "steno_llm.h"
+#include "test_util.h"
+
+enum { MAXTOK = 512 };
+
+typedef struct {
+    int tok[MAXTOK];
+    int n;
+} rec;
+
+static int record(void *user, int token, const char *piece, int n) {
+    (void)piece;
+    (void)n;
+    rec *r = user;
+    if (r->n < MAXTOK) r->tok[r->n++] = token;
+    return 0;
+}
+
+static void drafter(void) {
+    const int h1[] = {1, 2, 3, 4, 9, 1, 2, 3, 4, 7, 5, 1, 2, 3};
+    int d[8];
+    /* suffix "1 2 3" last occurred at 5..7, followed by 4 7 5 1 2 3 */
+    int n = steno_spec_ngram_draft(h1, 14, 1, 4, 4, d);
+    CHECK(n == 4 && d[0] == 4 && d[1] == 7 && d[2] == 5 && d[3] == 1, "ngram draft 1: %d [%d %d %d %d]", n, d[0], d[1],
+          d[2], d[3]);
+    /* k larger than what follows the match: only what exists */
+    const int h2[] = {5, 6, 8, 5, 6};
+    n = steno_spec_ngram_draft(h2, 5, 1, 4, 8, d);
+    CHECK(n == 3 && d[0] == 8 && d[1] == 5 && d[2] == 6, "ngram draft 2: %d", n);
+    /* no earlier occurrence of even one token */
+    const int h3[] = {1, 2, 3, 4};
+    CHECK(steno_spec_ngram_draft(h3, 4, 1, 4, 8, d) == 0, "ngram draft 3 found something");
+    /* ngram_min 2: a single-token match is not enough */
+    const int h4[] = {7, 1, 9, 2, 1};
+    CHECK(steno_spec_ngram_draft(h4, 5, 2, 4, 8, d) == 0, "ngram draft 4: a 1-gram used with ngram_min 2");
+    CHECK(steno_spec_ngram_draft(h4, 5, 1, 4, 2, d) == 2 && d[0] == 9 && d[1] == 2, "ngram draft 5");
+}
+
+/* The rows the next token can attend to, in every layer: the same bytes at the same positions,
+ * and the same key center and sinks (a ring's size and layout may differ). */
+static int slot_of(const steno_kv_state *st, int p) {
+    for (int s = 0; s < st->n_slots; s++)
+        if (st->pos[s] == p) return s;
+    return -1;
+}
+
+static int same_visible(const steno_llm_ctx *a, const steno_llm_ctx *b) {
+    if (a->n_past != b->n_past) return 0;
+    for (int l = 0; l < a->m->hp.n_layer; l++) {
+        const steno_kv_cache *x = a->kv[l], *y = b->kv[l];
+        steno_kv_state sa, sb;
+        x->ops->state(x, &sa);
+        y->ops->state(y, &sb);
+        if (sa.offset != sb.offset || sa.k_row_bytes != sb.k_row_bytes || sa.v_row_bytes != sb.v_row_bytes ||
+            x->quantized != y->quantized || x->center_set != y->center_set)
+            return 0;
+        const steno_kv_params *p = &x->p;
+        const int q = sa.offset;
+        for (int pp = 0; pp < q; pp++) {
+            const int vis = p->kind == STENO_KV_PLAIN || pp < p->keep || q - pp < p->max_size - p->keep;
+            if (!vis) continue;
+            const int i = slot_of(&sa, pp), j = slot_of(&sb, pp);
+            if (i < 0 || j < 0 || memcmp(sa.k + (size_t)i * sa.k_row_bytes, sb.k + (size_t)j * sb.k_row_bytes, sa.k_row_bytes) ||
+                memcmp(sa.v + (size_t)i * sa.v_row_bytes, sb.v + (size_t)j * sb.v_row_bytes, sa.v_row_bytes))
+                return 0;
+        }
+        const size_t nc = (size_t)p->n_kv_heads * p->head_dim_k;
+        if (x->center_set && memcmp(x->k_center, y->k_center, nc * sizeof(float))) return 0;
+        const size_t ns = (size_t)p->sink * p->n_kv_heads;
+        if (x->sink_k && (memcmp(x->sink_k, y->sink_k, ns * p->head_dim_k * sizeof(float)) ||
+                          memcmp(x->sink_v, y->sink_v, ns * p->head_dim_v * sizeof(float))))
+            return 0;
+    }
+    return 1;
+}
+
+static int g_accepted_total;
+
+static void exact(const char *label, steno_llm *m, const steno_llm_ctx_params *cp, const char *text, int n_predict) {
+    int *toks = NULL, nt = 0;
+    CHECK(steno_llm_tokenize(m, text, strlen(text), 1, 1, &toks, &nt) == STENO_OK && nt > 0, "%s: tokenize", label);
+    for (int temp = 0; temp <= 1; temp++)
+        for (int adaptive = 0; adaptive <= 1; adaptive++) {
+            steno_sampler_params sp = steno_sampler_default_params();
+            sp.temperature = temp ? 0.8f : 0.0f;
+            sp.seed = 1234;
+            steno_llm_info info;
+            steno_llm_get_info(m, &info);
+            steno_sampler *s1, *s2;
+            steno_llm_ctx *c1, *c2;
+            CHECK(steno_sampler_new(&sp, info.n_vocab, &s1) == STENO_OK && steno_sampler_new(&sp, info.n_vocab, &s2) == STENO_OK,
+                  "sampler");
+            CHECK(steno_llm_ctx_new(m, cp, &c1) == STENO_OK && steno_llm_ctx_new(m, cp, &c2) == STENO_OK, "%s: %s", label,
+                  steno_errmsg());
+            rec plain = {{0}, 0}, spec = {{0}, 0};
+            steno_gen_stats g1, g2;
+            steno_spec_stats ss;
+            CHECK(steno_llm_generate(c1, s1, toks, nt, n_predict, record, &plain, &g1) == STENO_OK, "%s: %s", label,
+                  steno_errmsg());
+            steno_spec_params p = steno_spec_default_params();
+            p.kind = STENO_DRAFT_NGRAM;
+            p.adaptive = adaptive;
+            p.n_draft = adaptive ? 8 : 5;
+            CHECK(steno_llm_generate_spec(c2, s2, toks, nt, n_predict, record, &spec, &p, &g2, &ss) == STENO_OK, "%s: %s",
+                  label, steno_errmsg());
+            int diff = -1;
+            for (int i = 0; i < plain.n || i < spec.n; i++)
+                if (i >= plain.n || i >= spec.n || plain.tok[i] != spec.tok[i]) {
+                    diff = i;
+                    break;
+                }
+            CHECK(diff < 0, "%s temp %.1f %s: speculative tokens differ from plain decoding at %d (%d vs %d tokens)",
+                  label, sp.temperature, adaptive ? "adaptive" : "k=5", diff, spec.n, plain.n);
+            CHECK(g1.stop_reason == g2.stop_reason, "%s: stop reasons differ", label);
+            CHECK(same_visible(c1, c2), "%s temp %.1f: after speculative decoding the caches hold other rows for "
+                  "the next token than after plain decoding", label, sp.temperature);
+            printf("%-40s temp %.1f %-8s: %3d tokens identical to plain decoding; %3d of %3d drafted accepted, %3d "
+                   "target passes\n",
+                   label, sp.temperature, adaptive ? "adaptive" : "k=5", spec.n, ss.accepted, ss.drafted, ss.target_calls);
+            if (!temp) CHECK(ss.accepted > 0, "%s: no draft accepted at temperature 0: nothing was tested", label);
+            g_accepted_total += ss.accepted;
+            steno_sampler_free(s1);
+            steno_sampler_free(s2);
+            steno_llm_ctx_free(c1);
+            steno_llm_ctx_free(c2);
+        }
+    free(toks);
+}
+
+static const char *REPEAT =
+    "Once upon a time there was a little dog named Tim. Tim liked to play in the park. Once upon a time there was "
+    "a little dog named Tim. Tim liked to play in the park. Once upon a time there was a little dog";
+static const char *CHAT =
+    "<|im_start|>user\nRepeat this text exactly: The library opens at nine in the morning and closes at six in the "
+    "evening. Books may be borrowed for three weeks and renewed twice.<|im_end|>\n<|im_start|>assistant\n";
+
+int main(void) {
+    const char *san = getenv("STENO_SANITIZE");
+    const int sanitize = san && !strcmp(san, "1");
+    drafter();
+    char path[4200];
+    snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", test_shared_dir());
+    steno_llm *m;
+    if (steno_llm_load(path, NULL, &m) != STENO_OK) {
+        fprintf(stderr, "FAIL: %s\n", steno_errmsg());
+        return 1;
+    }
+    steno_llm_ctx_params cp = steno_llm_ctx_default_params();
+    cp.n_threads = 2;
+    exact("stories260K plain", m, &cp, REPEAT, 200);
+    steno_llm_ctx_params rp = cp;
+    rp.max_kv_size = 64;
+    rp.keep = 4;
+    rp.kv_reserve = 8;
+    exact("stories260K rotating(64, keep 4, reserve 8)", m, &rp, REPEAT, 200);
+    steno_llm_free(m);
+    if (!sanitize) {
+        const char *names[] = {"smollm2", "gemma3"};
+        for (int i = 0; i < 2; i++) {
+            if (steno_llm_resolve(names[i], path, sizeof path) != STENO_OK || steno_llm_load(path, NULL, &m) != STENO_OK) {
+                CHECK(0, "%s (the test script fetches it: bash scripts/fetch_llm_models.sh %s)", steno_errmsg(), names[i]);
+                continue;
+            }
+            steno_llm_ctx_params p = steno_llm_ctx_default_params();
+            p.n_threads = 2;
+            p.n_ctx = 512;
+            char label[96];
+            snprintf(label, sizeof label, "%s plain", names[i]);
+            exact(label, m, &p, i == 0 ? CHAT : REPEAT, 48);
+            if (i == 0) {
+                steno_llm_ctx_params q = p;
+                q.kv_quant = STENO_KV_QUANT_Q8;
+                q.kv_quant_start = 60;
+                exact("smollm2 q8 from token 60", m, &q, CHAT, 48);
+                q.kv_quant = STENO_KV_QUANT_TQ3;
+                q.kv_quant_start = 0;
+                exact("smollm2 tq3", m, &q, CHAT, 48);
+            }
+            steno_llm_free(m);
+        }
+    }
+    printf("%d draft tokens accepted in all; %d checks, %d failures\n", g_accepted_total, g_checks, g_failures);
+    return g_failures ? 1 : 0;
+}
