@@ -39,6 +39,10 @@ static void serve_usage(FILE *f) {
           "  --kv-budget N             KV-cache bytes of all generation rows together (suffix K, M, G;\n"
           "                            default: no cap): a request waits until the running ones leave\n"
           "                            room for its prompt + max_tokens, or gets a 400 if it never fits\n"
+          "  --draft-kind none|ngram   speculative decoding of generations (prompt lookup); the text\n"
+          "                            is the same either way (default none)\n"
+          "  --num-draft-tokens N|adaptive  draft tokens per row and pass, 1..32 (default adaptive)\n"
+          "  --ngram-min N, --ngram-max N  n-gram lengths the lookup tries (default 1, 4)\n"
           "  --prompt-cache-bytes N    RAM for saved prompt states, reused by later requests that share\n"
           "                            a prefix (256M; suffix K, M or G; 0 = no prompt cache)\n"
           "  --prompt-cache-dir DIR    keep them as files in DIR too, reloaded at the next start\n"
@@ -117,7 +121,8 @@ int steno_cmd_serve(int argc, char **argv) {
             "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
             "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
             "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
-            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", "--kv-budget", NULL};
+            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", "--kv-budget", "--draft-kind", "--num-draft-tokens", "--ngram-min",
+            "--ngram-max", NULL};
         int known = 0;
         for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
         if (!known) {
@@ -171,7 +176,22 @@ int steno_cmd_serve(int argc, char **argv) {
                 fprintf(stderr, "steno serve: %s: expected bytes (a number, optionally with K, M or G), got '%s'\n", a, v);
                 return 2;
             }
-        } else if (!strcmp(a, "--prompt-cache-dir")) {
+        } else if (!strcmp(a, "--draft-kind")) {
+            if (!strcmp(v, "none")) o.spec.kind = STENO_DRAFT_NONE;
+            else if (!strcmp(v, "ngram")) o.spec.kind = STENO_DRAFT_NGRAM;
+            else {
+                fprintf(stderr, "steno serve: --draft-kind: expected none or ngram, got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--num-draft-tokens") && !strcmp(v, "adaptive")) {
+            o.spec.adaptive = 1;
+            o.spec.n_draft = 8;
+        } else if (!strcmp(a, "--num-draft-tokens")) {
+            NUM(1, 32, o.spec.n_draft);
+            o.spec.adaptive = 0;
+        } else if (!strcmp(a, "--ngram-min")) NUM(1, 64, o.spec.ngram_min);
+        else if (!strcmp(a, "--ngram-max")) NUM(1, 64, o.spec.ngram_max);
+        else if (!strcmp(a, "--prompt-cache-dir")) {
             if (!*v) {
                 fprintf(stderr, "steno serve: --prompt-cache-dir: the directory is empty\n");
                 return 2;
@@ -204,6 +224,10 @@ int steno_cmd_serve(int argc, char **argv) {
         }
 #undef NUM
 #undef SECS
+    }
+    if (o.spec.ngram_max < o.spec.ngram_min) {
+        fprintf(stderr, "steno serve: --ngram-max %d is below --ngram-min %d\n", o.spec.ngram_max, o.spec.ngram_min);
+        return 2;
     }
     if (!o.api_key) {
         const char *env = getenv("STENO_API_KEY");

@@ -160,7 +160,8 @@ typedef struct steno_llm_seq {
     steno_llm_ctx *ctx;
     const int *tokens;
     int n_tokens;
-    float *logits;
+    float *logits;  /* NULL, or n_vocab floats (n_tokens × n_vocab with logits_all) */
+    int logits_all; /* the logits of every token (a speculative verify block), not only the last */
 } steno_llm_seq;
 
 /** Evaluates several independent sequences in one forward pass (continuous batching's step):

@@ -49,6 +49,12 @@ static cJSON *usage_json(const sched_outcome *o) {
     cJSON_AddNumberToObject(u, "total_tokens", o->n_prompt + o->n_generated);
     cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details");
     cJSON_AddNumberToObject(d, "cached_tokens", o->n_cached);
+    if (o->spec_on) {
+        cJSON *sp = cJSON_AddObjectToObject(u, "speculation"); /* steno serve --draft-kind */
+        cJSON_AddNumberToObject(sp, "drafted", o->spec_drafted);
+        cJSON_AddNumberToObject(sp, "accepted", o->spec_accepted);
+        cJSON_AddNumberToObject(sp, "target_calls", o->spec_passes);
+    }
     return u;
 }
 

@@ -25,6 +25,7 @@ server_opts server_default_opts(void) {
     o.host = "127.0.0.1";
     o.port = 8080;
     o.whisper_opts = steno_whisper_default_options();
+    o.spec = steno_spec_default_params();
     o.n_parallel = 1;
     o.max_queue = 64;
     o.prefill_chunk = 64;
@@ -249,6 +250,7 @@ int steno_server_run(const server_opts *opts) {
     sp.prefill_chunk = S.o.prefill_chunk;
     sp.prompt_cache_bytes = S.o.prompt_cache_bytes;
     sp.kv_budget_bytes = S.o.kv_budget_bytes;
+    sp.spec = S.o.spec;
     sp.prompt_cache_dir = S.o.prompt_cache_dir;
     sp.log = log_sched;
     sp.n_ctx = S.o.n_ctx;

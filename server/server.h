@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "steno.h"
+#include "steno_llm.h"
 
 typedef struct server_opts {
     const char *host;            /* "127.0.0.1" */
@@ -24,6 +25,7 @@ typedef struct server_opts {
     int max_queue;               /* requests waiting for a slot (64), then 429 */
     int prefill_chunk;           /* prompt tokens per batched generation pass (64) */
     size_t kv_budget_bytes;      /* KV-cache bytes of all generation rows (0: no cap) */
+    steno_spec_params spec;      /* speculative decoding of generations (kind NONE: off) */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (256 MiB; 0: none) */
     const char *prompt_cache_dir;/* where they persist across restarts (NULL: nowhere) */
     int n_ctx;                   /* LLM context per slot (0: min(4096, the model's)) */

@@ -305,12 +305,12 @@ steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs
             return steno_fail(STENO_E_INVALID_ARG, "eval_batch: more than the executor's n_batch %d tokens",
                               exec->n_batch);
         T += s->n_tokens;
-        n_out += s->logits != NULL;
+        n_out += s->logits ? (s->logits_all ? s->n_tokens : 1) : 0;
     }
     /* one buffer kept on the executor: the decode step allocates nothing once it has grown */
     const size_t lg_bytes = (sizeof(float) * (size_t)n_out * hp->n_vocab + 15) / 16 * 16,
                  g_bytes = sizeof(llm_group) * (size_t)n_seqs,
-                 i_bytes = sizeof(int) * ((size_t)T + 2 * (size_t)n_seqs + 1);
+                 i_bytes = sizeof(int) * ((size_t)T + (size_t)n_seqs + (size_t)n_out + 1);
     uint8_t *buf = steno_work_get(&exec->batch_work, lg_bytes + g_bytes + i_bytes);
     if (!buf) return steno_fail(STENO_E_NOMEM, "eval_batch: out of memory");
     float *lg = (float *)buf;
@@ -322,7 +322,8 @@ steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs
         start[i] = seqs[i].ctx->n_past;
         memcpy(tokens + t0, seqs[i].tokens, sizeof(int) * (size_t)seqs[i].n_tokens);
         t0 += seqs[i].n_tokens;
-        if (seqs[i].logits) rows[o++] = t0 - 1;
+        if (seqs[i].logits)
+            for (int t = seqs[i].logits_all ? t0 - seqs[i].n_tokens : t0 - 1; t < t0; t++) rows[o++] = t;
     }
     st = forward(exec, tokens, T, g, n_seqs);
     if (st == STENO_OK && n_out) st = llm_output(exec, 0, rows, n_out, lg);
@@ -330,8 +331,12 @@ steno_status steno_llm_eval_batch(steno_llm_ctx *exec, const steno_llm_seq *seqs
         for (int i = 0; i < n_seqs; i++) restore(seqs[i].ctx, start[i]);
         return st;
     }
-    for (int i = 0, o = 0; i < n_seqs; i++)
-        if (seqs[i].logits) memcpy(seqs[i].logits, lg + (size_t)o++ * hp->n_vocab, sizeof(float) * (size_t)hp->n_vocab);
+    for (int i = 0, o = 0; i < n_seqs; i++) {
+        if (!seqs[i].logits) continue;
+        const int nr = seqs[i].logits_all ? seqs[i].n_tokens : 1;
+        memcpy(seqs[i].logits, lg + (size_t)o * hp->n_vocab, sizeof(float) * (size_t)nr * hp->n_vocab);
+        o += nr;
+    }
     return STENO_OK;
 }
 

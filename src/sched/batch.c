@@ -110,7 +110,7 @@ static int admit(steno_sched *s, int active) {
         if (s->stopping) atomic_store(&j->cancel, 1); /* it may have run since the take */
         pthread_mutex_unlock(&s->mu);
         steno_clear_error();
-        const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j, s->pcache);
+        const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j, s->pcache, &s->p.spec);
         if (s->pcache) sched_publish_cache_stats(s);
         if (st != STENO_OK) end_row(s, r);
         else active++;
@@ -150,12 +150,12 @@ void *batch_engine_main(void *arg) {
             const int *toks;
             float *lg;
             const int prefill = r->pos < r->j->n_prompt;
-            const int n = gen_row_next(r, chunk, &toks, &lg);
+            const int n = gen_row_next(r, chunk, &s->p.spec, &toks, &lg);
             if (prefill) {
                 if (n > budget) continue; /* next step: a chunk is fed whole */
                 budget -= n;
             }
-            seqs[ns] = (steno_llm_seq){r->slot->lc, toks, n, lg};
+            seqs[ns] = (steno_llm_seq){r->slot->lc, toks, n, lg, r->ng > 0};
             fed[ns] = n;
             who[ns++] = k;
         }

@@ -127,7 +127,8 @@ static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int t
     job_push_event(j, ev);
 }
 
-steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc) {
+steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc,
+                           const steno_spec_params *spec) {
     memset(&r->smp, 0, sizeof *r - offsetof(gen_row, smp));
     r->m = m;
     r->slot = slot; /* r->j is the engine's to set, under the scheduler's lock */
@@ -139,7 +140,15 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     steno_stop_text_init(&r->st, (const char *const *)j->stop, j->n_stop);
     r->st_live = 1;
     r->text = calloc(1, 1);
-    r->logits = malloc(sizeof(float) * (size_t)info.n_vocab);
+    /* speculation: a rejected draft must fit a ring's rollback history (kv_reserve tokens) */
+    const steno_llm_ctx_params cp = steno_llm_ctx_get_params(slot->lc);
+    r->kmax = spec->kind == STENO_DRAFT_NONE ? 0 : spec->n_draft < SCHED_MAX_DRAFT ? spec->n_draft : SCHED_MAX_DRAFT;
+    if (r->kmax > cp.kv_reserve)
+        r->kmax = cp.kv_reserve;
+    r->adaptive = spec->adaptive;
+    j->out.spec_on = r->kmax > 0;
+    r->k = r->adaptive && r->kmax > 4 ? 4 : r->kmax;
+    r->logits = malloc(sizeof(float) * (size_t)info.n_vocab * (size_t)(spec->kind == STENO_DRAFT_NONE ? 1 : SCHED_MAX_DRAFT + 1));
     o->n_prompt = j->n_prompt;
     o->finish = SCHED_FINISH_LENGTH;
     if (!r->logits || !r->text) return o->status = steno_fail(STENO_E_NOMEM, "out of memory");
@@ -149,20 +158,37 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     return STENO_OK;
 }
 
-int gen_row_next(gen_row *r, int chunk, const int **tokens, float **logits) {
+int gen_row_next(gen_row *r, int chunk, const steno_spec_params *spec, const int **tokens, float **logits) {
+    r->ng = 0;
     if (r->pos < r->j->n_prompt) {
         const int n = r->j->n_prompt - r->pos < chunk ? r->j->n_prompt - r->pos : chunk;
         *tokens = r->j->prompt + r->pos;
         *logits = r->pos + n == r->j->n_prompt ? r->logits : NULL;
         return n;
     }
-    *tokens = &r->pending;
     *logits = r->logits;
-    return 1;
+    r->blk[0] = r->pending;
+    *tokens = r->blk;
+    int kk = r->pause > 0 ? 0 : r->k;
+    if (r->pause > 0 && --r->pause == 0) r->k = 1;
+    const int room = r->n_ctx - steno_llm_n_past(r->slot->lc) - 1, left = r->j->max_tokens - r->j->out.n_generated;
+    if (kk > room) kk = room;
+    if (kk > left) kk = left;
+    const steno_llm_ctx_params cp = steno_llm_ctx_get_params(r->slot->lc); /* see steno_llm_generate_spec */
+    const int past = steno_llm_n_past(r->slot->lc);
+    if (cp.kv_quant != STENO_KV_QUANT_PLAIN && past < cp.kv_quant_start && kk > cp.kv_quant_start - past - 1)
+        kk = cp.kv_quant_start - past - 1;
+    if (kk > 0 && slot_remember(r->slot, &r->pending, 1, r->slot->n_cached) == 0) {
+        /* the history the lookup sees: every token in the caches, then the pending one */
+        r->ng = steno_spec_ngram_draft(r->slot->cached, r->slot->n_cached, spec->ngram_min, spec->ngram_max, kk,
+                                       r->blk + 1);
+        r->slot->n_cached--;
+    }
+    return 1 + r->ng;
 }
 
 steno_status gen_row_evaluated(gen_row *r, int n) {
-    const int *toks = r->pos < r->j->n_prompt ? r->j->prompt + r->pos : &r->pending;
+    const int *toks = r->pos < r->j->n_prompt ? r->j->prompt + r->pos : r->blk;
     if (r->pos < r->j->n_prompt) r->pos += n;
     if (slot_remember(r->slot, toks, n, r->slot->n_cached) != 0) return gen_row_failed(r, steno_fail(STENO_E_NOMEM, "out of memory"));
     return STENO_OK;
@@ -175,13 +201,15 @@ steno_status gen_row_failed(gen_row *r, steno_status st) {
     return st;
 }
 
-int gen_row_sample(gen_row *r) {
+/* One token from one position's logits: sampled, emitted, the stop conditions applied. Returns 1
+ * when the generation has ended, 0 with the token in *out. */
+static int take_token(gen_row *r, float *logits, int *out) {
     sched_job *j = r->j;
     sched_outcome *o = &j->out;
     float lp = 0;
     steno_token_logprob top[SCHED_MAX_TOP];
     char piece[256];
-    const int tok = steno_sampler_sample(r->smp, r->logits, j->top_logprobs ? top : NULL, &lp);
+    const int tok = steno_sampler_sample(r->smp, logits, j->top_logprobs ? top : NULL, &lp);
     if (steno_llm_is_eog(r->m, tok)) {
         o->finish = SCHED_FINISH_STOP;
         return 1;
@@ -201,8 +229,45 @@ int gen_row_sample(gen_row *r) {
         o->finish = SCHED_FINISH_STOP;
         return 1;
     }
-    /* "length": the budget, or no room for the token's own position */
-    if (o->n_generated == j->max_tokens || steno_llm_n_past(r->slot->lc) + 1 > r->n_ctx) return 1;
+    *out = tok;
+    return 0;
+}
+
+int gen_row_sample(gen_row *r) {
+    sched_outcome *o = &r->j->out;
+    const int ng = r->ng;
+    if (r->pos >= r->j->n_prompt) o->spec_passes++;
+    /* position after position while the draft holds: the tokens plain decoding would sample */
+    int j = 0, tok = -1, ended = 0;
+    for (;; j++) {
+        ended = take_token(r, r->logits + (size_t)j * (size_t)r->n_vocab, &tok);
+        if (!ended && o->n_generated >= r->j->max_tokens) ended = 1; /* "length" */
+        if (ended || j == ng || tok != r->blk[1 + j]) break;
+    }
+    if (ng > 0) { /* the caches hold pending and ng drafts: keep the j accepted */
+        o->spec_drafted += ng;
+        o->spec_accepted += j;
+        if (ng > j) {
+            const steno_status rs = steno_llm_rollback(r->slot->lc, ng - j);
+            r->slot->n_cached -= ng - j;
+            if (rs != STENO_OK) {
+                gen_row_failed(r, rs);
+                return 1;
+            }
+        }
+        if (!r->adaptive) {
+        } else if (j == ng) r->k = r->k + 2 < r->kmax ? r->k + 2 : r->kmax;
+        else if (j > 0) r->misses = 0;
+        else if (++r->misses >= 2) {
+            r->k /= 2;
+            r->misses = 0;
+            if (r->k == 0) r->pause = 16;
+        }
+    }
+    r->ng = 0;
+    if (ended) return 1;
+    /* "length": no room for the token's own position */
+    if (steno_llm_n_past(r->slot->lc) + 1 > r->n_ctx) return 1;
     r->pending = tok;
     return 0;
 }

@@ -12,6 +12,8 @@
 
 typedef enum job_kind { JOB_TRANSCRIBE = 0, JOB_GENERATE = 1 } job_kind;
 
+#define SCHED_MAX_DRAFT 32 /* draft tokens per row and pass at most (a ring's default reserve) */
+
 /* One slot: the mutable state a running job uses. cached holds the tokens now in ctx's KV caches
  * (the prefix a later generation on this slot may reuse). */
 typedef struct sched_slot {
@@ -75,23 +77,31 @@ typedef struct gen_row {
     int pos;           /* prompt tokens in the caches */
     int prev;          /* the last token (for its piece's leading space) */
     int pending;       /* the sampled token the next pass evaluates */
+    /* speculative decoding (sched_params.spec): the draft fed after pending this pass */
+    int ng, k, kmax, adaptive, misses, pause;
+    int draft[SCHED_MAX_DRAFT];
+    int blk[SCHED_MAX_DRAFT + 1];
 } gen_row;
 
 /** Starts j on the row (r->j already set to j): sampler, stop strings, the reused prefix — the
  *  row's own cached tokens, or pc's entry when it shares more (the row's tokens that the prompt does
  *  not continue are saved into pc first). On failure j->out.status is set and gen_row_finish must
  *  still be called. */
-steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc);
+steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc,
+                           const steno_spec_params *spec);
 /** What the row feeds the next pass: at most chunk prompt tokens (the prompt from the reused
- *  prefix on), or its pending token; *logits is the row's buffer when the pass must produce them
+ *  prefix on), or its pending token followed by a draft (spec, r->ng tokens: the pass must then
+ *  produce the logits of every token); *logits is the row's buffer when the pass must produce them
  *  (the prompt's end, a decode step), else NULL. Returns the token count. */
-int gen_row_next(gen_row *r, int chunk, const int **tokens, float **logits);
+int gen_row_next(gen_row *r, int chunk, const steno_spec_params *spec, const int **tokens, float **logits);
 /** Records that the pass evaluated the n tokens gen_row_next gave. */
 steno_status gen_row_evaluated(gen_row *r, int n);
 /** Records a failed pass: the row's caches are reset (nothing in them can be trusted). */
 steno_status gen_row_failed(gen_row *r, steno_status st);
-/** Samples the next token from the row's logits, emits it, applies the stop conditions. Returns 1
- *  when the generation has ended (finish set; or status on a failure), 0 when it goes on. */
+/** Samples the next token from the row's logits, emits it, applies the stop conditions; after a
+ *  verify block, samples position after position while the draft holds (as plain decoding would)
+ *  and rolls the rejected drafts back. Returns 1 when the generation has ended (finish set; or
+ *  status on a failure), 0 when it goes on. */
 int gen_row_sample(gen_row *r);
 /** Ends the row's job: flushes the held-back text into j->out.text, frees the per-job state. */
 void gen_row_finish(gen_row *r);

@@ -347,7 +347,8 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         if (ncpu > 0 && ep.n_threads > ncpu) ep.n_threads = p.n_threads > ncpu ? p.n_threads : (int)ncpu;
         if (p.n_threads_batch > 0) ep.n_threads = p.n_threads_batch;
         ep.n_ctx = s->n_ctx;
-        ep.n_batch = p.prefill_chunk + p.n_parallel;
+        ep.n_batch = p.prefill_chunk + p.n_parallel; /* one decode token per row, and a draft with speculation */
+        if (p.spec.kind != STENO_DRAFT_NONE) ep.n_batch += p.n_parallel * SCHED_MAX_DRAFT;
         if ((st = steno_llm_ctx_new(s->llm, &ep, &s->exec)) != STENO_OK) goto fail;
         if (p.prompt_cache_bytes > 0) {
             char cfg[4096];

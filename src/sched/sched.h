@@ -51,6 +51,8 @@ typedef struct sched_params {
                                     (prompt + max_tokens tokens) fit beside the running rows' and
                                     the idle rows' (which give theirs back when needed), refused
                                     (SCHED_E_TOO_BIG) when it could never fit */
+    steno_spec_params spec;      /* speculative decoding of generations (kind NONE: off); the
+                                    text is the same either way (steno_llm_generate_spec) */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
     const char *prompt_cache_dir;/* where they persist across restarts, or NULL */
     void (*log)(void *user, const char *msg); /* operator messages (NULL: stderr) */
@@ -149,6 +151,9 @@ typedef struct sched_outcome {
     char *text;            /* the released text (stop string excluded) */
     int n_prompt, n_cached, n_generated;
     sched_finish finish;
+    int spec_on;           /* speculative decoding ran (sched_params.spec): */
+    int spec_drafted, spec_accepted, spec_passes; /* draft tokens proposed and kept; passes that
+                                                     produced this row's tokens */
 } sched_outcome;
 
 /** Queues a job. deadline_s: seconds from now after which the job is cancelled (<= 0: none).

@@ -157,12 +157,12 @@ static int batched(const steno_llm *m, const kind *k, int threads, const prompt 
                 const int n = end - w->fed;
                 if (n > budget) continue;
                 budget -= n;
-                seqs[ns] = (steno_llm_seq){w->ctx, p->tok + w->fed, n, end == p->n ? w->lg : NULL};
+                seqs[ns] = (steno_llm_seq){w->ctx, p->tok + w->fed, n, end == p->n ? w->lg : NULL, 0};
                 memcpy(w->hold + w->nhold, p->tok + w->fed, sizeof(int) * (size_t)n);
                 w->nhold += n;
                 w->fed = end;
             } else {
-                seqs[ns] = (steno_llm_seq){w->ctx, &w->next, 1, w->lg};
+                seqs[ns] = (steno_llm_seq){w->ctx, &w->next, 1, w->lg, 0};
                 w->hold[w->nhold++] = w->next;
             }
             who[ns++] = r;

@@ -130,7 +130,7 @@ static void run(const char *name, const steno_llm *m, steno_llm_ctx_params cp, i
                 const int T = 1 + rnd(6);
                 if (steno_llm_n_past(sl[k].row) + T >= n_ctx_cap) continue;
                 for (int i = 0; i < T; i++) tok[k][i] = 1 + rnd(nv - 1);
-                seqs[ns] = (steno_llm_seq){sl[k].row, tok[k], T, lg_row[k]};
+                seqs[ns] = (steno_llm_seq){sl[k].row, tok[k], T, lg_row[k], 0};
                 who[ns++] = k;
                 used += T;
             }
