@@ -1,0 +1,17 @@
+/* quant_rows_avx512vnni.c — the rows kernels (quant_rows.h) with AVX512-VNNI + AVX512VL: the
+ * EVEX vpdpbusd/vpdpwssd on ymm registers (Ice Lake, Sapphire Rapids, Zen 4), and 32 vector
+ * registers for the eight columns' accumulators. Same integer lanes as AVX2's vpmaddubsw +
+ * vpmaddwd (see quant_rows.h). */
+#include "kernels/quant_blocks.h"
+#include "kernels/quant_rows.h"
+
+#if defined(STENO_HAVE_X86) && \
+    ((defined(__clang__) && __clang_major__ >= 8) || (!defined(__clang__) && __GNUC__ >= 8))
+#define RW_TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
+#define RW_SFX avx512vnni
+#define RW_DPBUSD(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
+#define RW_DPWSSD(a, p, s) _mm256_dpwssd_epi32((a), (p), (s))
+#include "kernels/quant_rows_impl.h"
+#else
+const steno_rows_kernels *steno_rows_table_avx512vnni(int type) { return NULL; }
+#endif
