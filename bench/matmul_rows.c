@@ -73,11 +73,22 @@ int main(int argc, char **argv) {
         nth = 0;
         for (int i = 2; i < argc && nth < 4; i++) threads[nth++] = atoi(argv[i]);
     }
-    const int Ts[] = {1, 2, 4, 8, 16};
+    /* MATMUL_ROWS_ONLY=substring limits the matrices, MATMUL_ROWS_T="1 3 4" the row counts */
+    const char *only = getenv("MATMUL_ROWS_ONLY"), *tenv = getenv("MATMUL_ROWS_T");
+    int Ts[16] = {1, 2, 4, 8, 16}, nT = 5;
+    if (tenv && *tenv) {
+        nT = 0;
+        for (char *e; nT < 16 && *tenv; tenv = e) {
+            long v = strtol(tenv, &e, 10);
+            if (e == tenv) break;
+            if (v >= 1 && v <= 16) Ts[nT++] = (int)v;
+        }
+    }
     printf("dot kernels %s, rows kernels %s, best of %d\n", steno_kernels_isa(), steno_rows_isa ? steno_rows_isa() : "(none in this build)", reps);
     printf("%-18s %-5s %5s %6s %3s | %10s %8s\n", "matrix", "type", "n_in", "n_out", "thr", "T=...:us", "GOP/s");
     for (size_t s = 0; s < sizeof k_shapes / sizeof k_shapes[0]; s++) {
         const shape *sh = &k_shapes[s];
+        if (only && !strstr(sh->name, only)) continue;
         size_t rb = steno_row_size(sh->type, sh->n_in);
         uint8_t *w = malloc(rb * sh->n_out);
         fill(sh->type, w, rb * sh->n_out);
@@ -89,7 +100,7 @@ int main(int argc, char **argv) {
             if (threads[ti] > 1 && steno_pool_create(threads[ti], &pool) != STENO_OK) return 1;
             steno_work wk = {0};
             printf("%-18s %-5s %5d %6d %3d |", sh->name, steno_type_name(sh->type), sh->n_in, sh->n_out, threads[ti]);
-            for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
+            for (int k = 0; k < nT; k++) {
                 const int T = Ts[k];
                 double t[64];
                 int r = reps < 64 ? reps : 64;

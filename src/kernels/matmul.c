@@ -38,10 +38,10 @@ typedef struct {
 
 #define ROW_TILE 16
 
-/* Groups of activation rows for the rows kernels: T = 1..8 one group, 9..16 two of balanced
- * sizes, and so on; group g has group_rows() rows. */
-static inline int n_groups(int T) { return (T + STENO_ROWS_MAX - 1) / STENO_ROWS_MAX; }
-static inline int group_rows(int T, int g) { return T / n_groups(T) + (g < T % n_groups(T)); }
+/* Groups of activation rows for the rows kernels of at most m rows each (m = max_rows: with 8,
+ * T = 1..8 is one group, 9..16 two of balanced sizes, ...); group g has group_rows() rows. */
+static inline int n_groups(int T, int m) { return (T + m - 1) / m; }
+static inline int group_rows(int T, int m, int g) { return T / n_groups(T, m) + (g < T % n_groups(T, m)); }
 
 /* The rows kernels: every weight row is read once per group of up to STENO_ROWS_MAX activation
  * rows. Each output is still one kernel column whose arithmetic is the single-row kernel's, so Y
@@ -49,11 +49,11 @@ static inline int group_rows(int T, int g) { return T / n_groups(T) + (g < T % n
 static void mm_worker_rows(const mm_job *j, long lo, long hi) {
     const int n = (int)j->W->n_in;
     const uint8_t *w = j->W->data;
-    const int groups = n_groups(j->T);
+    const int m = j->rows->max_rows, groups = n_groups(j->T, m);
     for (long r0 = lo; r0 < hi; r0 += ROW_TILE) {
         long r1 = r0 + ROW_TILE < hi ? r0 + ROW_TILE : hi;
         for (int g = 0, t = 0; g < groups; g++) {
-            const int nr = group_rows(j->T, g);
+            const int nr = group_rows(j->T, m, g);
             const steno_dot_rows_fn fn = j->rows->fn[nr];
             const uint8_t *yp = j->yp + (size_t)t * j->yp_row;
             float *y = j->Y + (int64_t)t * j->ldy;
@@ -120,8 +120,8 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     /* the packed copy (64-byte aligned; each group's part is a multiple of 64 bytes) */
     uint8_t *yp = (uint8_t *)(((uintptr_t)xq + xq_bytes + 63) & ~(uintptr_t)63);
     if (rows)
-        for (int g = 0, t = 0; g < n_groups(T); t += group_rows(T, g), g++)
-            steno_rows_pack(tw->vec_dot_type, xq + (size_t)t * xq_row, xq_row, W->n_in, group_rows(T, g),
+        for (int g = 0, t = 0, m = rows->max_rows; g < n_groups(T, m); t += group_rows(T, m, g), g++)
+            steno_rows_pack(tw->vec_dot_type, xq + (size_t)t * xq_row, xq_row, W->n_in, group_rows(T, m, g),
                             yp + (size_t)t * yp_row);
     mm_job j = {W, xq, xq_row, T, Y, ldy, tw->vec_dot, tw->vec_dot4, rows, yp, yp_row};
     /* Tiny products are not worth waking the workers. */

@@ -11,6 +11,7 @@
 #define RW_SFX avx512vnni
 #define RW_DPBUSD(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
 #define RW_DPWSSD(a, p, s) _mm256_dpwssd_epi32((a), (p), (s))
+#define RW_MAX_ROWS 16
 #include "kernels/quant_rows_impl.h"
 #else
 const steno_rows_kernels *steno_rows_table_avx512vnni(int type) { return NULL; }

@@ -5,6 +5,7 @@
  *   RW_DPBUSD(u, s) eight int32 lanes, lane i = Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed
  *                   bytes, no saturation for the operands used here: see quant_rows.h)
  *   RW_DPWSSD(a, p, s)  a + vpmaddwd(p, s) (int16 pairs, exact)
+ *   RW_MAX_ROWS     8 or 16: the widest kernel (16 needs 32 vector registers)
  * Each kernel is the single-row kernel of quant_avx2.c with the activation loop inside the block
  * loop; the per-column operations and their order are that kernel's (see the comments there). */
 #include <immintrin.h>
@@ -55,7 +56,7 @@ RW_INLINE __m256i rw_bytes_from_bits_32(const uint8_t *x) {
 RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float *yd, int NR, __m256 *acc) {
     const __m256i aq = _mm256_sign_epi8(q, q);
     const __m256 vdx = _mm256_set1_ps(dx);
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) {
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
         __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(yq + 32 * c)), q);
         __m256i p = RW_DPBUSD(aq, sy);
         __m256 d = _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
@@ -69,12 +70,12 @@ RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         __m256i q = _mm256_sub_epi8(rw_unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
         rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
     }
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -83,14 +84,14 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         __m256i q = rw_unpack_nibbles(x[ib].qs);
         __m256i hi = _mm256_andnot_si256(rw_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
         q = _mm256_or_si256(q, hi);
         rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
     }
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -99,19 +100,19 @@ RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib)
         rw_signed_q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs), _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32,
                        yd + (size_t)ib * NR, NR, acc);
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order, added last. */
-/* The first NR of eight floats at p (a masked load: nothing past p + NR is read). */
-RW_INLINE __m256 rw_load_n(const float *p, const int NR) {
-    if (NR == 8) return _mm256_loadu_ps(p);
+/* The first k (1..8) of eight floats at p (a masked load: nothing past p + k is read). */
+RW_INLINE __m256 rw_load_n(const float *p, const int k) {
+    if (k >= 8) return _mm256_loadu_ps(p);
     const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(NR), idx));
+    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(k), idx));
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order (one lane per
@@ -122,34 +123,26 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32); /* per block: NR d, then NR s */
     __m256 acc[STENO_ROWS_MAX];
-    __m256 summs = _mm256_setzero_ps();
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    __m256 summs[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* columns 0..7, 8..15 */
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         const __m256i q = rw_unpack_nibbles(x[ib].qs);
         const float dx = _cvtsh_ss(x[ib].d), mx = _cvtsh_ss(x[ib].m);
-        const __m256 vdx = _mm256_set1_ps(dx);
+        const __m256 vdx = _mm256_set1_ps(dx), vmx = _mm256_set1_ps(mx);
         const int8_t *y = yq + (size_t)ib * NR * 32;
         const float *d = yd + (size_t)ib * NR * 2;
-        summs = _mm256_add_ps(summs, _mm256_mul_ps(_mm256_set1_ps(mx), rw_load_n(d + NR, NR)));
-        _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) {
+        summs[0] = _mm256_add_ps(summs[0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
+        if (NR > 8) summs[1] = _mm256_add_ps(summs[1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
+        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
             __m256i p = RW_DPBUSD(q, _mm256_loadu_si256((const __m256i *)(y + 32 * c)));
             __m256 dd = _mm256_mul_ps(vdx, _mm256_broadcast_ss(d + c));
             acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    float sm[8];
-    _mm256_storeu_ps(sm, summs);
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
-}
-
-static inline void rw_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
-    }
+    float sm[16];
+    _mm256_storeu_ps(sm, summs[0]);
+    _mm256_storeu_ps(sm + 8, summs[1]);
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
 }
 
 /* q4_K × q8_K: per super-block the exact integer sums Σ scale·(q·q8) and Σ min·bsum (their lane
@@ -158,38 +151,48 @@ RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const 
     const block_q4_K *x = vx;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     float acc[STENO_ROWS_MAX], accm[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = accm[c] = 0;
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = accm[c] = 0;
     for (int i = 0; i < n / 256; ++i) {
-        uint8_t sc[8], mn[8];
-        for (int k = 0; k < 8; k++) rw_scale_min_k4(k, x[i].scales, &sc[k], &mn[k]);
-        /* mins16[2k] = mins16[2k+1] = mn[k]: Σ_k mn[k]·(bsums[2k] + bsums[2k+1]) as one vpmaddwd */
-        int16_t m16[16];
-        for (int k = 0; k < 16; k++) m16[k] = mn[k / 2];
-        const __m256i mins16 = _mm256_loadu_si256((const __m256i *)m16);
+        /* the 6-bit scales and mins in registers (ggml's utmp decoding, the same values as
+         * scale_min_k4): building them in a byte array and loading that as a vector stalled on
+         * store forwarding once per super-block (measured) */
+        uint32_t u[4];
+        memcpy(u, x[i].scales, 12);
+        u[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+        const uint32_t uaux = u[1] & 0x3f3f3f3fu;
+        u[1] = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+        u[2] = uaux;
+        u[0] &= 0x3f3f3f3fu;
+        const uint64_t sc = (uint64_t)u[0] | (uint64_t)u[1] << 32; /* byte k: scale k */
+        const __m128i mn8 = _mm_set_epi32(0, 0, (int)u[3], (int)u[2]); /* byte k: min k */
+        /* mins16[2k] = mins16[2k+1] = min k: Σ_k min_k·(bsums[2k] + bsums[2k+1]) as one vpmaddwd */
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
         __m256i lo[4], hi[4], s16[8];
         for (int j = 0; j < 4; j++) {
             __m256i b = _mm256_loadu_si256((const __m256i *)(x[i].qs + 32 * j));
             lo[j] = _mm256_and_si256(b, m4);
             hi[j] = _mm256_and_si256(_mm256_srli_epi16(b, 4), m4);
-            s16[2 * j] = _mm256_set1_epi16(sc[2 * j]);
-            s16[2 * j + 1] = _mm256_set1_epi16(sc[2 * j + 1]);
+            s16[2 * j] = _mm256_set1_epi16((short)((sc >> (16 * j)) & 0xff));
+            s16[2 * j + 1] = _mm256_set1_epi16((short)((sc >> (16 * j + 8)) & 0xff));
         }
         const float xd = _cvtsh_ss(x[i].d), xm = _cvtsh_ss(x[i].dmin);
-        _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) {
+        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
             const block_q8_K *y = (const block_q8_K *)vy + (size_t)i * NR + c;
-            __m256i sumi = _mm256_setzero_si256();
+            /* four independent int32 partial sums (one serial vpdpwssd chain is latency-bound
+             * with one column); their sum is the exact total either way */
+            __m256i part[4];
             for (int j = 0; j < 4; ++j) {
                 __m256i plo = _mm256_maddubs_epi16(lo[j], _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j)));
                 __m256i phi = _mm256_maddubs_epi16(hi[j], _mm256_loadu_si256((const __m256i *)(y->qs + 64 * j + 32)));
-                sumi = RW_DPWSSD(sumi, plo, s16[2 * j]);
-                sumi = RW_DPWSSD(sumi, phi, s16[2 * j + 1]);
+                part[j] = RW_DPWSSD(_mm256_madd_epi16(plo, s16[2 * j]), phi, s16[2 * j + 1]);
             }
+            const __m256i sumi = _mm256_add_epi32(_mm256_add_epi32(part[0], part[1]), _mm256_add_epi32(part[2], part[3]));
             const __m256i summ = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y->bsums), mins16);
             acc[c] = fmaf((float)rw_hsum_i32(sumi), xd * y->d, acc[c]);
             accm[c] = fmaf((float)rw_hsum_i32(summ), xm * y->d, accm[c]);
         }
     }
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = acc[c] - accm[c];
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = acc[c] - accm[c];
 }
 
 static const uint8_t rw_k_scale_shuffle[128] = {
@@ -198,15 +201,30 @@ static const uint8_t rw_k_scale_shuffle[128] = {
     8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 10, 10, 10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 11,
     12, 12, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 14, 14, 14, 14, 14, 14, 14, 14, 15, 15, 15, 15, 15, 15, 15, 15};
 
+static const uint8_t rw_mask6[5][32] = {
+    {3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3},
+    {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+     15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15},
+    {12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
+     12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12},
+    {48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48,
+     48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48, 48},
+    {192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192,
+     192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192, 192}};
+
 /* q6_K × q8_K: llama.cpp's AVX2 lanes (quant_avx2.c q6_K_block_lanes): the eight 6-bit vectors and
  * their int16 scales are built once per super-block; per column the lanes are
  * Σ_k scale_k·maddubs(q_k, q8_k) − 32·Σ scale·bsum, then fma(d, float(lanes), acc). The lane of
  * every term is the single-row kernel's. */
 RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q6_K *x = vx;
-    const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(15);
+    /* the byte masks from memory: GCC otherwise builds them with movabs + vpbroadcastq from a
+     * general register, which stalled the AVX-512 build's 4- and 7-column kernels (measured) */
+    const __m256i m3 = _mm256_loadu_si256((const __m256i *)rw_mask6[0]), m15 = _mm256_loadu_si256((const __m256i *)rw_mask6[1]);
+    const __m256i m12 = _mm256_loadu_si256((const __m256i *)rw_mask6[2]), m48 = _mm256_loadu_si256((const __m256i *)rw_mask6[3]);
+    const __m256i m192 = _mm256_loadu_si256((const __m256i *)rw_mask6[4]);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int i = 0; i < n / 256; ++i) {
         const uint8_t *q4 = x[i].ql, *qh = x[i].qh;
         const __m128i scales = _mm_loadu_si128((const __m128i *)x[i].scales);
@@ -217,9 +235,9 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
             const __m256i q4bits2 = _mm256_loadu_si256((const __m256i *)(q4 + 64 * j + 32));
             const __m256i q4bitsH = _mm256_loadu_si256((const __m256i *)(qh + 32 * j));
             const __m256i q4h_0 = _mm256_slli_epi16(_mm256_and_si256(q4bitsH, m3), 4);
-            const __m256i q4h_1 = _mm256_slli_epi16(_mm256_and_si256(q4bitsH, _mm256_set1_epi8(12)), 2);
-            const __m256i q4h_2 = _mm256_and_si256(q4bitsH, _mm256_set1_epi8(48));
-            const __m256i q4h_3 = _mm256_srli_epi16(_mm256_and_si256(q4bitsH, _mm256_set1_epi8(-64)), 2);
+            const __m256i q4h_1 = _mm256_slli_epi16(_mm256_and_si256(q4bitsH, m12), 2);
+            const __m256i q4h_2 = _mm256_and_si256(q4bitsH, m48);
+            const __m256i q4h_3 = _mm256_srli_epi16(_mm256_and_si256(q4bitsH, m192), 2);
             q[4 * j + 0] = _mm256_or_si256(_mm256_and_si256(q4bits1, m15), q4h_0);
             q[4 * j + 1] = _mm256_or_si256(_mm256_and_si256(q4bits2, m15), q4h_1);
             q[4 * j + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q4bits1, 4), m15), q4h_2);
@@ -229,20 +247,22 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
                     _mm_shuffle_epi8(scales, _mm_loadu_si128((const __m128i *)rw_k_scale_shuffle + 4 * j + k)));
         }
         const float xd = _cvtsh_ss(x[i].d);
-        _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) {
+        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
             const block_q8_K *y = (const block_q8_K *)vy + (size_t)i * NR + c;
             const __m256i q8sums = _mm256_loadu_si256((const __m256i *)y->bsums);
             const __m256i q8sclsub = _mm256_slli_epi32(_mm256_madd_epi16(q8sums, scales_16), 5);
-            __m256i sumi = _mm256_setzero_si256();
-            for (int k = 0; k < 8; k++) {
-                __m256i p16 = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y->qs + 32 * k)));
-                sumi = RW_DPWSSD(sumi, s16[k], p16);
+            __m256i part[4]; /* independent partial lanes, as for q4_K (exact int32 sums) */
+            for (int k = 0; k < 4; k++) {
+                __m256i p0 = _mm256_maddubs_epi16(q[2 * k], _mm256_loadu_si256((const __m256i *)(y->qs + 64 * k)));
+                __m256i p1 = _mm256_maddubs_epi16(q[2 * k + 1], _mm256_loadu_si256((const __m256i *)(y->qs + 64 * k + 32)));
+                part[k] = RW_DPWSSD(_mm256_madd_epi16(s16[2 * k], p0), s16[2 * k + 1], p1);
             }
+            const __m256i sumi = _mm256_add_epi32(_mm256_add_epi32(part[0], part[1]), _mm256_add_epi32(part[2], part[3]));
             const float d = y->d * xd;
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi, q8sclsub)), acc[c]);
         }
     }
-    _Pragma("GCC unroll 8") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* One function per (type, nr): nr a constant, so the column loops unroll and the accumulators stay
@@ -251,12 +271,21 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
     RW_TGT static void RW_CAT(rw_##T##_, K)(int n, const void *x, const void *y, float *out) {     \
         rw_##T(n, x, y, out, K);                                                                   \
     }
+#if RW_MAX_ROWS > 8
+#define RW_WIDE(T) RW_ONE(T, 9) RW_ONE(T, 10) RW_ONE(T, 11) RW_ONE(T, 12) RW_ONE(T, 13) RW_ONE(T, 14) \
+    RW_ONE(T, 15) RW_ONE(T, 16)
+#define RW_WIDE_FNS(T) , rw_##T##_9, rw_##T##_10, rw_##T##_11, rw_##T##_12, rw_##T##_13, rw_##T##_14, \
+    rw_##T##_15, rw_##T##_16
+#else
+#define RW_WIDE(T)
+#define RW_WIDE_FNS(T)
+#endif
 #define RW_TABLE(T)                                                                                \
     RW_ONE(T, 1) RW_ONE(T, 2) RW_ONE(T, 3) RW_ONE(T, 4) RW_ONE(T, 5) RW_ONE(T, 6) RW_ONE(T, 7)     \
-    RW_ONE(T, 8)                                                                                   \
-    static const steno_rows_kernels rw_table_##T = {{NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3,     \
-                                                     rw_##T##_4, rw_##T##_5, rw_##T##_6,           \
-                                                     rw_##T##_7, rw_##T##_8}};
+    RW_ONE(T, 8) RW_WIDE(T)                                                                        \
+    static const steno_rows_kernels rw_table_##T = {                                               \
+        RW_MAX_ROWS, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
+                      rw_##T##_7, rw_##T##_8 RW_WIDE_FNS(T)}};
 
 RW_TABLE(q4_0)
 RW_TABLE(q4_1)

@@ -3,7 +3,7 @@
  *
  * 1. Kernel level: for q4_0, q4_1, q5_0, q8_0, q4_K, q6_K; random weight blocks (fixed seeds;
  *    scales include 0, subnormals, ±65504) and activations both quantized from random floats and
- *    raw random bytes (q8 codes -128..127, random scales); nr = 1..8 columns; every instruction set
+ *    raw random bytes (q8 codes -128..127, random scales); nr = 1..max_rows (8, or 16 for AVX-512) columns; every instruction set
  *    this build and CPU support (AVX2, AVX-VNNI, AVX512-VNNI): out[c] == the AVX2 single-row
  *    kernel's vec_dot(x, y_c). Unsupported sets print "skipped: <isa> (<why>)".
  * 2. steno_matmul with T = 1..16 activation rows, 1 and 2 threads, under each supported set and
@@ -106,7 +106,7 @@ static void test_kernels(void) {
         printf("skipped: kernel-level checks (%s)\n", steno_rows_isa_missing(STENO_ROWS_AVX2));
         return;
     }
-    enum { N = 1536, R = 8 };
+    enum { N = 1536, R = STENO_ROWS_MAX };
     uint8_t *w = malloc(N * 2), *ys = malloc(R * (size_t)N * 2);
     float *tmp = malloc(sizeof(float) * N);
     uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_1, N)); /* the largest */
@@ -127,7 +127,7 @@ static void test_kernels(void) {
                 const size_t xq_row = steno_row_size(at, n);
                 random_weights(t, w, n);
                 for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, tmp);
-                for (int nr = 1; nr <= R; nr++) {
+                for (int nr = 1; nr <= rk->max_rows; nr++) {
                     float out[STENO_ROWS_MAX], ref[STENO_ROWS_MAX];
                     steno_rows_pack(at, ys, xq_row, n, nr, yp);
                     rk->fn[nr](n, w, yp, out);
