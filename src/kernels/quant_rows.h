@@ -28,10 +28,10 @@
  *  vec_dot(n, x, y_c) of the unpacked row c. nr is fixed by the table slot. */
 typedef void (*steno_dot_rows_fn)(int n, const void *x, const void *yp, float *out);
 
-#define STENO_ROWS_MAX 16 /* the most activation rows of any kernel call */
+#define STENO_ROWS_MAX 12 /* the most activation rows of any kernel call */
 
-/** fn[nr] handles nr activation rows, 1 <= nr <= max_rows (8 with 16 vector registers, 16 with
- *  AVX-512's 32: every column keeps its accumulator in a register). */
+/** fn[nr] handles nr activation rows, 1 <= nr <= max_rows (8 with 16 vector registers, 12 with
+ *  AVX-512's 32, where 12 columns still keep their accumulators in registers). */
 typedef struct steno_rows_kernels {
     int max_rows;
     steno_dot_rows_fn fn[STENO_ROWS_MAX + 1];

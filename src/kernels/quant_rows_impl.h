@@ -5,7 +5,7 @@
  *   RW_DPBUSD(u, s) eight int32 lanes, lane i = Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed
  *                   bytes, no saturation for the operands used here: see quant_rows.h)
  *   RW_DPWSSD(a, p, s)  a + vpmaddwd(p, s) (int16 pairs, exact)
- *   RW_MAX_ROWS     8 or 16: the widest kernel (16 needs 32 vector registers)
+ *   RW_MAX_ROWS     8 or 12: the widest kernel (12 needs 32 vector registers)
  * Each kernel is the single-row kernel of quant_avx2.c with the activation loop inside the block
  * loop; the per-column operations and their order are that kernel's (see the comments there). */
 #include <immintrin.h>
@@ -56,7 +56,7 @@ RW_INLINE __m256i rw_bytes_from_bits_32(const uint8_t *x) {
 RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float *yd, int NR, __m256 *acc) {
     const __m256i aq = _mm256_sign_epi8(q, q);
     const __m256 vdx = _mm256_set1_ps(dx);
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
         __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(yq + 32 * c)), q);
         __m256i p = RW_DPBUSD(aq, sy);
         __m256 d = _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
@@ -70,12 +70,12 @@ RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         __m256i q = _mm256_sub_epi8(rw_unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
         rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
     }
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -84,14 +84,14 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         __m256i q = rw_unpack_nibbles(x[ib].qs);
         __m256i hi = _mm256_andnot_si256(rw_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
         q = _mm256_or_si256(q, hi);
         rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
     }
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -100,11 +100,11 @@ RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib)
         rw_signed_q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs), _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32,
                        yd + (size_t)ib * NR, NR, acc);
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order, added last. */
@@ -123,8 +123,8 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32); /* per block: NR d, then NR s */
     __m256 acc[STENO_ROWS_MAX];
-    __m256 summs[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* columns 0..7, 8..15 */
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    __m256 summs[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* columns 0..7, 8..11 */
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
         const __m256i q = rw_unpack_nibbles(x[ib].qs);
         const float dx = _cvtsh_ss(x[ib].d), mx = _cvtsh_ss(x[ib].m);
@@ -133,7 +133,7 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
         const float *d = yd + (size_t)ib * NR * 2;
         summs[0] = _mm256_add_ps(summs[0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
         if (NR > 8) summs[1] = _mm256_add_ps(summs[1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
-        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
+        _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
             __m256i p = RW_DPBUSD(q, _mm256_loadu_si256((const __m256i *)(y + 32 * c)));
             __m256 dd = _mm256_mul_ps(vdx, _mm256_broadcast_ss(d + c));
             acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
@@ -142,7 +142,7 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
     float sm[16];
     _mm256_storeu_ps(sm, summs[0]);
     _mm256_storeu_ps(sm + 8, summs[1]);
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
 }
 
 /* q4_K × q8_K: per super-block the exact integer sums Σ scale·(q·q8) and Σ min·bsum (their lane
@@ -151,7 +151,7 @@ RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const 
     const block_q4_K *x = vx;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     float acc[STENO_ROWS_MAX], accm[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = accm[c] = 0;
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = accm[c] = 0;
     for (int i = 0; i < n / 256; ++i) {
         /* the 6-bit scales and mins in registers (ggml's utmp decoding, the same values as
          * scale_min_k4): building them in a byte array and loading that as a vector stalled on
@@ -176,7 +176,7 @@ RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const 
             s16[2 * j + 1] = _mm256_set1_epi16((short)((sc >> (16 * j + 8)) & 0xff));
         }
         const float xd = _cvtsh_ss(x[i].d), xm = _cvtsh_ss(x[i].dmin);
-        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
+        _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
             const block_q8_K *y = (const block_q8_K *)vy + (size_t)i * NR + c;
             /* four independent int32 partial sums (one serial vpdpwssd chain is latency-bound
              * with one column); their sum is the exact total either way */
@@ -192,7 +192,7 @@ RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const 
             accm[c] = fmaf((float)rw_hsum_i32(summ), xm * y->d, accm[c]);
         }
     }
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = acc[c] - accm[c];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = acc[c] - accm[c];
 }
 
 static const uint8_t rw_k_scale_shuffle[128] = {
@@ -224,7 +224,7 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
     const __m256i m12 = _mm256_loadu_si256((const __m256i *)rw_mask6[2]), m48 = _mm256_loadu_si256((const __m256i *)rw_mask6[3]);
     const __m256i m192 = _mm256_loadu_si256((const __m256i *)rw_mask6[4]);
     __m256 acc[STENO_ROWS_MAX];
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int i = 0; i < n / 256; ++i) {
         const uint8_t *q4 = x[i].ql, *qh = x[i].qh;
         const __m128i scales = _mm_loadu_si128((const __m128i *)x[i].scales);
@@ -247,7 +247,7 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
                     _mm_shuffle_epi8(scales, _mm_loadu_si128((const __m128i *)rw_k_scale_shuffle + 4 * j + k)));
         }
         const float xd = _cvtsh_ss(x[i].d);
-        _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) {
+        _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
             const block_q8_K *y = (const block_q8_K *)vy + (size_t)i * NR + c;
             const __m256i q8sums = _mm256_loadu_si256((const __m256i *)y->bsums);
             const __m256i q8sclsub = _mm256_slli_epi32(_mm256_madd_epi16(q8sums, scales_16), 5);
@@ -262,7 +262,7 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi, q8sclsub)), acc[c]);
         }
     }
-    _Pragma("GCC unroll 16") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* One function per (type, nr): nr a constant, so the column loops unroll and the accumulators stay
@@ -272,10 +272,8 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
         rw_##T(n, x, y, out, K);                                                                   \
     }
 #if RW_MAX_ROWS > 8
-#define RW_WIDE(T) RW_ONE(T, 9) RW_ONE(T, 10) RW_ONE(T, 11) RW_ONE(T, 12) RW_ONE(T, 13) RW_ONE(T, 14) \
-    RW_ONE(T, 15) RW_ONE(T, 16)
-#define RW_WIDE_FNS(T) , rw_##T##_9, rw_##T##_10, rw_##T##_11, rw_##T##_12, rw_##T##_13, rw_##T##_14, \
-    rw_##T##_15, rw_##T##_16
+#define RW_WIDE(T) RW_ONE(T, 9) RW_ONE(T, 10) RW_ONE(T, 11) RW_ONE(T, 12)
+#define RW_WIDE_FNS(T) , rw_##T##_9, rw_##T##_10, rw_##T##_11, rw_##T##_12
 #else
 #define RW_WIDE(T)
 #define RW_WIDE_FNS(T)

@@ -3,10 +3,10 @@
  *
  * 1. Kernel level: for q4_0, q4_1, q5_0, q8_0, q4_K, q6_K; random weight blocks (fixed seeds;
  *    scales include 0, subnormals, ±65504) and activations both quantized from random floats and
- *    raw random bytes (q8 codes -128..127, random scales); nr = 1..max_rows (8, or 16 for AVX-512) columns; every instruction set
+ *    raw random bytes (q8 codes -128..127, random scales); nr = 1..max_rows (8, or 12 for AVX-512) columns; every instruction set
  *    this build and CPU support (AVX2, AVX-VNNI, AVX512-VNNI): out[c] == the AVX2 single-row
  *    kernel's vec_dot(x, y_c). Unsupported sets print "skipped: <isa> (<why>)".
- * 2. steno_matmul with T = 1..16 activation rows, 1 and 2 threads, under each supported set and
+ * 2. steno_matmul with T = 1..16, 23 and 40 activation rows (prompt evaluation's groups), 1 and 2 threads, under each supported set and
  *    with the rows kernels off: Y[t] == the traits' vec_dot per (row, t).
  * 3. The same matmul check in a child process with STENO_NO_AVX2=1 (the scalar kernels).
  */
@@ -156,8 +156,9 @@ static void check_matmul(const char *what) {
     const int n_in = 768, n_out = 45;
     steno_pool *p2 = NULL;
     CHECK(steno_pool_create(2, &p2) == STENO_OK, "pool");
-    float *x = malloc(sizeof(float) * n_in * 16), *y = malloc(sizeof(float) * n_out * 16),
-          *ref = malloc(sizeof(float) * n_out * 16);
+    enum { TMAX = 40 };
+    float *x = malloc(sizeof(float) * n_in * TMAX), *y = malloc(sizeof(float) * n_out * TMAX),
+          *ref = malloc(sizeof(float) * n_out * TMAX);
     uint8_t *xq = malloc(steno_row_size(STENO_T_Q8_K, n_in) * 2);
     for (int k = 0; k < NTYPES; k++) {
         const int t = k_types[k];
@@ -166,15 +167,16 @@ static void check_matmul(const char *what) {
         uint8_t *w = malloc(rb * n_out);
         random_weights(t, w, n_in * n_out);
         steno_mat m = {t, n_in, n_out, rb, w};
-        for (int i = 0; i < n_in * 16; i++) x[i] = frand() * (i % 97 == 0 ? 50.0f : 1.0f);
-        for (int tt = 0; tt < 16; tt++) {
+        for (int i = 0; i < n_in * TMAX; i++) x[i] = frand() * (i % 97 == 0 ? 50.0f : 1.0f);
+        for (int tt = 0; tt < TMAX; tt++) {
             ta->from_float(x + tt * n_in, xq, n_in);
             for (int r = 0; r < n_out; r++) ref[tt * n_out + r] = tr->vec_dot(n_in, w + r * rb, xq);
         }
         steno_work wk = {0};
-        for (int T = 1; T <= 16; T++)
-            for (int th = 1; th <= 2; th++) {
-                memset(y, 0xff, sizeof(float) * n_out * 16);
+        static const int Ts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 23, TMAX};
+        for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++)
+            for (int th = 1, T = Ts[ti]; th <= 2; th++) {
+                memset(y, 0xff, sizeof(float) * n_out * TMAX);
                 CHECK(steno_matmul(th == 2 ? p2 : NULL, &wk, &m, x, T, y, n_out) == 0, "matmul");
                 CHECK(memcmp(y, ref, sizeof(float) * n_out * T) == 0, "%s %s T=%d threads=%d differs from vec_dot",
                       what, steno_type_name(t), T, th);
@@ -197,7 +199,7 @@ static void test_matmul(void) {
         }
         const int fails0 = g_failures;
         check_matmul(steno_rows_isa_name(isa));
-        printf("matmul with %s rows kernels: T = 1..16, 1 and 2 threads, %s\n", steno_rows_isa_name(isa),
+        printf("matmul with %s rows kernels: T = 1..16, 23, 40, 1 and 2 threads, %s\n", steno_rows_isa_name(isa),
                g_failures == fails0 ? "bit-identical" : "DIFFERENT");
     }
     steno_rows_set_isa(STENO_ROWS_NISA);
