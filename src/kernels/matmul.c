@@ -111,7 +111,7 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     size_t xq_row = steno_row_size(tw->vec_dot_type, W->n_in);
     if (xq_row == 0) return -1;
     const steno_rows_kernels *rows = steno_rows_get(W->type);
-    const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, W->n_in) : 0;
+    const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, rows->bias, W->n_in) : 0;
     if (!yp_row) rows = NULL;
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
     uint8_t *xq = steno_work_get(work, xq_bytes + yp_row * (size_t)T + 64);
@@ -121,7 +121,7 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     uint8_t *yp = (uint8_t *)(((uintptr_t)xq + xq_bytes + 63) & ~(uintptr_t)63);
     if (rows)
         for (int g = 0, t = 0, m = rows->max_rows; g < n_groups(T, m); t += group_rows(T, m, g), g++)
-            steno_rows_pack(tw->vec_dot_type, xq + (size_t)t * xq_row, xq_row, W->n_in, group_rows(T, m, g),
+            steno_rows_pack(tw->vec_dot_type, rows->bias, xq + (size_t)t * xq_row, xq_row, W->n_in, group_rows(T, m, g),
                             yp + (size_t)t * yp_row);
     mm_job j = {W, xq, xq_row, T, Y, ldy, tw->vec_dot, tw->vec_dot4, rows, yp, yp_row};
     /* Tiny products are not worth waking the workers. */

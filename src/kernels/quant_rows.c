@@ -79,9 +79,9 @@ int steno_rows_set_isa(int isa) {
 
 const char *steno_rows_isa(void) { return steno_rows_isa_name(rows_isa()); }
 
-size_t steno_rows_pack_row_bytes(int act_type, int64_t n) {
+size_t steno_rows_pack_row_bytes(int act_type, int bias, int64_t n) {
     size_t b;
-    if (act_type == STENO_T_Q8_0) b = (size_t)(n / 32) * (32 + 4);
+    if (act_type == STENO_T_Q8_0) b = (size_t)(n / 32) * (32 + 4 + (bias ? 32 : 0));
     else if (act_type == STENO_T_Q8_1) b = (size_t)(n / 32) * (32 + 8);
     else if (act_type == STENO_T_Q8_K) b = (size_t)(n / 256) * sizeof(block_q8_K);
     else return 0;
@@ -96,7 +96,7 @@ __attribute__((target("f16c"))) static float h2f(uint16_t h) { return _cvtsh_ss(
 static float h2f(uint16_t h) { return steno_fp16_to_f32(h); }
 #endif
 
-void steno_rows_pack(int act_type, const void *xq, size_t xq_row, int64_t n, int nr, void *dst) {
+void steno_rows_pack(int act_type, int bias, const void *xq, size_t xq_row, int64_t n, int nr, void *dst) {
     const uint8_t *src = xq;
     uint8_t *o = dst;
     if (act_type == STENO_T_Q8_K) {
@@ -108,13 +108,20 @@ void steno_rows_pack(int act_type, const void *xq, size_t xq_row, int64_t n, int
     const int64_t nb = n / 32;
     const int k = act_type == STENO_T_Q8_1 ? 2 : 1;
     const size_t bs = act_type == STENO_T_Q8_1 ? sizeof(block_q8_1) : sizeof(block_q8_0);
-    float *f = (float *)(o + (size_t)nb * nr * 32);
+    if (act_type != STENO_T_Q8_0) bias = 0;
+    int32_t *lanes = (int32_t *)(o + (size_t)nb * nr * 32); /* only with a bias */
+    float *f = (float *)(o + (size_t)nb * nr * (bias ? 64 : 32));
     for (int64_t ib = 0; ib < nb; ib++)
         for (int c = 0; c < nr; c++) {
             const uint8_t *b = src + c * xq_row + ib * bs;
             uint16_t h[2];
             memcpy(h, b, 4);
             memcpy(o + (ib * nr + c) * 32, b + 2 * k, 32);
+            if (bias) {
+                const int8_t *q = (const int8_t *)(b + 2);
+                for (int l = 0; l < 8; l++)
+                    lanes[(ib * nr + c) * 8 + l] = -bias * (q[4 * l] + q[4 * l + 1] + q[4 * l + 2] + q[4 * l + 3]);
+            }
             f[ib * k * nr + c] = h2f(h[0]);
             if (k == 2) f[ib * k * nr + nr + c] = h2f(h[1]);
         }

@@ -11,6 +11,7 @@
 #define RW_SFX avx512vnni
 #define RW_DPBUSD(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
 #define RW_DPWSSD(a, p, s) _mm256_dpwssd_epi32((a), (p), (s))
+#define RW_DPBUSD_ACC(a, u, s) _mm256_dpbusd_epi32((a), (u), (s))
 /* 12, not 16: one group for T = 9..12 beat two, but at T = 16 two groups of 8 were as fast as
  * one of 16 (whose q4_K/q6_K kernels spill), bench/matmul_rows.c */
 #define RW_MAX_ROWS 12

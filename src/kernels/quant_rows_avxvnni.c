@@ -11,6 +11,7 @@
 #define RW_SFX avxvnni
 #define RW_DPBUSD(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), (u), (s))
 #define RW_DPWSSD(a, p, s) _mm256_dpwssd_avx_epi32((a), (p), (s))
+#define RW_DPBUSD_ACC(a, u, s) _mm256_dpbusd_avx_epi32((a), (u), (s))
 #define RW_MAX_ROWS 8
 #include "kernels/quant_rows_impl.h"
 #else

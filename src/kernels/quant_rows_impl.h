@@ -5,6 +5,8 @@
  *   RW_DPBUSD(u, s) eight int32 lanes, lane i = Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed
  *                   bytes, no saturation for the operands used here: see quant_rows.h)
  *   RW_DPWSSD(a, p, s)  a + vpmaddwd(p, s) (int16 pairs, exact)
+ *   RW_DPBUSD_ACC(a, u, s)  (VNNI builds only) a + RW_DPBUSD(u, s): then q4_0/q5_0/q8_0 use the
+ *                   offset form below instead of the sign trick
  *   RW_MAX_ROWS     8 or 12: the widest kernel (12 needs 32 vector registers)
  * Each kernel is the single-row kernel of quant_avx2.c with the activation loop inside the block
  * loop; the per-column operations and their order are that kernel's (see the comments there). */
@@ -50,6 +52,7 @@ RW_INLINE __m256i rw_bytes_from_bits_32(const uint8_t *x) {
     return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
 }
 
+#ifndef RW_DPBUSD_ACC
 /* q4_0/q5_0/q8_0 × q8_0: q holds the weight bytes as signed values; per column
  * p = Σ|q|·sign(y, q) per lane (ggml's dot_i8), acc = fma(dx·dy, float(p), acc).
  * yq: the NR columns' 32 codes of this block, yd: their scales. */
@@ -63,33 +66,71 @@ RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float
         acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
+#endif
+
+#ifdef RW_DPBUSD_ACC
+/* The offset form (VNNI): the weight bytes as unsigned u = w + K (K = RW_BIAS_*), and per column
+ * p = vpdpbusd(−K·Σy, u, y) = Σ w·y per lane, with −K·Σy per lane precomputed by steno_rows_pack.
+ * One instruction per column instead of vpsignb + vpdpbusd. Σ w·y equals the sign trick's
+ * Σ|w|·sign(y, w) except where y = −128 meets w < 0 (sign(−128) wraps); q8_0_from_float emits
+ * −128 only for a block with 0 < amax < 127/FLT_MAX (then id = inf), and such a block's fp16 scale
+ * d = amax/127 is 0, so it adds fma(dx·0, p, acc) = acc for either p. So for any activation steno
+ * quantizes, the result is the sign trick's to the bit (tests/unit/test_dot_rows.c). */
+#define RW_BIAS_Q4_0 8
+#define RW_BIAS_Q5_0 16
+#define RW_BIAS_Q8_0 128
+RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_t *yb, const float *yd, int NR,
+                              __m256 *acc) {
+    const __m256 vdx = _mm256_set1_ps(dx);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        __m256i p = RW_DPBUSD_ACC(_mm256_loadu_si256((const __m256i *)(yb + 32 * c)), u,
+                                  _mm256_loadu_si256((const __m256i *)(yq + 32 * c)));
+        __m256 d = _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
+        acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
+/* codes, then the bias lanes (32 bytes per block and column), then the scales */
+#define RW_Q8_0_LAYOUT                                                                             \
+    const int8_t *yq = vy, *yb = yq + (size_t)nb * NR * 32;                                        \
+    const float *yd = (const float *)(yb + (size_t)nb * NR * 32);
+#define RW_Q8_0_BLOCK(u, dx) rw_offset_q8_0((u), (dx), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, \
+                                            yd + (size_t)ib * NR, NR, acc)
+#define RW_U_Q4_0(q) (q)                                   /* nibble, w = q − 8 */
+#define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_and_si256((bits), _mm256_set1_epi8(0x10))) /* w = u − 16 */
+#define RW_U_Q8_0(w) _mm256_xor_si256((w), _mm256_set1_epi8((char)0x80)) /* w + 128 */
+#else
+#define RW_BIAS_Q4_0 0
+#define RW_BIAS_Q5_0 0
+#define RW_BIAS_Q8_0 0
+#define RW_Q8_0_LAYOUT                                                                             \
+    const int8_t *yq = vy;                                                                         \
+    const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
+#define RW_Q8_0_BLOCK(q, dx) rw_signed_q8_0((q), (dx), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc)
+#define RW_U_Q4_0(q) _mm256_sub_epi8((q), _mm256_set1_epi8(8))
+#define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_andnot_si256((bits), _mm256_set1_epi8((char)0xF0)))
+#define RW_U_Q8_0(w) (w)
+#endif
 
 RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q4_0 *x = vx;
     const int nb = n / 32;
-    const int8_t *yq = vy;
-    const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
+    RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    for (int ib = 0; ib < nb; ++ib) {
-        __m256i q = _mm256_sub_epi8(rw_unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
-        rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
-    }
+    for (int ib = 0; ib < nb; ++ib) RW_Q8_0_BLOCK(RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs)), _cvtsh_ss(x[ib].d));
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q5_0 *x = vx;
     const int nb = n / 32;
-    const int8_t *yq = vy;
-    const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
+    RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
-        __m256i q = rw_unpack_nibbles(x[ib].qs);
-        __m256i hi = _mm256_andnot_si256(rw_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
-        q = _mm256_or_si256(q, hi);
-        rw_signed_q8_0(q, _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc);
+        /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
+        __m256i q = RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh));
+        RW_Q8_0_BLOCK(q, _cvtsh_ss(x[ib].d));
     }
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
@@ -97,13 +138,11 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
 RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q8_0 *x = vx;
     const int nb = n / 32;
-    const int8_t *yq = vy;
-    const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
+    RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib)
-        rw_signed_q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs), _cvtsh_ss(x[ib].d), yq + (size_t)ib * NR * 32,
-                       yd + (size_t)ib * NR, NR, acc);
+        RW_Q8_0_BLOCK(RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs)), _cvtsh_ss(x[ib].d));
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
@@ -282,9 +321,15 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
     RW_ONE(T, 1) RW_ONE(T, 2) RW_ONE(T, 3) RW_ONE(T, 4) RW_ONE(T, 5) RW_ONE(T, 6) RW_ONE(T, 7)     \
     RW_ONE(T, 8) RW_WIDE(T)                                                                        \
     static const steno_rows_kernels rw_table_##T = {                                               \
-        RW_MAX_ROWS, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
+        RW_MAX_ROWS, RW_BIAS_OF_##T, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
                       rw_##T##_7, rw_##T##_8 RW_WIDE_FNS(T)}};
 
+#define RW_BIAS_OF_q4_0 RW_BIAS_Q4_0
+#define RW_BIAS_OF_q5_0 RW_BIAS_Q5_0
+#define RW_BIAS_OF_q8_0 RW_BIAS_Q8_0
+#define RW_BIAS_OF_q4_1 0
+#define RW_BIAS_OF_q4_K 0
+#define RW_BIAS_OF_q6_K 0
 RW_TABLE(q4_0)
 RW_TABLE(q4_1)
 RW_TABLE(q5_0)
@@ -299,7 +344,7 @@ RW_TABLE(q6_K)
  * unchanged), so that slot is the single-row kernel itself. */
 RW_TGT static void rw_q6_K_row(int n, const void *x, const void *y, float *out) { out[0] = steno_dot_q6_K_avx2(n, x, y); }
 static const steno_rows_kernels rw_table_q6_K_1 = {
-    RW_MAX_ROWS, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8}};
+    RW_MAX_ROWS, 0, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8}};
 #define RW_Q6_K_TABLE rw_table_q6_K_1
 #else
 #define RW_Q6_K_TABLE rw_table_q6_K

@@ -9,7 +9,10 @@
  * 2. steno_matmul with T = 1..16, 23 and 40 activation rows (prompt evaluation's groups), 1 and 2 threads, under each supported set and
  *    with the rows kernels off: Y[t] == the traits' vec_dot per (row, t).
  * 3. The same matmul check in a child process with STENO_NO_AVX2=1 (the scalar kernels).
+ * 4. q8_0/q8_1 quantization emits the code -128 only in blocks whose scale is 0 (the VNNI
+ *    offset form of q4_0/q5_0/q8_0 relies on it; raw activations for those kernels avoid -128).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,18 +61,25 @@ static void random_weights(int t, uint8_t *w, int n) {
 }
 
 /* An activation row in vec_dot_type at: quantized from floats (raw = 0; some rows scaled up or
- * tiny), or raw random bytes with valid-looking scales (raw = 1). */
-static void random_act(int at, uint8_t *y, int n, int raw, float *tmp) {
+ * small, and some 32-blocks so tiny (amax < 127/FLT_MAX) that q8_0/q8_1 quantization emits -128
+ * with a zero scale), or raw random bytes with valid-looking scales (raw = 1; no code -128 when
+ * no128, the precondition of the VNNI offset form). */
+static void random_act(int at, uint8_t *y, int n, int raw, int no128, float *tmp) {
     if (!raw) {
         const float scale = (rnd32() % 4 == 0) ? 1e4f : (rnd32() % 3 == 0 ? 1e-6f : 1.0f);
         for (int i = 0; i < n; i++) tmp[i] = frand() * scale;
+        if (rnd32() % 2)
+            for (int i = (int)(rnd32() % (n / 32)) * 32, j = 0; j < 32; j++) tmp[i + j] = frand() * 3e-38f;
         if (rnd32() % 2) tmp[rnd32() % n] = 0; /* a lone zero, and sometimes a dominant value */
         if (rnd32() % 3 == 0) tmp[rnd32() % n] = 1e6f;
         steno_type_get(at)->from_float(tmp, y, n);
         return;
     }
     const size_t bytes = steno_row_size(at, n);
-    for (size_t i = 0; i < bytes; i++) y[i] = (uint8_t)rnd32();
+    for (size_t i = 0; i < bytes; i++) {
+        y[i] = (uint8_t)rnd32();
+        if (no128 && y[i] == 0x80) y[i] = 0x81; /* scales are rewritten below */
+    }
     if (at == STENO_T_Q8_K) {
         block_q8_K *b = (block_q8_K *)y;
         for (int i = 0; i < n / 256; i++) b[i].d = frand() * 1e-2f;
@@ -109,7 +119,7 @@ static void test_kernels(void) {
     enum { N = 1536, R = STENO_ROWS_MAX };
     uint8_t *w = malloc(N * 2), *ys = malloc(R * (size_t)N * 2);
     float *tmp = malloc(sizeof(float) * N);
-    uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_1, N)); /* the largest */
+    uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_0, 128, N)); /* the largest */
     for (int isa = 0; isa < STENO_ROWS_NISA; isa++) {
         if (!steno_rows_isa_supported(isa)) {
             printf("skipped: %s (%s)\n", steno_rows_isa_name(isa), steno_rows_isa_missing(isa));
@@ -126,10 +136,10 @@ static void test_kernels(void) {
                 const int n = (rep % 3 == 0) ? 256 : (rep % 3 == 1 ? 768 : N); /* 1, 3, 6 super-blocks */
                 const size_t xq_row = steno_row_size(at, n);
                 random_weights(t, w, n);
-                for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, tmp);
+                for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, rk->bias != 0, tmp);
                 for (int nr = 1; nr <= rk->max_rows; nr++) {
                     float out[STENO_ROWS_MAX], ref[STENO_ROWS_MAX];
-                    steno_rows_pack(at, ys, xq_row, n, nr, yp);
+                    steno_rows_pack(at, rk->bias, ys, xq_row, n, nr, yp);
                     rk->fn[nr](n, w, yp, out);
                     for (int c = 0; c < nr; c++) ref[c] = avx2_dot(t)(n, w, ys + c * xq_row);
                     for (int c = 0; c < nr; c++)
@@ -149,6 +159,43 @@ static void test_kernels(void) {
 #else
     printf("skipped: kernel-level checks (not x86)\n");
 #endif
+}
+
+/* The VNNI offset form's precondition (quant_rows_impl.h): q8_0/q8_1 quantization emits the code
+ * -128 only in a block whose scale d is 0. Random, huge, small, subnormal, tiny-amax, infinite and
+ * NaN blocks. */
+static void test_no_minus128(void) {
+    enum { NB = 4096 };
+    float *x = malloc(sizeof(float) * 32 * NB);
+    static const float scales[] = {1.0f, 1e30f, 1e-30f, 3e-38f, 1e-40f, 1e-45f, 3.4e38f};
+    for (int b = 0; b < NB; b++) {
+        const float sc = scales[b % 7];
+        for (int j = 0; j < 32; j++) x[b * 32 + j] = frand() * sc;
+        if (b % 11 == 0) x[b * 32 + rnd32() % 32] = -sc; /* the block's amax on the negative side */
+        if (b % 13 == 0) x[b * 32 + rnd32() % 32] = (b % 2) ? -INFINITY : NAN;
+    }
+    const int acts[] = {STENO_T_Q8_0, STENO_T_Q8_1};
+    for (int k = 0; k < 2; k++) {
+        const steno_type_traits *ta = steno_type_get(acts[k]);
+        uint8_t *q = malloc(ta->type_size * NB);
+        ta->from_float(x, q, 32 * NB);
+        int seen = 0, bad = 0;
+        for (int b = 0; b < NB; b++) {
+            const uint8_t *blk = q + b * ta->type_size;
+            uint16_t d;
+            memcpy(&d, blk, 2);
+            const int8_t *qs = (const int8_t *)(blk + (acts[k] == STENO_T_Q8_1 ? 4 : 2));
+            for (int j = 0; j < 32; j++)
+                if (qs[j] == -128) {
+                    seen++;
+                    if ((d & 0x7fff) != 0) bad++;
+                }
+        }
+        CHECK(bad == 0, "%s: %d codes -128 in blocks with a nonzero scale", steno_type_name(acts[k]), bad);
+        printf("%s quantization: %d codes -128, all in blocks with scale 0\n", steno_type_name(acts[k]), seen);
+        free(q);
+    }
+    free(x);
 }
 
 /* 2./3. steno_matmul for T = 1..16 against the traits' vec_dot per (row, t) */
@@ -217,6 +264,7 @@ int main(int argc, char **argv) {
         return g_failures ? 1 : 0;
     }
     printf("dot kernels: %s; rows kernels by default: %s\n", steno_kernels_isa(), steno_rows_isa());
+    test_no_minus128();
     test_kernels();
     test_matmul();
     fflush(stdout);
