@@ -14,6 +14,9 @@
  *     trick |x|·sign(y, x) with |x| <= 128, so a pair lies in [-32768, 32512]; q4_1's nibbles are
  *     0..15, so a pair lies in [-3840, 3810]. For q4_K/q6_K the int16 pair products are then
  *     scaled by vpmaddwd and added; vpdpwssd fuses that add (exact int32 sums either way).
+ *     With VNNI, q4_0/q5_0/q8_0 use the offset form instead of the sign trick (one vpdpbusd per
+ *     column, see quant_rows_impl.h): bit-identical for every activation that steno's q8_0
+ *     quantizer produces, which is the only source of q8_0 activations (test_dot_rows.c).
  * Instruction sets: AVX2 (+FMA, F16C), AVX-VNNI (VEX, 16 ymm registers) and AVX512-VNNI with
  * AVX512VL (ymm operations, 32 registers). Each is compiled with target attributes, so the build
  * does not depend on the compiler's -march; which one runs is decided at run time. */
