@@ -28,7 +28,8 @@
 
 /** Dot products of weight row x (n elements of the weight type) with nr activation rows packed by
  *  steno_rows_pack (yp, 32-byte aligned). out[c], c < nr, is bit-identical to the single-row AVX2
- *  vec_dot(n, x, y_c) of the unpacked row c. nr is fixed by the table slot. */
+ *  vec_dot(n, x, y_c) of the unpacked row c (for the kernels with a bias, the VNNI offset form: when
+ *  row c comes from steno's q8_0 quantizer, or has no code -128). nr is fixed by the table slot. */
 typedef void (*steno_dot_rows_fn)(int n, const void *x, const void *yp, float *out);
 
 #define STENO_ROWS_MAX 12 /* the most activation rows of any kernel call */
