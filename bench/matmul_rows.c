@@ -99,6 +99,8 @@ int main(int argc, char **argv) {
             steno_pool *pool = NULL;
             if (threads[ti] > 1 && steno_pool_create(threads[ti], &pool) != STENO_OK) return 1;
             steno_work wk = {0};
+            /* warm-up: the first milliseconds of a process ran up to 1.5x slower (clock ramp) */
+            for (double w0 = now(); now() - w0 < 0.2;) steno_matmul(pool, &wk, &m, x, 8, y, sh->n_out);
             printf("%-18s %-5s %5d %6d %3d |", sh->name, steno_type_name(sh->type), sh->n_in, sh->n_out, threads[ti]);
             for (int k = 0; k < nT; k++) {
                 const int T = Ts[k];
