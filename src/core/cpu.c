@@ -15,6 +15,27 @@ int steno_cpu_has_avx2_fma_f16c(void) {
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
     return (b >> 5) & 1; /* AVX2 */
 }
+
+int steno_cpu_has_avxvnni(void) {
+    unsigned a, b, c, d;
+    if (!steno_cpu_has_avx2_fma_f16c()) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || a < 1) return 0; /* a: highest subleaf */
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
+    return (a >> 4) & 1;
+}
+
+int steno_cpu_has_avx512vnni(void) {
+    unsigned a, b, c, d;
+    if (!steno_cpu_has_avx2_fma_f16c()) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 0xe6) != 0xe6) return 0; /* XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    const int f = (b >> 16) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
+    return f && bw && vl && vnni;
+}
 #else
 int steno_cpu_has_avx2_fma_f16c(void) { return 0; }
+int steno_cpu_has_avxvnni(void) { return 0; }
+int steno_cpu_has_avx512vnni(void) { return 0; }
 #endif

@@ -9,4 +9,13 @@
  *  the three features, for GCC and every clang. */
 int steno_cpu_has_avx2_fma_f16c(void);
 
+/** 1 when steno_cpu_has_avx2_fma_f16c() and the CPU has AVX-VNNI (VEX vpdpbusd on ymm: CPUID leaf 7
+ *  subleaf 1, EAX bit 4), else 0. */
+int steno_cpu_has_avxvnni(void);
+
+/** 1 when steno_cpu_has_avx2_fma_f16c(), the CPU has AVX512F, AVX512BW, AVX512VL and AVX512_VNNI
+ *  (CPUID leaf 7: EBX bits 16, 30, 31, ECX bit 11) and the OS saves the opmask and ZMM state
+ *  (XCR0 bits 5-7), else 0. */
+int steno_cpu_has_avx512vnni(void);
+
 #endif

@@ -7,6 +7,10 @@
  * calling the type's dot kernel per (row, t), as llama.cpp's CPU backend does
  * (ggml-cpu.c ggml_compute_forward_mul_mat). Rows are split among the pool's threads; each output is
  * computed by one kernel call, so Y does not depend on the thread count or on T.
+ * For q4_0/q4_1/q5_0/q8_0/q4_K/q6_K weights on AVX2 CPUs the activation rows are taken in groups
+ * of up to 8 (12 with AVX-512) by the rows kernels (kernels/quant_rows.h: each weight block
+ * unpacked once per group, AVX-VNNI/AVX512-VNNI integer dots where the CPU has them); every output
+ * is still bit-identical to the single-row kernel's (tests/unit/test_dot_rows.c).
  */
 #ifndef STENO_KERNELS_MATMUL_H
 #define STENO_KERNELS_MATMUL_H
