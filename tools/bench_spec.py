@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""bench_spec.py — speculative decoding against plain decoding, `steno generate`, interleaved.
+
+Workloads (chat prompts, greedy, -n tokens):
+  summary  repeat-and-summarize a paragraph (the answer repeats input text: prompt lookup's case)
+  free     free generation (a story)
+  code     write a short function, then the same function again with a change
+For each workload and each mode (plain, ngram with --num-draft-tokens adaptive, ngram k=4) the
+runs are interleaved (plain, adaptive, k4, plain, ...) for --reps rounds; the table gives the
+median decode tok/s from steno's stderr line and the ratio to plain, plus the acceptance.
+Every speculative text must equal the plain one (checked; a difference is an error).
+
+Usage: python3 tools/bench_spec.py [--steno build/steno] [--model smollm2] [--threads 2] [--reps 3]
+"""
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+WORKLOADS = {
+    "summary": "Repeat the following paragraph word for word, then summarize it in one sentence.\n\n"
+               "The library opens at nine in the morning and closes at six in the evening. Books may be "
+               "borrowed for three weeks and renewed twice. Children under twelve must be accompanied by an "
+               "adult. The reading room on the second floor is reserved for quiet study, and the computers in "
+               "the basement can be booked for one hour at a time.",
+    "free": "Write a short story about a fox who learns to swim.",
+    "code": "Write a Python function that returns the n-th Fibonacci number iteratively. Then write the same "
+            "function again, renamed to fib2, with a docstring.",
+}
+MODES = {"plain": [], "ngram-adaptive": ["--draft-kind", "ngram"],
+         "ngram-k4": ["--draft-kind", "ngram", "--num-draft-tokens", "4"]}
+
+
+def chat_prompt(model, text):
+    if "gemma" in model:
+        return f"<start_of_turn>user\n{text}<end_of_turn>\n<start_of_turn>model\n"
+    return f"<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
+
+
+def run(args, model, text, extra):
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+        f.write(chat_prompt(model, text))
+        f.flush()
+        p = subprocess.run([args.steno, "generate", "-m", model, "-f", f.name, "--special", "--temp", "0", "-n",
+                            str(args.n), "-t", str(args.threads)] + extra, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"steno generate failed: {p.stderr}")
+    tps = float(re.search(r"decode: \d+ tokens in [\d.]+ s \(([\d.]+) tok/s\)", p.stderr).group(1))
+    m = re.search(r"(\d+) of (\d+) drafted tokens accepted", p.stderr)
+    return p.stdout, tps, (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steno", default="build/steno")
+    ap.add_argument("--model", default="smollm2")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("-n", type=int, default=160)
+    args = ap.parse_args()
+    print(f"| workload | mode | decode tok/s (median of {args.reps}) | vs plain | drafts accepted |")
+    print("|---|---|---|---|---|")
+    for w, text in WORKLOADS.items():
+        tps = {m: [] for m in MODES}
+        acc = {}
+        ref = None
+        for _ in range(args.reps):
+            for m, extra in MODES.items():
+                out, t, a = run(args, args.model, text, extra)
+                if m == "plain":
+                    ref = out
+                elif out != ref:
+                    sys.exit(f"{w} {m}: the speculative text differs from plain decoding's")
+                tps[m].append(t)
+                if a:
+                    acc[m] = a
+        base = statistics.median(tps["plain"])
+        for m in MODES:
+            med = statistics.median(tps[m])
+            a = acc.get(m)
+            print(f"| {w} | {m} | {med:.1f} | {med / base:.2f}x | "
+                  f"{f'{a[0]} / {a[1]} ({100 * a[0] / max(a[1], 1):.0f} %)' if a else '-'} |")
+
+
+if __name__ == "__main__":
+    main()
