@@ -500,6 +500,14 @@ int steno_cmd_generate(int argc, char **argv) {
     if (rc >= 0) return rc;
     char *owned = NULL;
     const char *prompt = g.prompt;
+    if (g.spec.ngram_max < g.spec.ngram_min) {
+        fprintf(stderr, "steno generate: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
+                g.spec.ngram_min, g.spec.ngram_max);
+        rc = 2;
+        goto out;
+    }
+    if (g.spec.kind != STENO_DRAFT_NONE && g.n_probs > 0)
+        fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");
     if (g.prompt_file) {
         owned = slurp(g.prompt_file);
         if (!owned) {
@@ -578,12 +586,6 @@ int steno_cmd_generate(int argc, char **argv) {
         st.decode_seconds = (a.tv_sec - b2.tv_sec) + (a.tv_nsec - b2.tv_nsec) * 1e-9;
         free(logits);
     } else if (g.spec.kind != STENO_DRAFT_NONE) {
-        if (g.spec.ngram_max < g.spec.ngram_min) {
-            fprintf(stderr, "steno generate: --ngram-max %d is below --ngram-min %d\n", g.spec.ngram_max, g.spec.ngram_min);
-            rc = 2;
-            free(toks);
-            goto out;
-        }
         steno_spec_stats ss;
         gs = steno_llm_generate_spec(c, s, toks, nt, n_predict, print_piece, NULL, &g.spec, &st, &ss);
         fprintf(stderr,

@@ -37,7 +37,7 @@ static void serve_usage(FILE *f) {
           "                            the running streams by one chunk at a time (64)\n"
           "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
           "  --kv-budget N             KV-cache bytes of all generation rows together (suffix K, M, G;\n"
-          "                            default: no cap): a request waits until the running ones leave\n"
+          "                            default and 0: no cap): a request waits until the running ones leave\n"
           "                            room for its prompt + max_tokens, or gets a 400 if it never fits\n"
           "  --draft-kind none|ngram   speculative decoding of generations (prompt lookup); the text\n"
           "                            is the same either way (default none)\n"
@@ -71,8 +71,9 @@ static void serve_usage(FILE *f) {
 static int parse_bytes(const char *s, size_t *out) {
     char *end;
     errno = 0;
+    if (*s < '0' || *s > '9') return -1; /* no sign, no space */
     const unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno || *s == '-') return -1;
+    if (end == s || errno) return -1;
     unsigned long long mul = 1;
     if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
     else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
@@ -173,7 +174,7 @@ int steno_cmd_serve(int argc, char **argv) {
         else if (!strcmp(a, "--prefill-chunk")) NUM(1, 3840, o.prefill_chunk);
         else if (!strcmp(a, "--prompt-cache-bytes") || !strcmp(a, "--kv-budget")) {
             if (parse_bytes(v, a[2] == 'p' ? &o.prompt_cache_bytes : &o.kv_budget_bytes) != 0) {
-                fprintf(stderr, "steno serve: %s: expected bytes (a number, optionally with K, M or G), got '%s'\n", a, v);
+                fprintf(stderr, "steno serve: %s: expected bytes up to 1T (a number, optionally with K, M or G: powers of 1024), got '%s'\n", a, v);
                 return 2;
             }
         } else if (!strcmp(a, "--draft-kind")) {
@@ -226,7 +227,8 @@ int steno_cmd_serve(int argc, char **argv) {
 #undef SECS
     }
     if (o.spec.ngram_max < o.spec.ngram_min) {
-        fprintf(stderr, "steno serve: --ngram-max %d is below --ngram-min %d\n", o.spec.ngram_max, o.spec.ngram_min);
+        fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
+                o.spec.ngram_min, o.spec.ngram_max);
         return 2;
     }
     if (!o.api_key) {

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,20 @@ int pc_disk_init(prompt_cache *pc) {
         pc_log(pc, "prompt cache: --prompt-cache-dir %s: %s", pc->dir, strerror(errno));
         return -1;
     }
+    struct stat sb;
+    if (stat(pc->dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        pc_log(pc, "prompt cache: --prompt-cache-dir %s: not a directory", pc->dir);
+        return -1;
+    }
+    char probe[4200]; /* writable for real (root passes access(); /proc does not take files) */
+    snprintf(probe, sizeof probe, "%s/.steno-probe-%ld", pc->dir, (long)getpid());
+    const int fd = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd < 0) {
+        pc_log(pc, "prompt cache: --prompt-cache-dir %s: cannot write there (%s)", pc->dir, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
     FILE *f = pc->p.model_path ? fopen(pc->p.model_path, "rb") : NULL;
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     unsigned char *buf = malloc(1 << 20);
@@ -167,8 +182,12 @@ static pc_entry *read_entry(const prompt_cache *pc, const char *path, const char
     cJSON *h = NULL;
     struct stat sb;
     *why = "cannot be read";
-    if (fstat(fileno(f), &sb) != 0 || sb.st_size < 8 || (size_t)sb.st_size > pc->p.budget_bytes + MAX_HEADER) {
-        *why = "too short, or larger than the cache's budget";
+    if (fstat(fileno(f), &sb) != 0 || sb.st_size < 8) {
+        *why = "too short for a safetensors file";
+        goto out;
+    }
+    if ((size_t)sb.st_size > pc->p.budget_bytes + MAX_HEADER) {
+        *why = "larger than the cache's whole budget";
         goto out;
     }
     const size_t size = (size_t)sb.st_size;
@@ -176,7 +195,8 @@ static pc_entry *read_entry(const prompt_cache *pc, const char *path, const char
     uint64_t hl = 0;
     for (int i = 0; i < 8; i++) hl |= (uint64_t)buf[i] << (8 * i);
     if (hl > MAX_HEADER || hl > size - 8) {
-        *why = "truncated (the header runs past the end)";
+        /* either not safetensors at all or cut short: its first 8 bytes name a longer header */
+        *why = buf[8] == '{' ? "truncated (the header runs past the end)" : "not a steno prompt-cache file";
         goto out;
     }
     h = cJSON_ParseWithLength((const char *)buf + 8, (size_t)hl);
@@ -263,15 +283,20 @@ void pc_disk_load(prompt_cache *pc) {
     DIR *d = opendir(pc->dir);
     if (!d) return;
     dir_file *fs = NULL;
-    int nf = 0, cap = 0;
+    int nf = 0, cap = 0, seen = 0;
     struct dirent *de;
     char path[4200];
     while ((de = readdir(d))) {
         const size_t l = strlen(de->d_name);
-        if (l < 13 || l >= sizeof fs->name || strcmp(de->d_name + l - 12, ".safetensors") != 0) continue;
+        if (l < 13 || strcmp(de->d_name + l - 12, ".safetensors") != 0) continue;
+        seen++;
         struct stat sb;
         snprintf(path, sizeof path, "%s/%s", pc->dir, de->d_name);
-        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (l >= sizeof fs->name || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            pc_log(pc, "prompt cache: ignoring %s: %s", path,
+                   l >= sizeof fs->name ? "name too long" : "not a regular file");
+            continue;
+        }
         if (nf == cap) {
             cap = cap ? 2 * cap : 16;
             dir_file *n = realloc(fs, sizeof *fs * (size_t)cap);
@@ -284,13 +309,13 @@ void pc_disk_load(prompt_cache *pc) {
     }
     closedir(d);
     if (nf > 1) qsort(fs, (size_t)nf, sizeof *fs, newest_first);
-    /* the newest that fit the budget, inserted oldest first so that the newest is the most recent */
+    /* newest first: each file is verified, then kept if it still fits the budget (a file that
+     * does not is skipped, not the end: older, smaller ones may fit); the kept ones go in oldest
+     * first, so that the newest is the most recently used */
+    pc_entry **kept = calloc(nf > 0 ? (size_t)nf : 1, sizeof *kept);
     size_t used = 0;
-    int fit = 0;
-    while (fit < nf && used + fs[fit].size <= pc->p.budget_bytes) used += fs[fit++].size;
-    for (int i = fit; i < nf; i++) pc_log(pc, "prompt cache: %s/%s not loaded: over the budget", pc->dir, fs[i].name);
-    int loaded = 0;
-    for (int i = fit - 1; i >= 0; i--) {
+    int nk = 0;
+    for (int i = 0; kept && i < nf; i++) {
         const char *why;
         snprintf(path, sizeof path, "%s/%s", pc->dir, fs[i].name);
         pc_entry *e = read_entry(pc, path, &why);
@@ -298,9 +323,21 @@ void pc_disk_load(prompt_cache *pc) {
             pc_log(pc, "prompt cache: ignoring %s: %s", path, why);
             continue;
         }
+        if (used + pc_entry_cost(e) > pc->p.budget_bytes) {
+            pc_log(pc, "prompt cache: %s not loaded: its %zu bytes do not fit the budget (--prompt-cache-bytes %zu)",
+                   path, pc_entry_cost(e), pc->p.budget_bytes);
+            free(e->tokens);
+            free(e->state);
+            free(e);
+            continue;
+        }
+        used += pc_entry_cost(e);
         snprintf(e->file, sizeof e->file, "%s", fs[i].name);
-        loaded += pc_insert(pc, e, 1);
+        kept[nk++] = e;
     }
-    if (nf) pc_log(pc, "prompt cache: %d of %d file(s) in %s loaded", loaded, nf, pc->dir);
+    int loaded = 0;
+    for (int i = nk - 1; i >= 0; i--) loaded += pc_insert(pc, kept[i], 1);
+    if (seen) pc_log(pc, "prompt cache: %d of %d file(s) in %s loaded", loaded, seen, pc->dir);
+    free(kept);
     free(fs);
 }

@@ -350,6 +350,22 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         ep.n_batch = p.prefill_chunk + p.n_parallel; /* one decode token per row, and a draft with speculation */
         if (p.spec.kind != STENO_DRAFT_NONE) ep.n_batch += p.n_parallel * SCHED_MAX_DRAFT;
         if ((st = steno_llm_ctx_new(s->llm, &ep, &s->exec)) != STENO_OK) goto fail;
+        if (p.kv_budget_bytes) { /* the least one request needs: its row at one step, the others empty */
+            const size_t least = steno_llm_kv_bytes_at(s->rows_slot[0].lc, 1, p.prefill_chunk) +
+                                 (size_t)(p.n_parallel - 1) * steno_llm_kv_bytes_at(s->rows_slot[0].lc, 0, 1);
+            if (p.kv_budget_bytes < least) {
+                st = steno_fail(STENO_E_INVALID_ARG,
+                                "--kv-budget %zu: this model's KV caches need at least %zu bytes for one request "
+                                "beside %d empty rows (--parallel %d)",
+                                p.kv_budget_bytes, least, p.n_parallel - 1, p.n_parallel);
+                goto fail;
+            }
+        }
+        if (p.prompt_cache_bytes == 0 && p.prompt_cache_dir) {
+            st = steno_fail(STENO_E_INVALID_ARG, "--prompt-cache-dir %s needs a prompt cache (--prompt-cache-bytes is 0)",
+                            p.prompt_cache_dir);
+            goto fail;
+        }
         if (p.prompt_cache_bytes > 0) {
             char cfg[4096];
             steno_llm_state_config(s->rows_slot[0].lc, cfg, sizeof cfg);
@@ -512,9 +528,12 @@ steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, 
         const size_t others = (size_t)(s->p.n_parallel - 1) * steno_llm_kv_bytes_at(s->rows_slot[0].lc, 0, 1);
         if (need + others > s->p.kv_budget_bytes)
             return steno_fail(SCHED_E_TOO_BIG,
-                              "the request may need %zu bytes of KV cache (%d prompt + %d max_tokens tokens), more "
-                              "than the server's --kv-budget of %zu bytes allows; lower max_tokens",
-                              need, r->n_prompt, most - r->n_prompt, s->p.kv_budget_bytes);
+                              "the request may need %zu bytes of KV cache (%d prompt + %d max_tokens tokens%s), more "
+                              "than the server's --kv-budget of %zu bytes allows; lower max_tokens or shorten the "
+                              "prompt",
+                              need, r->n_prompt, r->max_tokens,
+                              most < r->n_prompt + r->max_tokens ? ", up to the context's end" : "",
+                              s->p.kv_budget_bytes);
     }
     sched_job *j = job_alloc(JOB_GENERATE);
     if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
