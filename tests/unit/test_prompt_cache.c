@@ -9,10 +9,12 @@
  * 2. Sliding windows: the same with a rotating cache (--max-kv-size 24 --keep 2, reserve 4), where
  *    an entry only serves prompts that share nearly all of it.
  * 3. Persistence: entries written to a directory load into a new cache and restore bit-identically;
- *    a truncated file, a file of another configuration, one with a flipped state byte and a
- *    stranger's file are each ignored with a log line naming the file and the reason.
+ *    a truncated file, a file of another configuration, one with a flipped state byte, a
+ *    stranger's file, a directory named *.safetensors and a newest file larger than the whole
+ *    budget are each ignored with a log line naming the file and the reason, and the rest load.
  * The model directory: $STENO_SHARED/models/stories260K. */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,9 +205,22 @@ static void persistence(steno_llm *m, const steno_llm_ctx_params *cp, const char
     static const char junk[] = "\x10\0\0\0\0\0\0\0{\"a\":1}         ";
     fwrite(junk, 1, sizeof junk - 1, f);
     fclose(f);
+    /* the newest file, larger than the whole budget: skipped, and the older ones still load */
+    char big[400];
+    snprintf(big, sizeof big, "%s/big.safetensors", dir);
+    f = fopen(big, "wb");
+    fclose(f);
+    CHECK(truncate(big, (off_t)pp.budget_bytes + 4096) == 0, "truncate");
+    char sub[400];
+    snprintf(sub, sizeof sub, "%s/sub.safetensors", dir);
+    mkdir(sub, 0755);
     g_nlog = 0;
     pc = prompt_cache_new(&pp);
     CHECK(pc != NULL, "reload");
+    CHECK(log_has("big.safetensors", "ignoring"), "no log line for the file over the budget");
+    CHECK(log_has("sub.safetensors", "not a regular file"), "no log line for the directory");
+    unlink(big);
+    rmdir(sub);
     prompt_cache_stats st;
     prompt_cache_get_stats(pc, &st);
     CHECK(st.entries == 2, "%d entries reloaded, expected the 2 undamaged ones", st.entries);
