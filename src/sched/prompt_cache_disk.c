@@ -196,7 +196,7 @@ static pc_entry *read_entry(const prompt_cache *pc, const char *path, const char
     for (int i = 0; i < 8; i++) hl |= (uint64_t)buf[i] << (8 * i);
     if (hl > MAX_HEADER || hl > size - 8) {
         /* either not safetensors at all or cut short: its first 8 bytes name a longer header */
-        *why = buf[8] == '{' ? "truncated (the header runs past the end)" : "not a steno prompt-cache file";
+        *why = size > 8 && buf[8] == '{' ? "truncated (the header runs past the end)" : "not a steno prompt-cache file";
         goto out;
     }
     h = cJSON_ParseWithLength((const char *)buf + 8, (size_t)hl);

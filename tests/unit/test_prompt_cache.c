@@ -214,11 +214,19 @@ static void persistence(steno_llm *m, const steno_llm_ctx_params *cp, const char
     char sub[400];
     snprintf(sub, sizeof sub, "%s/sub.safetensors", dir);
     mkdir(sub, 0755);
+    /* a header length and nothing else (fuzz_prompt_cache's find: read one byte past the end) */
+    char eight[400];
+    snprintf(eight, sizeof eight, "%s/eight.safetensors", dir);
+    f = fopen(eight, "wb");
+    fwrite("\xff\xff`1@\0\0\0", 1, 8, f);
+    fclose(f);
     g_nlog = 0;
     pc = prompt_cache_new(&pp);
     CHECK(pc != NULL, "reload");
     CHECK(log_has("big.safetensors", "ignoring"), "no log line for the file over the budget");
     CHECK(log_has("sub.safetensors", "not a regular file"), "no log line for the directory");
+    CHECK(log_has("eight.safetensors", "not a steno prompt-cache file"), "no log line for the 8-byte file");
+    unlink(eight);
     unlink(big);
     rmdir(sub);
     prompt_cache_stats st;
