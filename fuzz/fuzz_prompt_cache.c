@@ -49,6 +49,12 @@ static void usable(steno_llm_ctx *c) {
     if (steno_llm_eval(c, &tok, 1, NULL, 0) != STENO_OK) abort();
 }
 
+static void cleanup(void) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s.model", g_dir, g_dir);
+    if (g_dir[0] && system(cmd) != 0) fprintf(stderr, "fuzz_prompt_cache: could not remove %s\n", g_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
@@ -72,6 +78,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     steno_llm_state_config(g_ctx[0], g_cfg, sizeof g_cfg);
     snprintf(g_dir, sizeof g_dir, "/tmp/steno-fuzz-pc-%ld", (long)getpid());
     mkdir(g_dir, 0700);
+    atexit(cleanup);
     snprintf(g_model, sizeof g_model, "%s.model", g_dir);
     write_file(g_model, (const uint8_t *)"steno fuzz model\n", 17);
     const char *seeds = getenv("FUZZ_PROMPT_CACHE_SEED_DIR");
