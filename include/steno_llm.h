@@ -355,6 +355,21 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
                                      int n_predict, steno_token_cb cb, void *user, const steno_spec_params *p,
                                      steno_gen_stats *stats, steno_spec_stats *spec_stats);
 
+/** The draft length of one sequence, round after round (shared by steno_llm_generate_spec and the
+ *  server's rows): k, and the adaptive rule of steno_spec_params. */
+typedef struct steno_spec_len {
+    int k, kmax, adaptive, misses, pause;
+} steno_spec_len;
+/** kmax = p->n_draft (0 when p->kind is NONE), at most cap (> 0: the caller's verify-block room)
+ *  and, with rotating layers, at most c's kv_reserve (a rejected draft must be undone). */
+void steno_spec_len_init(steno_spec_len *s, const steno_spec_params *p, const steno_llm_ctx *c, int cap);
+/** Draft tokens for the next round: k, or 0 while paused; at most the context's room after the
+ *  pending token, `remaining` tokens to generate, and (a quantized cache before its conversion)
+ *  what keeps the verify block before kv_quant_start. */
+int steno_spec_len_next(steno_spec_len *s, const steno_llm_ctx *c, int remaining);
+/** After a verified round of `drafted` tokens of which `accepted` held. */
+void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted);
+
 /** The ngram drafter alone: up to k tokens into draft proposed after hist[0..n); returns the
  *  count (0: no earlier occurrence of even an ngram_min-token suffix). */
 int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft);

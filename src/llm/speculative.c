@@ -60,6 +60,40 @@ int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max,
     return 0;
 }
 
+void steno_spec_len_init(steno_spec_len *s, const steno_spec_params *p, const steno_llm_ctx *c, int cap) {
+    memset(s, 0, sizeof *s);
+    s->kmax = p->kind == STENO_DRAFT_NONE ? 0 : p->n_draft;
+    if (cap > 0 && s->kmax > cap) s->kmax = cap;
+    /* a rejected draft must be undone: within the ring's history on sliding-window layers */
+    if ((c->p.max_kv_size > 0 || c->m->hp.n_swa > 0) && s->kmax > c->p.kv_reserve) s->kmax = c->p.kv_reserve;
+    s->adaptive = p->adaptive;
+    s->k = s->adaptive && s->kmax > 4 ? 4 : s->kmax;
+}
+
+int steno_spec_len_next(steno_spec_len *s, const steno_llm_ctx *c, int remaining) {
+    int kk = s->pause > 0 ? 0 : s->k;
+    if (s->pause > 0 && --s->pause == 0) s->k = 1; /* after a pause, short drafts again */
+    if (kk > c->p.n_ctx - c->n_past - 1) kk = c->p.n_ctx - c->n_past - 1;
+    if (kk > remaining) kk = remaining;
+    /* a quantized cache converts at the first update that begins at kv_quant_start; a block
+     * straddling it could be rolled back below it, leaving rows quantized that plain decoding
+     * still holds in the dtype: blocks end before it, and the one that begins there converts */
+    if (c->p.kv_quant != STENO_KV_QUANT_PLAIN && c->n_past < c->p.kv_quant_start && kk > c->p.kv_quant_start - c->n_past - 1)
+        kk = c->p.kv_quant_start - c->n_past - 1;
+    return kk > 0 ? kk : 0;
+}
+
+void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted) {
+    if (!s->adaptive || drafted == 0) return; /* lengthen while drafts hold, shorten to 0 when they do not */
+    if (accepted == drafted) s->k = s->k + 2 < s->kmax ? s->k + 2 : s->kmax;
+    else if (accepted > 0) s->misses = 0;
+    else if (++s->misses >= 2) {
+        s->k /= 2;
+        s->misses = 0;
+        if (s->k == 0) s->pause = 16;
+    }
+}
+
 /* Emits tok (the callback, the stop conditions); 1 when generation is over. */
 typedef struct {
     const steno_llm *m;
@@ -103,10 +137,9 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     if (spec) memset(spec, 0, sizeof *spec);
     if (p.kind == STENO_DRAFT_NONE || p.n_draft == 0)
         return steno_llm_generate(c, s, prompt, n_prompt, n_predict, cb, user, stats);
-    /* a rejected draft must be undone: within the ring's history on sliding-window layers, and
-     * the verify block within one pass */
-    if ((c->p.max_kv_size > 0 || m->hp.n_swa > 0) && p.n_draft > c->p.kv_reserve) p.n_draft = c->p.kv_reserve;
-    if (p.n_draft > c->n_batch - 1) p.n_draft = c->n_batch - 1;
+    steno_spec_len sl; /* the verify block within one pass */
+    steno_spec_len_init(&sl, &p, c, c->n_batch - 1);
+    p.n_draft = sl.kmax;
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
     const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
@@ -127,7 +160,6 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     st0.prompt_seconds = t1 - t0;
     st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
     int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
-    int k = p.adaptive ? (p.n_draft < 4 ? p.n_draft : 4) : p.n_draft, misses = 0, pause = 0;
     while (st == STENO_OK && !done) {
         if (pending < 0) { /* plain decoding's step: sample the logits at hand */
             const int tok = steno_sampler_sample(s, logits, NULL, NULL);
@@ -140,16 +172,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
             break;
         }
         /* the pending token, and a draft after it */
-        int kk = pause > 0 ? 0 : k;
-        if (pause > 0 && --pause == 0) k = 1; /* after a pause, short drafts again */
-        if (kk > c->p.n_ctx - c->n_past - 1) kk = c->p.n_ctx - c->n_past - 1;
-        if (n_predict >= 0 && kk > n_predict - st0.n_generated) kk = n_predict - st0.n_generated;
-        /* a quantized cache converts at the first update that begins at kv_quant_start; a block
-         * straddling it could be rolled back below it, leaving rows quantized that plain decoding
-         * still holds in the dtype: blocks end before it, and the one that begins there converts */
-        if (c->p.kv_quant != STENO_KV_QUANT_PLAIN && c->n_past < c->p.kv_quant_start &&
-            kk > c->p.kv_quant_start - c->n_past - 1)
-            kk = c->p.kv_quant_start - c->n_past - 1;
+        const int kk = steno_spec_len_next(&sl, c, n_predict >= 0 ? n_predict - st0.n_generated : c->p.n_ctx);
         blk[0] = pending;
         const int ng = kk > 0 ? steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1) : 0;
         st = steno_llm_eval(c, blk, ng + 1, logits, ng > 0);
@@ -177,15 +200,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         if (ng > j && (st = steno_llm_rollback(c, ng - j)) != STENO_OK) break;
         if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
         ss.accepted += j;
-        if (p.adaptive) { /* lengthen while drafts hold, shorten to 0 when they do not */
-            if (j == ng) k = k + 2 < p.n_draft ? k + 2 : p.n_draft;
-            else if (j > 0) misses = 0;
-            else if (++misses >= 2) {
-                k /= 2;
-                misses = 0;
-                if (k == 0) pause = 16;
-            }
-        }
+        steno_spec_len_update(&sl, ng, j);
     }
     if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
     st0.decode_seconds = now_s() - t1;

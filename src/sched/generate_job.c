@@ -140,14 +140,8 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     steno_stop_text_init(&r->st, (const char *const *)j->stop, j->n_stop);
     r->st_live = 1;
     r->text = calloc(1, 1);
-    /* speculation: a rejected draft must fit a ring's rollback history (kv_reserve tokens) */
-    const steno_llm_ctx_params cp = steno_llm_ctx_get_params(slot->lc);
-    r->kmax = spec->kind == STENO_DRAFT_NONE ? 0 : spec->n_draft < SCHED_MAX_DRAFT ? spec->n_draft : SCHED_MAX_DRAFT;
-    if (r->kmax > cp.kv_reserve)
-        r->kmax = cp.kv_reserve;
-    r->adaptive = spec->adaptive;
-    j->out.spec_on = r->kmax > 0;
-    r->k = r->adaptive && r->kmax > 4 ? 4 : r->kmax;
+    steno_spec_len_init(&r->sl, spec, slot->lc, SCHED_MAX_DRAFT);
+    j->out.spec_on = r->sl.kmax > 0;
     r->logits = malloc(sizeof(float) * (size_t)info.n_vocab * (size_t)(spec->kind == STENO_DRAFT_NONE ? 1 : SCHED_MAX_DRAFT + 1));
     o->n_prompt = j->n_prompt;
     o->finish = SCHED_FINISH_LENGTH;
@@ -169,15 +163,7 @@ int gen_row_next(gen_row *r, int chunk, const steno_spec_params *spec, const int
     *logits = r->logits;
     r->blk[0] = r->pending;
     *tokens = r->blk;
-    int kk = r->pause > 0 ? 0 : r->k;
-    if (r->pause > 0 && --r->pause == 0) r->k = 1;
-    const int room = r->n_ctx - steno_llm_n_past(r->slot->lc) - 1, left = r->j->max_tokens - r->j->out.n_generated;
-    if (kk > room) kk = room;
-    if (kk > left) kk = left;
-    const steno_llm_ctx_params cp = steno_llm_ctx_get_params(r->slot->lc); /* see steno_llm_generate_spec */
-    const int past = steno_llm_n_past(r->slot->lc);
-    if (cp.kv_quant != STENO_KV_QUANT_PLAIN && past < cp.kv_quant_start && kk > cp.kv_quant_start - past - 1)
-        kk = cp.kv_quant_start - past - 1;
+    const int kk = r->sl.kmax ? steno_spec_len_next(&r->sl, r->slot->lc, r->j->max_tokens - r->j->out.n_generated) : 0;
     if (kk > 0 && slot_remember(r->slot, &r->pending, 1, r->slot->n_cached) == 0) {
         /* the history the lookup sees: every token in the caches, then the pending one */
         r->ng = steno_spec_ngram_draft(r->slot->cached, r->slot->n_cached, spec->ngram_min, spec->ngram_max, kk,
@@ -255,14 +241,7 @@ int gen_row_sample(gen_row *r) {
                 return 1;
             }
         }
-        if (!r->adaptive) {
-        } else if (j == ng) r->k = r->k + 2 < r->kmax ? r->k + 2 : r->kmax;
-        else if (j > 0) r->misses = 0;
-        else if (++r->misses >= 2) {
-            r->k /= 2;
-            r->misses = 0;
-            if (r->k == 0) r->pause = 16;
-        }
+        steno_spec_len_update(&r->sl, ng, j);
     }
     r->ng = 0;
     if (ended) return 1;

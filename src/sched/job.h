@@ -78,7 +78,8 @@ typedef struct gen_row {
     int prev;          /* the last token (for its piece's leading space) */
     int pending;       /* the sampled token the next pass evaluates */
     /* speculative decoding (sched_params.spec): the draft fed after pending this pass */
-    int ng, k, kmax, adaptive, misses, pause;
+    int ng;
+    steno_spec_len sl;
     int draft[SCHED_MAX_DRAFT];
     int blk[SCHED_MAX_DRAFT + 1];
 } gen_row;
