@@ -394,6 +394,20 @@ static void rot_rebuild_order(rot_cache *rc) {
     rc->n_order = n;
 }
 
+/* Replaces the ring's storage by nk/nv/np/no (ownership taken), laid out for `ring` slots. */
+static void rot_adopt(rot_cache *rc, uint8_t *nk, uint8_t *nv, int32_t *np, int32_t *no, int ring) {
+    free(rc->k);
+    free(rc->v);
+    free(rc->pos);
+    free(rc->order);
+    rc->k = nk;
+    rc->v = nv;
+    rc->pos = np;
+    rc->order = no;
+    rc->ring = ring;
+    rc->cap = rc->base.p.keep + ring;
+}
+
 /* Grows the ring to at least `ring` slots, moving every retained token to its new slot. */
 static steno_status rot_grow(rot_cache *rc, int ring) {
     const steno_kv_params *p = &rc->base.p;
@@ -416,16 +430,7 @@ static steno_status rot_grow(rot_cache *rc, int ring) {
         memcpy(nv + (size_t)ns * rc->vrb, rc->v + (size_t)s * rc->vrb, rc->vrb);
         np[ns] = pp;
     }
-    free(rc->k);
-    free(rc->v);
-    free(rc->pos);
-    free(rc->order);
-    rc->k = nk;
-    rc->v = nv;
-    rc->pos = np;
-    rc->order = no;
-    rc->ring = ring;
-    rc->cap = cap;
+    rot_adopt(rc, nk, nv, np, no, ring);
     rot_rebuild_order(rc);
     return STENO_OK;
 }
@@ -600,16 +605,7 @@ static steno_status rot_load(steno_kv_cache *c, int offset, int quantized, int n
         memcpy(nv + (size_t)s * vrb, v + (size_t)i * vrb, vrb);
         np[s] = pp;
     }
-    free(rc->k);
-    free(rc->v);
-    free(rc->pos);
-    free(rc->order);
-    rc->k = nk;
-    rc->v = nv;
-    rc->pos = np;
-    rc->order = no;
-    rc->ring = R;
-    rc->cap = keep + R;
+    rot_adopt(rc, nk, nv, np, no, R);
     rc->krb = krb;
     rc->vrb = vrb;
     rc->offset = offset;
