@@ -99,9 +99,40 @@ def sanitize():
 # sanitizer build runs the end-to-end tests on a few clips that still cover every input kind:
 # 48 kHz, 22.05 kHz and 8 kHz WAV/FLAC, two windows of speech, a non-English clip that falls
 # back to sampling, and jfk.wav (whose normalized text the WER test checks).
-SANITIZE_CLIPS = ["alsa_Front_Center.wav", "timit_LDC93S1.wav", "ls_dev-clean_1272-141231-0000.flac",
-                  "ls_dev-clean_1272-128104-0004_8k.wav", "ljspeech_LJ001-0005.flac", "jfk.wav",
-                  "arctic_aew_a0001.wav", "zh_mid.wav"]
+SANITIZE_CLIPS = ["alsa_Front_Center.wav", "ls_dev-clean_1272-128104-0004_8k.wav", "ljspeech_LJ001-0005.flac",
+                  "jfk.wav", "zh_mid.wav"]
+
+
+# CI sizing: the default run of the suite is sized for CI's 2 cores (scripts/test.sh); a few
+# end-to-end tests then leave out the dev clips over CI_MAX_SECONDS (the 73-s and 120-s ones,
+# each several 30-s windows; test_longform.py still decodes both) or run a fixed half of a clip
+# set, and say so on stdout. STENO_TEST_FULL=1 runs every clip (before a release, by hand).
+CI_MAX_SECONDS = 60.0
+
+
+def full():
+    return os.environ.get("STENO_TEST_FULL", "0") == "1"
+
+
+def ci_rows(rows, what):
+    """rows, or without the clips longer than CI_MAX_SECONDS unless STENO_TEST_FULL=1 (said)."""
+    if full():
+        return rows
+    kept = [r for r in rows if r["seconds"] <= CI_MAX_SECONDS]
+    if len(kept) != len(rows):
+        print("CI size: %s on %d of %d clips (not %s; STENO_TEST_FULL=1 runs them)" % (
+            what, len(kept), len(rows), ", ".join(r["file"] for r in rows if r not in kept)))
+    return kept
+
+
+def ci_half(rows, what):
+    """rows, or every other one (the 1st, 3rd, ...) unless STENO_TEST_FULL=1 (said)."""
+    if full() or len(rows) < 4:
+        return rows
+    kept = rows[::2]
+    print("CI size: %s on %d of %d clips, every other one (STENO_TEST_FULL=1 runs all)" % (
+        what, len(kept), len(rows)))
+    return kept
 
 
 def sanitize_rows(rows):

@@ -14,7 +14,9 @@
    log-sum-exp), so tokens may differ; the count of identical clips is printed too.
 3. Threads: `--threads 1` and the default (all cores, at least 2) give identical tokens on the
    fast path.
-Under the sanitizer build only the four ASAN_CLIPS (of steno_eval.SANITIZE_CLIPS) are used (printed).
+Under the sanitizer build only the two ASAN_CLIPS (of steno_eval.SANITIZE_CLIPS) are used (printed).
+CI size (steno_eval.ci_rows/ci_half; STENO_TEST_FULL=1 runs everything): the gate of 1. leaves out
+the two clips over a minute (test_longform.py decodes them), 3. runs every other short clip.
 Standard library only.
 """
 
@@ -26,9 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 SHORT_SECONDS = 12.0
-# under ASan+UBSan: a 48 kHz WAV, a 29-s 8 kHz WAV, a 16 kHz FLAC and a Chinese clip
-ASAN_CLIPS = {"alsa_Front_Center.wav", "ls_dev-clean_1272-128104-0004_8k.wav", "ls_dev-clean_1272-141231-0000.flac",
-              "zh_mid.wav"}  # the thread test uses the English clips up to this length
+# under ASan+UBSan: a 48 kHz WAV and a Chinese clip that falls back to sampling
+ASAN_CLIPS = {"alsa_Front_Center.wav", "zh_mid.wav"}  # the thread test uses the English clips up to this length
 MAX_F16_WER_DELTA = 0.2
 
 
@@ -73,6 +74,7 @@ def main():
     if se.sanitize():  # memory safety, not parity, is the sanitizer run's job: half the clips
         rows = [r for r in rows if r["file"] in ASAN_CLIPS]
         print("this test under the sanitizers: %s" % ", ".join(r["file"] for r in rows))
+    rows = se.ci_rows(rows, "the fast/faithful gate")
     en = [r for r in rows if r["language"] == "en"]
     print("runs:")
     faithful = run(rows, ["--path", "faithful"])
@@ -80,7 +82,7 @@ def main():
     # The default is the fast path with f16 weights and all cores: the very run the oracle, WER
     # and long-form tests judge (steno_eval caches it), so it is decoded once for all of them.
     fast16 = run(en, [])
-    short = [r for r in en if r["seconds"] <= SHORT_SECONDS]
+    short = se.ci_half([r for r in en if r["seconds"] <= SHORT_SECONDS], "the thread check")
     one_thread = run(short, ["--threads", "1"])
     if (os.cpu_count() or 1) >= 2:
         two_threads = {r["path"]: fast16[r["path"]] for r in short}
