@@ -279,7 +279,12 @@ typedef struct steno_writer_options {
     int highlight_words;    /* one cue per word with the word underlined (<u>…</u>) */
 } steno_writer_options;
 
-/** As steno_write_result with subtitle options (NULL = none). */
+/** The options of openai-whisper's CLI defaults: every field 0 ("not set"). Obtain the struct from
+ *  here and then set fields, so that fields appended in later versions get their defaults (a
+ *  default may stop being zero). Thread-safe; never fails. */
+steno_writer_options steno_writer_default_options(void);
+
+/** As steno_write_result with subtitle options (NULL = steno_writer_default_options()). */
 steno_status steno_write_result_ex(const steno_result *r, const char *format, const steno_writer_options *opts,
                                    void *FILE_stream);
 
