@@ -19,9 +19,13 @@ static int write_f32(const char *path, const float *x, size_t n) {
     return fclose(f) != 0;
 }
 
+static void print_usage(FILE *f) {
+    fprintf(f, "usage: steno dump-l1 --model DIR --audio FILE [--tokens ID,ID,...] "
+               "[--encoder-out E.f32] [--logits-out L.f32] [--seek FRAMES]\n");
+}
+
 static int usage(void) {
-    fprintf(stderr, "usage: steno dump-l1 --model DIR --audio FILE [--tokens ID,ID,...] "
-                    "[--encoder-out E.f32] [--logits-out L.f32] [--seek FRAMES]\n");
+    print_usage(stderr);
     return 2;
 }
 
@@ -30,6 +34,10 @@ int steno_cmd_dump_l1(int argc, char **argv) {
     int seek = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            print_usage(stdout);
+            return 0;
+        }
         if (i + 1 >= argc) return usage();
         if (!strcmp(a, "--model")) model_dir = argv[++i];
         else if (!strcmp(a, "--audio")) audio = argv[++i];

@@ -499,7 +499,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .temperature = 0.0, .increment = 0.2, .compression_ratio_threshold = 2.4,
         .logprob_threshold = -1.0, .no_speech_threshold = 0.6,
         .condition_on_previous_text = true, .suppress_blank = true, .threads = 0,
-        .load = steno_whisper_default_options(), .hallucination_silence_threshold = -1,
+        .load = steno_whisper_default_options(), .writer = steno_writer_default_options(),
+        .hallucination_silence_threshold = -1,
         .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
     };
     const char **files = calloc((size_t)argc + 1, sizeof *files);

@@ -22,8 +22,23 @@
 extern "C" {
 #endif
 
+/** The version of this header (SemVer; docs/API.md). CMakeLists.txt refuses to configure when it
+ *  differs from project(VERSION), so it is also the version of the library built with it.
+ *  STENO_VERSION_NUMBER = major * 10000 + minor * 100 + patch, for #if tests. */
 #define STENO_VERSION "0.1.0"
+#define STENO_VERSION_MAJOR 0
+#define STENO_VERSION_MINOR 1
+#define STENO_VERSION_PATCH 0
+#define STENO_VERSION_NUMBER (STENO_VERSION_MAJOR * 10000 + STENO_VERSION_MINOR * 100 + STENO_VERSION_PATCH)
 #define STENO_SAMPLE_RATE 16000
+
+/** The version of the library actually loaded ("0.1.0"), which may be newer than the header a
+ *  program was compiled with (same SONAME: same major, see docs/API.md). Static storage, never
+ *  freed; thread-safe; never fails. */
+const char *steno_version(void);
+/** The same as a number: major * 10000 + minor * 100 + patch (100 for 0.1.0), comparable with
+ *  STENO_VERSION_NUMBER. Thread-safe; never fails. */
+int steno_version_number(void);
 
 /** Status codes returned by every fallible library function. */
 typedef enum steno_status {
@@ -279,7 +294,12 @@ typedef struct steno_writer_options {
     int highlight_words;    /* one cue per word with the word underlined (<u>…</u>) */
 } steno_writer_options;
 
-/** As steno_write_result with subtitle options (NULL = none). */
+/** The options of openai-whisper's CLI defaults: every field 0 ("not set"). Obtain the struct from
+ *  here and then set fields, so that fields appended in later versions get their defaults (a
+ *  default may stop being zero). Thread-safe; never fails. */
+steno_writer_options steno_writer_default_options(void);
+
+/** As steno_write_result with subtitle options (NULL = steno_writer_default_options()). */
 steno_status steno_write_result_ex(const steno_result *r, const char *format, const steno_writer_options *opts,
                                    void *FILE_stream);
 

@@ -155,7 +155,9 @@ void steno_llm_ctx_free(steno_llm_ctx *c);
 steno_status steno_llm_eval(steno_llm_ctx *c, const int *tokens, int n, float *logits, int logits_all);
 
 /** One sequence of a batched evaluation: n_tokens tokens appended to ctx's KV caches at ctx's
- *  positions, and (logits not NULL) the n_vocab logits of its last token. */
+ *  positions, and (logits not NULL) the n_vocab logits of its last token.
+ *  A plain record passed as an array (no default function): every field is set by the caller and
+ *  its size is part of the ABI, so it never grows within one SONAME (docs/API.md). */
 typedef struct steno_llm_seq {
     steno_llm_ctx *ctx;
     const int *tokens;
@@ -243,6 +245,8 @@ void steno_llm_kv_quant_usage(const steno_llm_ctx *c, size_t *quantized_bpt, siz
  * Sampling (the order of llama.cpp's common sampler chain)
  * ------------------------------------------------------------------------------------------- */
 
+/** A plain record passed as an array (steno_sampler_params.logit_bias); frozen within one SONAME,
+ *  as steno_llm_seq (docs/API.md). */
 typedef struct steno_logit_bias {
     int token;
     float bias; /* added to the logit; -INFINITY bans the token */
@@ -356,7 +360,10 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
                                      steno_gen_stats *stats, steno_spec_stats *spec_stats);
 
 /** The draft length of one sequence, round after round (shared by steno_llm_generate_spec and the
- *  server's rows): k, and the adaptive rule of steno_spec_params. */
+ *  server's rows): k, and the adaptive rule of steno_spec_params. State owned by the caller's
+ *  storage but written only by the functions below: initialize it with steno_spec_len_init (not a
+ *  default function: it depends on the context), read k/kmax, never set fields. Its size is part of
+ *  the ABI (frozen within one SONAME, docs/API.md). Not thread-safe per struct. */
 typedef struct steno_spec_len {
     int k, kmax, adaptive, misses, pause;
 } steno_spec_len;
@@ -374,6 +381,8 @@ void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted);
  *  count (0: no earlier occurrence of even an ngram_min-token suffix). */
 int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft);
 
+/** One message of a conversation, passed as an array; a plain record frozen within one SONAME, as
+ *  steno_llm_seq (docs/API.md). The strings are only read during the call. */
 typedef struct steno_chat_msg {
     const char *role;    /* "system", "user", "assistant" */
     const char *content; /* UTF-8 */

@@ -471,6 +471,11 @@ static void write_json(const steno_result *r, FILE *f) {
     fputc('}', f);
 }
 
+steno_writer_options steno_writer_default_options(void) {
+    steno_writer_options o = {0};
+    return o;
+}
+
 steno_status steno_write_result(const steno_result *r, const char *format, void *FILE_stream) {
     return steno_write_result_ex(r, format, NULL, FILE_stream);
 }
