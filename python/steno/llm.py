@@ -196,15 +196,24 @@ class LLM:
             n = lib.steno_llm_token_piece(self._m, tok, prev, 0, buf, len(buf))
         return buf.raw[: max(n, 0)]
 
-    def detokenize(self, tokens: Sequence[int]) -> str:
-        """The text of tokens (as generation prints them; control tokens omitted)."""
+    def detokenize_bytes(self, tokens: Sequence[int], prev: int = -1) -> bytes:
+        """The bytes of tokens' text (steno_llm_token_piece; control tokens omitted): a single
+        token may hold an incomplete UTF-8 sequence. prev: the token before them, or -1."""
+        if self._m is None:
+            raise StenoError("LLM is closed")
         buf = create_string_buffer(256)
         out = bytearray()
-        prev = -1
         for t in tokens:
-            out += self._piece(int(t), prev, buf)
-            prev = int(t)
-        return out.decode("utf-8", "replace")
+            t = int(t)
+            if not 0 <= t < self.info.n_vocab:
+                raise ValueError("token %d is outside the vocabulary (0..%d)" % (t, self.info.n_vocab - 1))
+            out += self._piece(t, prev, buf)
+            prev = t
+        return bytes(out)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """The text of tokens (as generation prints them; control tokens omitted)."""
+        return self.detokenize_bytes(tokens).decode("utf-8", "replace")
 
     def format_chat(self, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> str:
         """The conversation in the model's chat template (steno_llm_chat_format). UnsupportedError
