@@ -194,7 +194,7 @@ class LLM:
         if n < 0:
             buf = create_string_buffer(-n)
             n = lib.steno_llm_token_piece(self._m, tok, prev, 0, buf, len(buf))
-        return buf.raw[: max(n, 0)]
+        return bytes(buf.raw[: max(n, 0)])
 
     def detokenize_bytes(self, tokens: Sequence[int], prev: int = -1) -> bytes:
         """The bytes of tokens' text (steno_llm_token_piece; control tokens omitted): a single

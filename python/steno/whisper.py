@@ -276,7 +276,7 @@ def _int(name: str, v: Any, lo: int, hi: int) -> int:
         raise TypeError("%s: expected an integer, got %r" % (name, v))
     if not lo <= v <= hi:
         raise ValueError("%s: expected an integer in %d..%d, got %d" % (name, lo, hi, v))
-    return v
+    return int(v)
 
 
 def _opt_str(name: str, v: Any) -> Optional[str]:
@@ -499,7 +499,7 @@ class WhisperModel:
             temps = [float(temperature)]
         else:
             try:
-                temps = [float(t) for t in temperature]  # type: ignore[union-attr]
+                temps = [float(t) for t in temperature]
             except TypeError:
                 raise TypeError("temperature: expected a number or a sequence of numbers") from None
         if not temps or len(temps) > 64 or any(not (t >= 0 and math.isfinite(t)) for t in temps):
