@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test.sh — the project's test suite: a Release build with ctest (unit tests, CLI tests, and the
+# test.sh — the project's test suite: a Release build with ctest (unit tests, CLI tests, the
 # server tests of tests/server driven by the official openai client, selenium + Chromium and
-# HAProxy), then an AddressSanitizer + UndefinedBehaviorSanitizer build (leak checks on) with
-# ctest, then the libFuzzer targets (corpus replay + fixed-seed bounded runs). Exits non-zero if
-# any fails.
+# HAProxy, the installed library), the Python package's tests on its wheel, then an
+# AddressSanitizer + UndefinedBehaviorSanitizer build (leak checks on) with ctest, then the
+# libFuzzer targets (corpus replay + fixed-seed bounded runs). Exits non-zero if any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +20,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSTENO_SERVER_PYTHON="$server_py
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j1 || status=1
 
+echo "== Python package: the wheel in a fresh venv, pytest (python/tests, scripts/test_python.sh)"
+bash scripts/test_python.sh build || status=1
+
 echo "== ASan+UBSan build (build-asan/)"
 cmake -S . -B build-asan -DSTENO_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTENO_SERVER_PYTHON="$server_python"
 cmake --build build-asan -j"$jobs"
@@ -27,10 +30,11 @@ cmake --build build-asan -j"$jobs"
 # client-side comparisons (openai client, browser, HAProxy, concurrency) exercise the same server
 # code and run in the Release build only, to keep CI within its time budget; so does the prompt
 # cache's HTTP test (107 s sanitized), whose C code — trie, snapshots, files — test_prompt_cache
-# and test_kv_snapshot run sanitized.
+# and test_kv_snapshot run sanitized; and install_tree (80 s sanitized: the installed library and its
+# pkg-config/CMake files are the same in both builds).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)$' || status=1
+  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)|install_tree)$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1
