@@ -9,11 +9,11 @@ set(CPACK_PACKAGE_VENDOR "steno")
 set(CPACK_PACKAGE_CONTACT "steno maintainers <steno@localhost>")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "steno maintainers <steno@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "local speech-to-text (Whisper) and LLM inference engine")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-    "local speech-to-text (Whisper) and LLM inference engine\n"
-    "steno transcribes audio with OpenAI's Whisper models and generates text with small LLMs\n"
-    "(GGUF, llama2.c) on the CPU. This package holds the steno command, its manual page, the C\n"
-    "library (libsteno.so, libsteno.a), its headers, steno.pc and the CMake package.")
+# The long description only (CPack puts the summary above it); one string: several quoted
+# arguments would be joined with ';'.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "steno transcribes audio with OpenAI's Whisper models and generates text with \
+small LLMs (GGUF, llama2.c) on the CPU. This package holds the steno command, its manual page, the C library \
+(libsteno.so, libsteno.a), its headers, steno.pc and the CMake package.")
 set(CPACK_DEBIAN_PACKAGE_SECTION sound)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)

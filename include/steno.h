@@ -247,8 +247,11 @@ typedef struct steno_result {
 } steno_result;
 
 /** Transcribes samples (16 kHz mono float32, n may be 0) with openai-whisper's transcribe()
- *  semantics (whisper/transcribe.py: transcribe, decode_with_fallback).
- *  On success *out is a new result (free with steno_result_free). */
+ *  semantics (whisper/transcribe.py: transcribe, decode_with_fallback). params NULL: the defaults
+ *  of steno_transcribe_default_params().
+ *  On success *out is a new result (free with steno_result_free). Errors: STENO_E_INVALID_ARG (w or
+ *  out NULL, samples NULL with n > 0, a parameter out of range: the message names it),
+ *  STENO_E_ABORTED (a callback asked to stop), STENO_E_NOMEM. */
 steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
                               const steno_transcribe_params *params, steno_result **out);
 /** As steno_transcribe on state s (steno_whisper_state_new) instead of w's default state; w is only

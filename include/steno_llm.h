@@ -44,9 +44,10 @@ steno_llm_load_params steno_llm_default_load_params(void);
 /** Resolves MODEL for steno_llm_load: an existing path is returned as is; a known name
  *  ("smollm2", "gemma3") becomes its file in the model cache
  *  ${STENO_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/steno/models}/<name>/ (fetched by
- *  scripts/fetch_llm_models.sh). Writes at most n bytes into buf.
+ *  scripts/fetch_llm_models.sh). Writes the path, NUL-terminated, into buf[0..n).
  *  Errors: STENO_E_IO (a known name whose file is absent: the message says how to fetch it; or an
- *  unknown name that is not a file). */
+ *  unknown name that is not a file), STENO_E_INVALID_ARG (no model, buf NULL, or the path does not
+ *  fit in n bytes: nothing truncated is ever returned as a success). */
 steno_status steno_llm_resolve(const char *model, char *buf, size_t n);
 
 /** Loads a model: a .gguf file (architectures "llama", "gemma3"; tensor types f32, f16, bf16,

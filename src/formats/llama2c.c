@@ -73,7 +73,8 @@ static steno_status parse_checkpoint(llama2c_file *f) {
     c->seq_len = h[6];
     const int lim = 1 << 20;
 #define BAD(cond, what, v)                                                                            \
-    if (cond) return steno_fail(STENO_E_FORMAT, "%s: not a llama2.c checkpoint (%s = %d)", f->name, what, v)
+    if (cond) return steno_fail(STENO_E_FORMAT, "%s: neither GGUF nor a llama2.c checkpoint (read as llama2.c: %s = %d)", \
+                                f->name, what, v)
     BAD(c->dim <= 0 || c->dim > lim, "dim", c->dim);
     BAD(c->hidden_dim <= 0 || c->hidden_dim > lim, "hidden_dim", c->hidden_dim);
     BAD(c->n_layers <= 0 || c->n_layers > 4096, "n_layers", c->n_layers);

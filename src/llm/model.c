@@ -42,8 +42,10 @@ static int is_file(const char *p) {
 steno_status steno_llm_resolve(const char *model, char *buf, size_t n) {
     struct stat st;
     if (!model || !*model) return steno_fail(STENO_E_INVALID_ARG, "no model given");
+    if (!buf || n == 0) return steno_fail(STENO_E_INVALID_ARG, "%s: no buffer for the resolved path", model);
     if (stat(model, &st) == 0 || strchr(model, '/')) {
-        snprintf(buf, n, "%s", model);
+        if ((size_t)snprintf(buf, n, "%s", model) >= n)
+            return steno_fail(STENO_E_INVALID_ARG, "%s: path longer than the buffer (%zu bytes)", model, n);
         return STENO_OK;
     }
     for (size_t i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++) {
@@ -54,7 +56,8 @@ steno_status steno_llm_resolve(const char *model, char *buf, size_t n) {
         else if ((e = getenv("XDG_CACHE_HOME")) && *e) snprintf(root, sizeof root, "%s/steno/models", e);
         else if ((e = getenv("HOME")) && *e) snprintf(root, sizeof root, "%s/.cache/steno/models", e);
         else return steno_fail(STENO_E_IO, "%s: no model cache (set STENO_MODELS_DIR or HOME)", model);
-        snprintf(buf, n, "%s/%s/%s", root, KNOWN[i].name, KNOWN[i].file);
+        if ((size_t)snprintf(buf, n, "%s/%s/%s", root, KNOWN[i].name, KNOWN[i].file) >= n)
+            return steno_fail(STENO_E_INVALID_ARG, "%s: resolved path longer than the buffer (%zu bytes)", model, n);
         if (!is_file(buf))
             return steno_fail(STENO_E_IO, "%s: model not found at %s (fetch it with scripts/fetch_llm_models.sh %s)",
                               model, buf, model);

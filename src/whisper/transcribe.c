@@ -58,8 +58,9 @@ static int resolve_threads(int n_threads) {
 }
 
 steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_options *opts, steno_whisper **out) {
-    *out = NULL;
     steno_clear_error();
+    if (!out) return steno_fail(STENO_E_INVALID_ARG, "whisper load: no output pointer");
+    *out = NULL;
     const steno_whisper_options o = opts ? *opts : steno_whisper_default_options();
     if (!model_dir) return steno_fail(STENO_E_INVALID_ARG, "model directory: none given");
     if (o.path != STENO_PATH_FAST && o.path != STENO_PATH_FAITHFUL)
@@ -113,8 +114,9 @@ void steno_whisper_free(steno_whisper *w) {
 }
 
 steno_status steno_whisper_state_new(const steno_whisper *w, int n_threads, steno_whisper_state **out) {
-    *out = NULL;
     steno_clear_error();
+    if (!out) return steno_fail(STENO_E_INVALID_ARG, "whisper state: no output pointer");
+    *out = NULL;
     if (!w) return steno_fail(STENO_E_INVALID_ARG, "whisper state: no model");
     steno_whisper_state *s = calloc(1, sizeof *s);
     if (!s) return steno_fail(STENO_E_NOMEM, "out of memory");
@@ -353,12 +355,15 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
 
 steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *state, const float *samples,
                                          size_t n, const steno_transcribe_params *params, steno_result **out) {
-    *out = NULL;
     steno_clear_error();
-    if (!w || !state || (!samples && n) || !params)
-        return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad arguments");
+    if (!out) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no output pointer");
+    *out = NULL;
+    if (!w) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no model");
+    if (!state) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no state");
+    if (!samples && n) return steno_fail(STENO_E_INVALID_ARG, "transcribe: samples NULL with n = %zu", n);
+    const steno_transcribe_params defaults = steno_transcribe_default_params();
     const whisper_model *m = w->model;
-    const steno_transcribe_params *p = params;
+    const steno_transcribe_params *p = params ? params : &defaults;
     if (p->clip_timestamps && p->n_clip_timestamps < 0)
         return steno_fail(STENO_E_INVALID_ARG, "clip_timestamps: negative count %d", p->n_clip_timestamps);
     for (int i = 0; p->clip_timestamps && i < p->n_clip_timestamps; i++) {

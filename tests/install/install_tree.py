@@ -101,28 +101,24 @@ def check_program(exe, prefix, lay, model, audio, label, shared=True):
 
 
 def build_pkg_config(src, prefix, lay, work, cc, cflags):
-    pc_env = {"PKG_CONFIG_PATH": os.path.join(prefix, lay["lib"], "pkgconfig")}
+    # PKG_CONFIG_LIBDIR = the prefix alone: steno.pc must not need any other .pc file (a machine
+    # with the .deb and only the runtime libraries has none of FFmpeg's)
+    pc_env = {"PKG_CONFIG_LIBDIR": os.path.join(prefix, lay["lib"], "pkgconfig")}
     flags = run(["pkg-config", "--cflags", "--libs", "steno"], "pkg-config", pc_env).split()
     exe = os.path.join(work, "hello_pc")
     libdir = os.path.join(prefix, lay["lib"])
     run([cc] + cflags + ["-o", exe, src] + flags + ["-Wl,-rpath," + libdir], "cc (pkg-config)")
-    # The static library: Requires.private and Libs.private must be enough to link libsteno.a.
-    # (Debian ships FFmpeg's shared libraries only, so its modules are linked as `pkg-config --libs`
-    # gives them, not --static, whose list names static archives that are not installed.)
-    reqs = run(["pkg-config", "--print-requires-private", "steno"], "pkg-config --print-requires-private",
-               pc_env).split()
-    for want in ("libavformat", "libcjson", "libpcre2-8", "openblas", "libcrypto", "zlib"):
-        if want not in reqs:
-            fail("steno.pc: Requires.private lacks %s: %s" % (want, reqs))
-    with open(os.path.join(libdir, "pkgconfig", "steno.pc")) as f:
-        private = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("Libs.private:")), None)
-    if private is None:
-        fail("steno.pc has no Libs.private")
-    dep_flags = run(["pkg-config", "--libs"] + reqs, "pkg-config --libs (Requires.private)").split()
+    # The static library: `pkg-config --static --libs steno` (Libs.private) must be enough to link
+    # libsteno.a (its dependencies are linked shared: Debian ships FFmpeg's shared libraries only).
+    static = run(["pkg-config", "--static", "--libs", "steno"], "pkg-config --static", pc_env).split()
+    for want in ("-lavformat", "-lcjson", "-lpcre2-8", "-lopenblas", "-lcrypto", "-lz"):
+        if want not in static:
+            fail("steno.pc: Libs.private lacks %s: %s" % (want, static))
     cflags_only = run(["pkg-config", "--cflags", "steno"], "pkg-config --cflags", pc_env).split()
     sexe = os.path.join(work, "hello_static")
-    run([cc] + cflags + cflags_only + ["-o", sexe, src, os.path.join(libdir, "libsteno.a")] + dep_flags + private,
-        "cc (libsteno.a with steno.pc's private dependencies)")
+    run([cc] + cflags + cflags_only + ["-o", sexe, src, os.path.join(libdir, "libsteno.a")] +
+        [f for f in static if f != "-lsteno" and not f.startswith("-L")],
+        "cc (libsteno.a with pkg-config --static's dependencies)")
     return exe, sexe
 
 
@@ -159,6 +155,9 @@ def check_deb(build, work, lay):
     depends = run(["dpkg-deb", "-f", deb, "Depends"], "dpkg-deb -f").strip()
     if "libavformat" not in depends or "libopenblas" not in depends:
         fail("%s: Depends lacks FFmpeg or OpenBLAS: %r" % (debs[0], depends))
+    desc = run(["dpkg-deb", "-f", deb, "Description"], "dpkg-deb -f Description").splitlines()
+    if len(desc) < 2 or any(ln.lstrip().startswith(";") for ln in desc) or desc[1].strip() == desc[0].strip():
+        fail("%s: malformed Description (a summary line, then the long text): %r" % (debs[0], desc))
     x = os.path.join(work, "deb-root")
     run(["dpkg-deb", "-x", deb, x], "dpkg-deb -x")
     with open(os.path.join(x, "usr", lay["lib"], "pkgconfig", "steno.pc")) as f:

@@ -1,7 +1,9 @@
 /* test_api_defaults.c — the API-stability pieces of include/steno.h (docs/API.md): steno_version()
  * and steno_version_number() agree with the header's STENO_VERSION macros, and every input
  * struct's default function gives the documented defaults (steno_writer_default_options: all
- * "not set", and writing with it equals writing with NULL options). */
+ * "not set", and writing with it equals writing with NULL options). Also: NULL output pointers are
+ * refused with STENO_E_INVALID_ARG, never dereferenced, and steno_llm_resolve never returns a
+ * truncated path as a success. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +54,26 @@ static void test_writer_defaults(void) {
     free(b);
 }
 
+static void test_null_and_short_buffers(void) {
+    CHECK(steno_whisper_load("/nonexistent", 1, NULL) == STENO_E_INVALID_ARG, "steno_whisper_load(out NULL)");
+    CHECK(steno_whisper_load_ex("/nonexistent", NULL, NULL) == STENO_E_INVALID_ARG, "steno_whisper_load_ex(out NULL)");
+    CHECK(steno_whisper_state_new(NULL, 1, NULL) == STENO_E_INVALID_ARG, "steno_whisper_state_new(out NULL)");
+    CHECK(steno_transcribe(NULL, NULL, 0, NULL, NULL) == STENO_E_INVALID_ARG, "steno_transcribe(out NULL)");
+    steno_result *r = (steno_result *)1;
+    CHECK(steno_transcribe(NULL, NULL, 0, NULL, &r) == STENO_E_INVALID_ARG && !r, "steno_transcribe(w NULL)");
+    CHECK(strstr(steno_errmsg(), "no model") != NULL, "message %s", steno_errmsg());
+    char buf[8];
+    CHECK(steno_llm_resolve("/tmp/a-path-longer-than-eight", buf, sizeof buf) == STENO_E_INVALID_ARG,
+          "steno_llm_resolve: a path that does not fit");
+    CHECK(strstr(steno_errmsg(), "longer than the buffer") != NULL, "message %s", steno_errmsg());
+    CHECK(steno_llm_resolve("/tmp/x", NULL, 0) == STENO_E_INVALID_ARG, "steno_llm_resolve(buf NULL)");
+    setenv("STENO_MODELS_DIR", "/tmp", 1);
+    CHECK(steno_llm_resolve("smollm2", buf, sizeof buf) == STENO_E_INVALID_ARG, "steno_llm_resolve: a name that does not fit");
+}
+
 int main(void) {
     test_version();
+    test_null_and_short_buffers();
     test_writer_defaults();
     printf("%d passed, %d failed\n", g_checks - g_failures, g_failures);
     return g_failures ? 1 : 0;
