@@ -5,6 +5,7 @@
 #   lib/pkgconfig/steno.pc                pkg-config (--static adds the static library's dependencies)
 #   lib/cmake/steno/                      find_package(steno): steno::steno (shared), steno::steno_static
 #   bin/steno, share/man/man1/steno.1     the CLI and its manual page
+#   share/doc/steno/                      README.md and docs/*.md (the manual page cites them)
 include(CMakePackageConfigHelpers)
 set(STENO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/steno)
 
@@ -17,6 +18,8 @@ install(TARGETS steno_lib EXPORT stenoStaticTargets
 install(TARGETS steno RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${STENO_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${STENO_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+file(GLOB STENO_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${STENO_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # The CMake package: two export sets, so that a consumer of the shared library needs none of the
 # static library's dependencies (stenoConfig.cmake loads the static one only when they are found).

@@ -66,6 +66,8 @@ def check_layout(prefix, lay):
         os.path.join(prefix, lay["lib"], "cmake", "steno", "stenoStaticTargets.cmake"),
         os.path.join(prefix, lay["bin"], "steno"),
         os.path.join(prefix, lay["man"], "man1", "steno.1"),
+        os.path.join(prefix, os.path.dirname(lay["man"]), "doc", "steno", "README.md"),
+        os.path.join(prefix, os.path.dirname(lay["man"]), "doc", "steno", "API.md"),
     ]
     missing = [w for w in want if not os.path.exists(w)]
     if missing:
