@@ -31,7 +31,8 @@ int steno_cli_model_path(const char *model, const char *model_dir, char *out, si
     steno_cli_models_root(model_dir, root, sizeof root);
     snprintf(out, size, "%s/%s", root, model);
     snprintf(probe, sizeof probe, "%s/model.bin", out);
-    if (strchr(model, '/') || (!is_file(probe) && is_dir(model))) {
+    /* a path, or a file given where a model directory belongs (the library then names its format) */
+    if (strchr(model, '/') || (!is_file(probe) && (is_dir(model) || is_file(model)))) {
         snprintf(out, size, "%s", model);
         return 0;
     }

@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audio/mel.h"
 #include "core/error.h"
+#include "formats/sniff.h"
 #include "text/utf8.h"
 #include "whisper/alignment.h"
 #include "whisper/decoding.h"
@@ -67,6 +69,16 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
         return steno_fail(STENO_E_INVALID_ARG, "path: unknown value %d", (int)o.path);
     if (o.path == STENO_PATH_FAITHFUL && o.audio_ctx != 0)
         return steno_fail(STENO_E_INVALID_ARG, "audio_ctx: only the fast path can reduce it");
+    struct stat sb;
+    if (stat(model_dir, &sb) == 0 && S_ISREG(sb.st_mode)) { /* a file where a directory belongs */
+        const char *what = steno_sniff_model_file(model_dir);
+        if (what && strcmp(what, "a CTranslate2 model.bin") == 0)
+            return steno_fail(STENO_E_FORMAT, "%s: %s: give the directory that holds it (with config.json and "
+                              "tokenizer.json or vocabulary.txt)", model_dir, what);
+        return steno_fail(STENO_E_FORMAT, "%s: %s, not a model directory: steno reads CTranslate2 Whisper "
+                          "directories (model.bin, config.json, tokenizer.json or vocabulary.txt: faster-whisper's "
+                          "format)", model_dir, what ? what : "a file");
+    }
     steno_whisper *w = calloc(1, sizeof *w);
     if (w) w->state = calloc(1, sizeof *w->state);
     if (!w || !w->state) {

@@ -445,6 +445,38 @@ def named_model_not_installed():
     check("scripts/fetch_model.sh" in err, "should say how to fetch the model" + ctx)
 
 
+@case
+def model_file_instead_of_directory():
+    """--model FILE: the error names the file's format and what steno reads (not "Not a
+    directory"), for a bare name in the current directory too; generate -m with a file that is
+    neither GGUF nor llama2.c says so."""
+    import struct
+    header = b'{"__metadata__":{}}'
+    files = {"ggml-tiny.en.bin": (b"lmgg" + b"\0" * 60, "whisper.cpp ggml"),
+             "model.gguf": (b"GGUF\3\0\0\0" + b"\0" * 60, "GGUF"),
+             "model.safetensors": (struct.pack("<Q", len(header)) + header, "safetensors"),
+             "pytorch_model.pt": (b"PK\3\4" + b"\0" * 60, "PyTorch"),
+             "tiny.en.pt": (b"\x80\x02}q\x00.", "pickle")}
+    d = os.path.dirname(tmp_path("model_files", "x"))
+    for name, (data, word) in files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        for model in (os.path.join(d, name), name):  # a path, and a bare name found in the cwd
+            p = subprocess.run([STENO] + transcribe_args(JFK, model=model), cwd=d, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+            err = p.stderr.decode("utf-8", "replace")
+            ctx = "\n  --model %s\n  exit: %d\n  stderr: %r" % (model, p.returncode, err)
+            expect_one_line_error(p.returncode, err, ctx, [name])
+            check(word in err and "CTranslate2" in err and "Not a directory" not in err,
+                  "should name the format (%s) and what steno reads%s" % (word, ctx))
+    rc, out, err, ctx = run(transcribe_args(JFK, model=os.path.join(MODEL, "model.bin")))
+    expect_one_line_error(rc, err, ctx, ["model.bin"])
+    check("give the directory" in err, "a CTranslate2 model.bin should be told to give its directory" + ctx)
+    rc, out, err, ctx = run(["generate", "-m", JFK, "-n", "4", "-p", "Hi"])
+    expect_one_line_error(rc, err, ctx, ["jfk.wav"])
+    check("neither GGUF nor a llama2.c checkpoint" in err, "generate -m WAV should say what it is not" + ctx)
+
+
 # ------------------------------------------------------------------------------------------------
 # Usage
 # ------------------------------------------------------------------------------------------------
