@@ -770,6 +770,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
             rc = 1;
             continue;
         }
+        if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s\n", steno_warnmsg());
         if (!w) {
             int r = load_model(&o, model_path, &lang, &w);
             if (r != 0) {
@@ -833,6 +834,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
             rc = 1;
             continue;
         }
+        if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s: %s\n", rs.input, steno_warnmsg());
         if (!lang) {
             char name[64];
             language_name(res->language, name, sizeof name);

@@ -55,6 +55,14 @@ typedef enum steno_status {
  *  the next failing call on the same thread. */
 const char *steno_errmsg(void);
 
+/** The warning of the calling thread's last call that succeeded with a caveat ("" when none):
+ *  steno_audio_load*() set it for a file whose header promises more audio than it holds or that
+ *  ends in a read error ("a.wav: truncated: the header declares 11.0 s of audio, 3.1 s decoded"),
+ *  steno_transcribe*() for clip_timestamps that all start past the end of the audio; each of them
+ *  clears it when it starts. Owned by the library; valid until the next such call on the same
+ *  thread. */
+const char *steno_warnmsg(void);
+
 /** Bounds on what an audio file may declare and decode to; a file outside them fails with
  *  STENO_E_FORMAT and a message naming the file and the value ("a.wav: declared sample rate
  *  1000000032 Hz is outside 1000..768000 Hz"). The rate and channel count are checked on the stream
@@ -71,8 +79,11 @@ const char *steno_errmsg(void);
 #define STENO_AUDIO_MAX_CHANNELS 64
 #define STENO_AUDIO_MAX_SECONDS (4 * 3600)
 
-/** Loads 16 kHz mono float32 samples from any file FFmpeg's libraries decode ("-" = stdin),
- *  down-mixing channels and resampling with libswresample.
+/** Loads 16 kHz mono float32 samples from any file FFmpeg's libraries decode ("-" = stdin, read
+ *  whole into memory first, so that containers whose index is at the end, such as MP4/M4A with a
+ *  trailing moov atom, decode from a pipe as from a file), down-mixing channels and resampling
+ *  with libswresample. A file that decodes only in part (truncated, a read error, a header
+ *  promising audio that is not there) gives what was decoded and a warning (steno_warnmsg).
  *  On success *samples is malloc'd (caller frees with free()) and *n_samples its length (may be 0).
  *  Errors: STENO_E_IO (missing/unreadable, directory), STENO_E_FORMAT (no audio stream, corrupt,
  *  outside the bounds above). */

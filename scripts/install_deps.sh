@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libcjson-dev libpcre2-dev zlib1g-dev              # GEMM, JSON, regex, gzip
   libmicrohttpd-dev libssl-dev                                      # steno serve (HTTP; SHA-256 of prompt-cache files)
   python3 unzip ca-certificates                                     # tests, model fetch
+  ffmpeg                                                            # test inputs (an M4A with its index at the end)
   asterisk-core-sounds-en-wav                                       # a real English recording (demo)
   clang                                                             # fuzz target
   haproxy                                                           # tests/server/test_haproxy.py

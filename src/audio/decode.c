@@ -14,8 +14,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,6 +72,9 @@ typedef struct decoder {
     AVPacket *pkt;
     AVFrame *frame;
     pcm_buf out;
+    int read_error; /* the AVERROR that ended reading early (0: end of file) */
+    unsigned char head[4096]; /* the input's first bytes (a WAV header's promise is read from them) */
+    size_t head_n;
 } decoder;
 
 static steno_status fail_av(const decoder *d, steno_status st, const char *what, int err) {
@@ -205,19 +210,22 @@ static steno_status fail_open(const decoder *d, int ret) {
     return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
 }
 
-/* Opens a path ("-" = stdin) with avformat's own I/O. */
+/* Opens a path (not "-": stdin is read into memory) with avformat's own I/O. */
 static steno_status open_path(decoder *d, const char *path) {
     const char *url;
     char *file_url = NULL;
-    if (strcmp(path, "-") == 0) {
-        url = "pipe:0";
-    } else {
+    {
         struct stat sb;
         if (stat(path, &sb) != 0) {
             if (errno == ENOENT || errno == ENOTDIR) return steno_fail(STENO_E_IO, "%s: no such file", path);
             return steno_fail(STENO_E_IO, "%s: %s", path, strerror(errno));
         }
         if (S_ISDIR(sb.st_mode)) return steno_fail(STENO_E_IO, "%s: is a directory", path);
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            d->head_n = fread(d->head, 1, sizeof d->head, f);
+            fclose(f);
+        }
         /* "file:" stops avformat from reading a local name such as "a:b.wav" as a protocol */
         size_t len = strlen(path);
         file_url = malloc(len + 6);
@@ -325,7 +333,10 @@ static steno_status decode_all(decoder *d) {
     for (;;) {
         int ret = av_read_frame(d->fmt, d->pkt);
         /* a read error after the header (e.g. a truncated file) ends the stream, as in the ffmpeg CLI */
-        if (ret < 0) break;
+        if (ret < 0) {
+            if (ret != AVERROR_EOF) d->read_error = ret;
+            break;
+        }
         if (d->pkt->stream_index == d->stream) {
             ret = avcodec_send_packet(d->dec, d->pkt);
             /* EAGAIN cannot happen here: each send is followed by a full receive loop */
@@ -343,6 +354,54 @@ static steno_status decode_all(decoder *d) {
     return STENO_OK;
 }
 
+static uint32_t le32(const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* Seconds of audio a RIFF/WAVE header's data chunk declares (its size over the fmt chunk's byte
+ * rate), or -1 when head is not a WAV header or the size is unknown (0 or 0xFFFFFFFF: a WAV written
+ * to a pipe). avformat's wav demuxer clamps the duration to the bytes present, so the promise is
+ * read here. */
+static double wav_declared_seconds(const unsigned char *h, size_t n) {
+    if (n < 12 || memcmp(h, "RIFF", 4) != 0 || memcmp(h + 8, "WAVE", 4) != 0) return -1;
+    uint32_t byte_rate = 0;
+    for (size_t pos = 12; pos + 8 <= n;) {
+        const uint32_t size = le32(h + pos + 4);
+        if (memcmp(h + pos, "fmt ", 4) == 0 && pos + 20 <= n) byte_rate = le32(h + pos + 16);
+        if (memcmp(h + pos, "data", 4) == 0)
+            return byte_rate == 0 || size == 0 || size == 0xFFFFFFFFu ? -1 : (double)size / byte_rate;
+        if (size > n - pos - 8) break;
+        pos += 8 + size + (size & 1);
+    }
+    return -1;
+}
+
+/* A file that decoded only in part gets a warning (steno_warnmsg): a read error, or less audio than
+ * its header declares. Durations the demuxer only estimated from the bit rate (MP3 without a Xing
+ * header) are not a promise and are not compared; 1 % (at least 0.1 s) is left for codec delay
+ * and padding. */
+static void warn_partial(const decoder *d) {
+    const double got = (double)d->out.n / STENO_SAMPLE_RATE;
+    if (d->read_error && d->read_error != AVERROR_EOF) {
+        char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
+        av_strerror(d->read_error, buf, sizeof buf);
+        steno_warn("%s: read error after %.1f s of audio (%s); using what was decoded", d->name, got, buf);
+        return;
+    }
+    const AVStream *s = d->fmt->streams[d->stream];
+    double declared = wav_declared_seconds(d->head, d->head_n);
+    if (declared < 0 && d->fmt->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE) return;
+    if (declared >= 0) {
+        if (declared > 0 && d->out.n == 0)
+            steno_warn("%s: no audio data: the header declares %.1f s of audio", d->name, declared);
+        else if (got < declared - fmax(0.1, 0.01 * declared))
+            steno_warn("%s: truncated: the header declares %.1f s of audio, %.1f s decoded", d->name, declared, got);
+        return;
+    }
+    if (s->duration != AV_NOPTS_VALUE && s->duration > 0) declared = (double)s->duration * av_q2d(s->time_base);
+    else if (d->fmt->duration != AV_NOPTS_VALUE && d->fmt->duration > 0) declared = (double)d->fmt->duration / AV_TIME_BASE;
+    if (declared > 0 && got < declared - fmax(0.1, 0.01 * declared))
+        steno_warn("%s: truncated: the header declares %.1f s of audio, %.1f s decoded", d->name, declared, got);
+}
+
 /* The one decoder path behind both loaders: d->fmt is open (by path or over memory); decode,
  * convert to float and release everything but the AVIOContext, which the caller owns. */
 static steno_status load_opened(decoder *d, steno_status st, float **samples, size_t *n_samples) {
@@ -351,6 +410,7 @@ static steno_status load_opened(decoder *d, steno_status st, float **samples, si
         d->pkt = av_packet_alloc();
         d->frame = av_frame_alloc();
         st = (d->pkt && d->frame) ? decode_all(d) : steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+        if (st == STENO_OK) warn_partial(d);
     }
     float *out = NULL;
     if (st == STENO_OK) {
@@ -376,14 +436,62 @@ static steno_status load_opened(decoder *d, steno_status st, float **samples, si
     return STENO_OK;
 }
 
+/* Standard input is read whole before decoding: avformat cannot seek a pipe, and an MP4/M4A whose
+ * moov atom (its index) comes after the audio then yields no samples at all. */
+#define MAX_STDIN_BYTES ((size_t)4 << 30)
+
+static steno_status read_stdin(unsigned char **data, size_t *size) {
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return steno_fail(STENO_E_NOMEM, "stdin: out of memory");
+    for (;;) {
+        if (n == cap) {
+            if (cap >= MAX_STDIN_BYTES) {
+                free(buf);
+                return steno_fail(STENO_E_INVALID_ARG, "stdin: more than %zu GiB; give the file's path instead",
+                                  MAX_STDIN_BYTES >> 30);
+            }
+            unsigned char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                return steno_fail(STENO_E_NOMEM, "stdin: out of memory (%zu MB read)", n >> 20);
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        const size_t got = fread(buf + n, 1, cap - n, stdin);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(stdin)) {
+        free(buf);
+        return steno_fail(STENO_E_IO, "stdin: read error: %s", strerror(errno));
+    }
+    *data = buf;
+    *size = n;
+    return STENO_OK;
+}
+
+static steno_status load_memory(const void *data, size_t size, const char *name, float **samples,
+                                size_t *n_samples);
+
 steno_status steno_audio_load(const char *path, float **samples, size_t *n_samples) {
     if (!path || !samples || !n_samples)
         return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load: NULL argument");
     *samples = NULL;
     *n_samples = 0;
+    steno_clear_warning();
     pthread_once(&g_log_once, quiet_ffmpeg_log);
 
-    decoder d = {.name = strcmp(path, "-") == 0 ? "stdin" : path, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    if (strcmp(path, "-") == 0) {
+        unsigned char *data = NULL;
+        size_t size = 0;
+        steno_status st = read_stdin(&data, &size);
+        if (st == STENO_OK) st = load_memory(data, size, "stdin", samples, n_samples);
+        free(data);
+        return st;
+    }
+    decoder d = {.name = path, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
     return load_opened(&d, open_path(&d, path), samples, n_samples);
 }
 
@@ -393,9 +501,16 @@ steno_status steno_audio_load_memory(const void *data, size_t size, const char *
         return steno_fail(STENO_E_INVALID_ARG, "steno_audio_load_memory: NULL argument");
     *samples = NULL;
     *n_samples = 0;
+    steno_clear_warning();
     pthread_once(&g_log_once, quiet_ffmpeg_log);
+    return load_memory(data, size, name, samples, n_samples);
+}
 
+static steno_status load_memory(const void *data, size_t size, const char *name, float **samples,
+                                size_t *n_samples) {
     decoder d = {.name = name && *name ? name : "memory", .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    d.head_n = size < sizeof d.head ? size : sizeof d.head;
+    if (d.head_n) memcpy(d.head, data, d.head_n);
     mem_file m = {.data = data, .size = size};
     AVIOContext *pb = NULL;
     steno_status st = load_opened(&d, open_memory(&d, &m, &pb), samples, n_samples);

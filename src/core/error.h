@@ -13,4 +13,9 @@ steno_status steno_fail(steno_status st, const char *fmt, ...) __attribute__((fo
 /** Clears the calling thread's last error. */
 void steno_clear_error(void);
 
+/** Records "fmt..." as the calling thread's warning (steno_warnmsg): the call succeeds, with a
+ *  caveat the caller should show (a truncated file decoded up to its damage). */
+void steno_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void steno_clear_warning(void);
+
 #endif

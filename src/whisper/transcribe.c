@@ -368,6 +368,7 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
 steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *state, const float *samples,
                                          size_t n, const steno_transcribe_params *params, steno_result **out) {
     steno_clear_error();
+    steno_clear_warning();
     if (!out) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no output pointer");
     *out = NULL;
     if (!w) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no model");
@@ -460,6 +461,13 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
         clips[i] = f < (double)content_frames ? (int)f : content_frames;
     }
     if (n_ts % 2) clips[n_ts] = content_frames;
+    if (n_ts && p->clip_timestamps[0] * STENO_SAMPLE_RATE >= (double)n) {
+        int all_past = 1;
+        for (int i = 0; i < n_ts; i += 2) all_past &= p->clip_timestamps[i] * STENO_SAMPLE_RATE >= (double)n;
+        if (all_past)
+            steno_warn("clip_timestamps: every clip starts at or after the end of the audio (%.2f s): nothing to "
+                       "transcribe", (double)n / STENO_SAMPLE_RATE);
+    }
     prev = malloc(sizeof(int) * (size_t)(m->n_text_ctx / 2));
     if (!prev) {
         st = steno_fail(STENO_E_NOMEM, "out of memory");
