@@ -13,6 +13,11 @@ writes one small JSON per clip:
 tests/py/test_word_timestamps.py compares `steno transcribe --word-timestamps True -f json`
 against these (same words; mean |Δstart|, |Δend| ≤ 20 ms). CI does not need faster-whisper: only
 this script does.
+
+--multilingual: the multilingual base model (scripts/fetch_model.sh base) on the clips of the
+languages written without spaces (MULTILINGUAL_CLIPS: zh, ja), each with its manifest language,
+into tests/fixtures/oracle_words_multilingual/ (faster-whisper splits their words per token at
+Unicode boundaries; tests/py/test_multilingual_words.py compares).
 """
 
 import argparse
@@ -31,6 +36,9 @@ OPTIONS = dict(base.OPTIONS, word_timestamps=True,
                append_punctuations="\"'.。,，!！?？:：”)]}、")
 
 
+MULTILINGUAL_CLIPS = ["zh_mid.wav", "picovoice_leopard_test_ja.wav"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default=None, help="tiny.en CTranslate2 dir (default: as tests)")
@@ -38,7 +46,13 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "oracle_words"))
     ap.add_argument("--clips", nargs="*", help="only these manifest file names")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--multilingual", action="store_true", help="base on the zh/ja clips (see above)")
     args = ap.parse_args()
+    if args.multilingual:
+        import multilingual_common
+        args.model = args.model or multilingual_common.base_model_dir()
+        if args.out == ap.get_default("out"):
+            args.out = os.path.join(ROOT, "tests", "fixtures", "oracle_words_multilingual")
     if args.shared:
         os.environ["STENO_SHARED"] = args.shared
     if args.model:
@@ -61,12 +75,16 @@ def main():
         "options": OPTIONS,
     }
     os.makedirs(args.out, exist_ok=True)
-    rows = steno_eval.read_manifest(language="en")
+    rows = steno_eval.read_manifest(language=None if args.multilingual else "en")
+    if args.multilingual:
+        rows = [r for r in rows if r["file"] in MULTILINGUAL_CLIPS]
+        info["model_dir"] = "base"
     if args.clips:
         rows = [r for r in rows if r["file"] in set(args.clips)]
     for row in rows:
         audio = decode_audio(row["path"], sampling_rate=16000)
-        segments, _ = model.transcribe(audio, **OPTIONS)
+        opts = dict(OPTIONS, language=row["language"]) if args.multilingual else OPTIONS
+        segments, _ = model.transcribe(audio, **opts)
         segs = []
         for s in segments:
             segs.append({

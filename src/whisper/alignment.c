@@ -1,5 +1,6 @@
 /* alignment.c — word-level timestamps (see alignment.h for the pipeline and the references). */
 #include "whisper/alignment.h"
+#include "whisper/language.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -170,6 +171,20 @@ static int stripped_in(const char *s, const char *chars) {
     memcpy(buf, b, len);
     buf[len] = '\0';
     return strstr(chars, buf) != NULL;
+}
+
+/* faster-whisper Tokenizer.split_to_word_tokens: languages written without spaces between words
+ * are split per token at Unicode boundaries (tokenizer.py: "zh", "ja", "th", "lo", "my", "yue"). */
+static int splits_on_unicode(const whisper_model *m, int lang_token) {
+    if (!m->multilingual || lang_token < m->special.lang_first ||
+        lang_token >= m->special.lang_first + whisper_n_languages(m))
+        return 0;
+    char code[16];
+    whisper_language_code(m, lang_token - m->special.lang_first, code);
+    static const char *const k[] = {"zh", "ja", "th", "lo", "my", "yue"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(code, k[i]) == 0) return 1;
+    return 0;
 }
 
 /* faster-whisper Tokenizer.split_to_word_tokens on tokens [n] (the text tokens and eot):
@@ -426,7 +441,9 @@ static steno_status find_alignment(whisper_decode_ctx *dc, const int *text, int 
     if ((st = negative_dtw(matrix + (size_t)n_sot * nf, n_text + 1, nf, jumps)) != STENO_OK) goto done;
 
     tokens[n_sot + 1 + n_text] = sp->eot;
-    if ((st = split_words(m, tokens + n_sot + 1, n_text + 1, 0, &w, &nw)) != STENO_OK) goto done;
+    if ((st = split_words(m, tokens + n_sot + 1, n_text + 1, splits_on_unicode(m, dc->lang_token), &w, &nw)) !=
+        STENO_OK)
+        goto done;
     if (nw <= 1) { /* only eot */
         words_free(w, nw);
         w = NULL;
