@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from ctypes import (
     CFUNCTYPE,
     POINTER,
@@ -32,7 +33,7 @@ from ctypes import (
     c_void_p,
 )
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Type
+from typing import Any, Callable, Dict, List, Optional, Type
 
 __all__ = ["lib", "libc", "LIBRARY_PATH", "STRUCTS", "StenoError", "UnsupportedError", "check", "errmsg"]
 
@@ -443,3 +444,49 @@ def fsencode(s: str) -> bytes:
 
 def utf8(s: Optional[str]) -> Optional[bytes]:
     return None if s is None else s.encode("utf-8")
+
+
+class Handle:
+    """A C object (a model) shared by calls that may still be running when close() is called.
+
+    Every call that uses the pointer holds a use (acquire() ... release()); close() marks the
+    handle closed, so that acquire() raises StenoError("<what> is closed") from then on, and frees
+    the object at once when no call uses it, otherwise the last release() frees it. A worker thread
+    still inside C therefore never sees its model freed under it."""
+
+    def __init__(self, ptr: int, free: Callable[[int], None], what: str) -> None:
+        self._ptr: Optional[int] = ptr
+        self._free = free
+        self.what = what
+        self._lock = threading.Lock()
+        self._users = 0
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def acquire(self) -> int:
+        with self._lock:
+            if self._closed or self._ptr is None:
+                raise StenoError("%s is closed" % self.what)
+            self._users += 1
+            return self._ptr
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if not (self._closed and self._users == 0 and self._ptr is not None):
+                return
+            ptr, self._ptr = self._ptr, None
+        self._free(ptr)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._users > 0 or self._ptr is None:
+                return
+            ptr, self._ptr = self._ptr, None
+        self._free(ptr)

@@ -139,3 +139,71 @@ def test_bad_messages(smol):
         smol.chat([{"role": "user"}])
     with pytest.raises(TypeError):
         smol.generate(b"bytes")  # type: ignore[arg-type]
+
+
+def test_close_during_stream():
+    llm = steno.LLM(STORIES_BIN, threads=1)
+    expect = llm.generate("", max_tokens=60, temperature=0)
+    pieces = llm.generate("", max_tokens=60, temperature=0, stream=True)
+    first = next(pieces)
+    llm.close()  # the running generation keeps the model until it ends
+    assert llm.closed
+    assert first + "".join(pieces) == expect
+    assert llm._h._ptr is None
+    for call in (lambda: llm.tokenize("a"), lambda: llm.generate("a"), lambda: llm.detokenize([1]),
+                 lambda: llm.chat([{"role": "user", "content": "hi"}])):
+        with pytest.raises(steno.StenoError, match="LLM is closed"):
+            call()
+    llm.close()
+
+
+def test_generation_arguments(stories):
+    for bad, exc in (("5", TypeError), (5.5, TypeError), (True, TypeError), (-1, ValueError)):
+        with pytest.raises(exc, match="^max_tokens: "):
+            stories.generate("Once", max_tokens=bad)
+    assert stories.generate("Once", max_tokens=0) == ""
+    for name in ("temperature", "top_p", "min_p", "repeat_penalty", "presence_penalty", "frequency_penalty"):
+        with pytest.raises(ValueError, match="^%s: " % name):
+            stories.generate("Once", max_tokens=1, **{name: float("nan")})
+    with pytest.raises(ValueError, match="^top_p: "):
+        stories.generate("Once", top_p=1.5)
+    with pytest.raises(TypeError, match="^top_k: "):
+        stories.generate("Once", top_k=2.5)
+    with pytest.raises(ValueError, match="^temperature: "):
+        stories.chat([{"role": "user", "content": "x"}], temperature=-1)
+
+
+def test_context_size(stories):
+    for bad, exc in (("64", TypeError), (-1, ValueError), (2**31, ValueError), (True, TypeError)):
+        with pytest.raises(exc, match="^n_ctx: "):
+            steno.LLM(STORIES_BIN, n_ctx=bad)
+    assert stories.n_ctx == stories.info.n_ctx_train
+    small = steno.LLM(STORIES_BIN, n_ctx=16, threads=1)
+    with pytest.raises(steno.StenoError, match="n_ctx 16") as e:
+        small.generate("Once upon a time " * 10, max_tokens=4)
+    assert "-c/--ctx-size" not in str(e.value) and "n_ctx" in str(e.value)
+    with pytest.warns(UserWarning, match="context is full.*n_ctx"):
+        text = small.generate("Once", temperature=0)
+    assert len(small.tokenize(text, add_special=False)) <= 16
+    small.close()
+
+
+def test_chat_messages(smol):
+    with pytest.raises(ValueError, match="empty"):
+        smol.chat([])
+    with pytest.raises(ValueError, match=r"^messages\[1\]\.role: .*'bot'"):
+        smol.chat([{"role": "user", "content": "a"}, {"role": "bot", "content": "b"}])
+    with pytest.raises(ValueError, match=r"^messages\[0\]\.content: .*NUL"):
+        smol.format_chat([{"role": "user", "content": "a\0b"}])
+    with pytest.raises(TypeError, match=r"^messages\[0\]"):
+        smol.format_chat([{"content": "no role"}])
+    text = smol.format_chat([{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
+                             {"role": "assistant", "content": "A"}])
+    assert "<|im_start|>system\nS<|im_end|>" in text and "<|im_start|>assistant\nA<|im_end|>" in text
+
+
+def test_not_a_model_file():
+    jfk = str(STORIES.parent.parent / "audio" / "jfk.wav")
+    with pytest.raises(steno.StenoError) as e:
+        steno.LLM(jfk)
+    assert "jfk.wav" in str(e.value) and "GGUF" in str(e.value)
