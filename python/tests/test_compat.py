@@ -154,7 +154,7 @@ def test_languages_on_english_model(tiny):
 @pytest.fixture(scope="module")
 def base():
     if not os.path.isfile(os.path.join(models_root(), "base", "model.bin")):
-        pytest.skip("the multilingual base model is not in the model cache (scripts/fetch_model.sh base)")
+        pytest.fail("the multilingual base model is not in the model cache: run scripts/fetch_model.sh base")
     return steno.WhisperModel("base", threads=THREADS)
 
 
@@ -256,7 +256,7 @@ def _workers():
 
 def test_ctrl_c_in_consumer():
     if threading.current_thread() is not threading.main_thread():
-        pytest.skip("signals go to the main thread")
+        pytest.fail("this test sends itself SIGINT: pytest must run it on the main thread")
     # The worker waits for the one slot (num_workers=1), held here: no segment ever comes. A SIGINT
     # must still raise KeyboardInterrupt in the loop at once and stop and join the worker.
     m = steno.WhisperModel("tiny.en", threads=1, num_workers=1)
