@@ -350,6 +350,7 @@ def _fn(name: str, restype: Any, *argtypes: Any) -> None:
 
 # steno.h
 _fn("steno_errmsg", c_char_p)
+_fn("steno_warnmsg", c_char_p)
 _fn("steno_audio_load", c_int, c_char_p, POINTER(c_float_p), POINTER(c_size_t))
 _fn("steno_audio_load_memory", c_int, c_void_p, c_size_t, c_char_p, POINTER(c_float_p), POINTER(c_size_t))
 _fn("steno_whisper_default_options", steno_whisper_options)
@@ -422,6 +423,12 @@ def errmsg() -> str:
     """steno_errmsg() of the calling thread (the message is thread-local: call this on the thread
     that made the failing call)."""
     m = lib.steno_errmsg()
+    return m.decode("utf-8", "replace") if m else ""
+
+
+def warnmsg() -> str:
+    """steno_warnmsg() of the calling thread: the caveat of its last audio load ("" when none)."""
+    m = lib.steno_warnmsg()
     return m.decode("utf-8", "replace") if m else ""
 
 

@@ -329,6 +329,14 @@ class _Samples:
         return np.ctypeslib.as_array(self.ptr, shape=(self.n,)).copy()
 
 
+def _warn_partial() -> None:
+    """A file that decoded only in part (truncated, a read error): what was decoded is used, and
+    steno's warning becomes a Python warning (UserWarning), as the CLI prints it on stderr."""
+    w = _lib.warnmsg()
+    if w:
+        warnings.warn(w, stacklevel=4)
+
+
 def _load_samples(audio: "AudioInput") -> _Samples:
     if isinstance(audio, (str, os.PathLike)):
         path = os.fspath(audio)
@@ -336,6 +344,7 @@ def _load_samples(audio: "AudioInput") -> _Samples:
         ptr = POINTER(c_float)()
         n = c_size_t(0)
         _lib.check(lib.steno_audio_load(path_b, byref(ptr), byref(n)))
+        _warn_partial()
         return _Samples(ptr, n.value, c_owned=True)
     name = b"memory"
     if not isinstance(audio, (bytes, bytearray, memoryview)) and callable(getattr(audio, "read", None)):
@@ -355,6 +364,7 @@ def _load_samples(audio: "AudioInput") -> _Samples:
         ptr = POINTER(c_float)()
         n = c_size_t(0)
         _lib.check(lib.steno_audio_load_memory(data, len(data), name, byref(ptr), byref(n)))
+        _warn_partial()
         return _Samples(ptr, n.value, c_owned=True)
     np = _numpy_or_none()
     if np is not None and isinstance(audio, np.ndarray):

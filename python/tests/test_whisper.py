@@ -271,3 +271,15 @@ def test_bad_options(tiny):
 def test_empty_audio(tiny):
     segments, info = tiny.transcribe(np.zeros(0, dtype=np.float32))
     assert list(segments) == [] and info.duration == 0.0
+
+
+def test_truncated_file_warns(tiny, tmp_path):
+    # a WAV cut in the middle of its data: what is there is transcribed, with steno's warning
+    data = (AUDIO / "jfk.wav").read_bytes()
+    k = data.find(b"data")
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(data[: k + 8 + (len(data) - k - 8) // 2])
+    for audio in (str(cut), cut.read_bytes()):
+        with pytest.warns(UserWarning, match=r"truncated: the header declares 11\.0 s of audio, 5\.5 s decoded"):
+            segments, info = tiny.transcribe(audio, **GREEDY)
+        assert "fellow americans" in "".join(s.text for s in segments).lower()
