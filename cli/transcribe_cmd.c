@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_MODEL "tiny.en"
@@ -70,7 +71,8 @@ void steno_transcribe_usage(FILE *f) {
         "Transcribes speech in each FILE (any format FFmpeg decodes; \"-\" reads standard input)\n"
         "with a Whisper model, like openai-whisper's `whisper` command. The model is loaded once.\n"
         "\n"
-        "options (openai-whisper's names; --name_with_underscores is accepted too):\n"
+        "options (openai-whisper's names; --name_with_underscores is accepted too; True|False\n"
+        "values also read true/false, yes/no and 1/0, in any case; None turns a threshold off):\n"
         "  --model NAME|DIR        a model name looked up in --model-dir, or a CTranslate2 model\n"
         "                          directory (model.bin, config.json, vocabulary.txt, tokenizer.json)\n"
         "                          (default: " DEFAULT_MODEL ")\n"
@@ -85,7 +87,8 @@ void steno_transcribe_usage(FILE *f) {
         "  --verbose True|False    print each segment as \"[00:00.000 --> 00:05.000] text\" to\n"
         "                          standard output as it is decoded (default: True, False with\n"
         "                          -o -, where the lines go to standard error)\n"
-        "  --progress              show progress on standard error (default: when it is a terminal)\n"
+        "  --progress              show a progress bar on standard error: position, speed (x real\n"
+        "                          time), ETA (default: on a terminal, for inputs over a minute)\n"
         "  --language LANG         the spoken language (code or name), or auto (default): a\n"
         "                          multilingual model detects it on the first 30 s and prints\n"
         "                          \"Detected language: <Name> with probability <p>\" to stderr;\n"
@@ -110,10 +113,14 @@ void steno_transcribe_usage(FILE *f) {
         "                          subtitles built from words\n"
         "  --prepend-punctuations P  merged into the next word (default \"'\u201c\u00bf([{-)\n"
         "  --append-punctuations P   merged into the previous word (default \"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001)\n"
-        "  --highlight-words True|False  underline each word as it is spoken (srt, vtt)\n"
-        "  --max-line-width N      characters per subtitle line (srt, vtt)\n"
-        "  --max-line-count N      lines per subtitle (srt, vtt; needs --max-line-width)\n"
-        "  --max-words-per-line N  words per subtitle line (srt, vtt; not with --max-line-width)\n"
+        "  --highlight-words True|False  underline each word as it is spoken (srt, vtt; needs\n"
+        "                          --word-timestamps True)\n"
+        "  --max-line-width N      characters per subtitle line (srt, vtt; needs\n"
+        "                          --word-timestamps True)\n"
+        "  --max-line-count N      lines per subtitle (srt, vtt; needs --word-timestamps True and\n"
+        "                          --max-line-width)\n"
+        "  --max-words-per-line N  words per subtitle line (srt, vtt; needs --word-timestamps True;\n"
+        "                          not with --max-line-width)\n"
         "  --hallucination-silence-threshold T  skip silences longer than T s before a possible\n"
         "                          hallucination (None; needs --word-timestamps True)\n"
         "  --carry-initial-prompt True|False\n"
@@ -316,12 +323,26 @@ static void format_timestamp(char *buf, size_t size, double seconds) {
 
 typedef struct run_state {
     FILE *verbose_to;     /* NULL: not verbose */
-    bool progress;
     bool progress_tty;
     bool progress_shown;  /* a progress line is on the terminal */
     int last_percent;
     const char *input;
+    double duration;      /* seconds of the input's audio */
+    double t0;            /* monotonic clock when its transcription started */
 } run_state;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* "1:02:03" or "2:03" */
+static void format_clock(char *buf, size_t n, double s) {
+    long t = s > 0 ? (long)(s + 0.5) : 0;
+    if (t >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
 
 static void clear_progress(run_state *rs) {
     if (!rs->progress_shown) return;
@@ -342,6 +363,9 @@ static int on_segment(void *user, const steno_segment *seg) {
     return 0;
 }
 
+/* whisper.cpp's -pp and faster-whisper users' tqdm bars: a bar, the audio position, the speed in
+ * multiples of real time and the time left ("talk.mp3  42% [########------------]  0:50/2:00
+ * 6.1x  ETA 0:11"); one line redrawn on a terminal, a line per percent otherwise. */
 static void on_progress(void *user, double fraction) {
     run_state *rs = user;
     int pct = (int)floor(fraction * 100.0 + 1e-9);
@@ -349,8 +373,24 @@ static void on_progress(void *user, double fraction) {
     if (pct > 100) pct = 100;
     if (pct == rs->last_percent) return;
     rs->last_percent = pct;
-    if (rs->progress_tty) fprintf(stderr, "\r\033[K%s: %3d%%", rs->input, pct);
-    else fprintf(stderr, "%s: %3d%%\n", rs->input, pct);
+    enum { WIDTH = 20 };
+    char bar[WIDTH + 1], pos[32], total[32], eta[32];
+    const int fill = pct * WIDTH / 100;
+    for (int i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '-';
+    bar[WIDTH] = '\0';
+    const double at = fraction * rs->duration, elapsed = now_seconds() - rs->t0;
+    const double speed = elapsed > 0.05 && at > 0 ? at / elapsed : 0;
+    format_clock(pos, sizeof pos, at);
+    format_clock(total, sizeof total, rs->duration);
+    if (speed > 0) format_clock(eta, sizeof eta, (rs->duration - at) / speed);
+    else snprintf(eta, sizeof eta, "?");
+    char line[512];
+    if (speed > 0)
+        snprintf(line, sizeof line, "%s %3d%% [%s] %s/%s %.1fx ETA %s", rs->input, pct, bar, pos, total, speed, eta);
+    else
+        snprintf(line, sizeof line, "%s %3d%% [%s] %s/%s", rs->input, pct, bar, pos, total);
+    if (rs->progress_tty) fprintf(stderr, "\r\033[K%s", line);
+    else fprintf(stderr, "%s\n", line);
     rs->progress_shown = rs->progress_tty;
     fflush(stderr);
 }
@@ -757,7 +797,6 @@ int steno_cmd_transcribe(int argc, char **argv) {
     run_state rs = {0};
     if (o.verbose == 1 || (o.verbose == -1 && !to_stdout)) rs.verbose_to = to_stdout ? stderr : stdout;
     rs.progress_tty = isatty(STDERR_FILENO);
-    rs.progress = o.progress || rs.progress_tty;
 
     for (int k = 0; k < n_files; k++) {
         const char *input = files[k];
@@ -819,8 +858,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.seed = o.seed;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
-        p.on_progress = rs.progress ? on_progress : NULL;
+        rs.duration = (double)n_samples / STENO_SAMPLE_RATE;
+        /* asked for, or on a terminal for inputs over a minute (shorter ones finish at once) */
+        p.on_progress = o.progress || (rs.progress_tty && rs.duration > 60.0) ? on_progress : NULL;
         p.user = &rs;
+        rs.t0 = now_seconds();
         rs.input = strcmp(input, "-") == 0 ? "stdin" : input;
         rs.last_percent = -1;
         rs.progress_shown = false;

@@ -357,6 +357,23 @@ def m4a_with_index_at_end_through_stdin():
 
 
 @case
+def progress_bar_only_when_asked_off_a_terminal():
+    # stderr is a pipe here: no progress unless --progress, which prints lines with the bar, the
+    # position, the speed (x real time) and the ETA
+    rc, out, err, ctx = run(transcribe_args("-f", "txt", JFK))
+    check(rc == 0 and "%" not in err, "no progress expected off a terminal without --progress" + ctx)
+    rc, out, err, ctx = run(transcribe_args("-f", "txt", "--progress", JFK))
+    last = err.strip().splitlines()[-1] if err.strip() else ""
+    check(rc == 0 and re.search(r"jfk\.wav 100% \[#{20}\] 0:11/0:11 [0-9.]+x ETA 0:00$", last),
+          "expected a final progress line '... 100% [####...] 0:11/0:11 N.Nx ETA 0:00'" + ctx)
+    rc, out, err, ctx = run(["transcribe", "--help"])
+    for flag in ("--max-line-width", "--max-line-count", "--max-words-per-line", "--highlight-words"):
+        i = out.find("  " + flag)
+        check(i >= 0 and "needs --word-timestamps True" in out[i:i + 200].replace("\n", " ").replace(
+            "                          ", ""), "the help of %s should say it needs --word-timestamps True" % flag)
+
+
+@case
 def clip_timestamps_past_the_end():
     out_dir = tmp_path("clip_out", "x").rsplit("/", 1)[0]
     rc, out, err, ctx = run(transcribe_args("-f", "txt", "--clip-timestamps", "20,30", JFK, out_dir=out_dir))
