@@ -152,6 +152,12 @@ void steno_transcribe_usage(FILE *f) {
         "  --weights f16|f32       fast path decoder weights (default f16: float16 weights and\n"
         "                          cross-attention K/V, greedy logits screened by an int8 copy\n"
         "                          with the chosen token exact; f32: the token-exact gate)\n"
+        "  --compute-type T        faster-whisper's spelling of --weights: default, auto or float16\n"
+        "                          (f16), float32 (f32); quantized types are not available\n"
+        "  --device cpu|auto       accepted (steno runs on the CPU); any other device is an error\n"
+        "  --fp16 True|False       accepted for openai-whisper's command lines; steno's precision\n"
+        "                          is --weights' (the encoder computes in float32 either way)\n"
+        "  --output-name NAME      stem of the output files instead of the input's (one input)\n"
         "  --audio-ctx N           Lab: encode only the first N of 1500 positions (N/50 s of\n"
         "                          each window); faster, less accurate (docs/PERFORMANCE.md)\n"
         "  -h, --help              show this help\n"
@@ -399,6 +405,7 @@ static void on_progress(void *user, double fraction) {
 
 typedef struct options {
     const char *model, *model_dir, *output_dir, *output_format, *language, *initial_prompt;
+    const char *output_name; /* --output-name: the stem of the output files (one input only) */
     steno_task task;
     bool detect_language; /* --detect-language: print the language probabilities and stop */
     int verbose; /* -1: default */
@@ -435,7 +442,8 @@ static bool write_outputs(const steno_result *r, const options *o, const char *i
         return true;
     }
     char stem[1024], path[8192];
-    output_stem(input, stem, sizeof stem);
+    if (o->output_name) snprintf(stem, sizeof stem, "%s", o->output_name);
+    else output_stem(input, stem, sizeof stem);
     bool ok = true;
     for (int i = 0; i < N_FORMATS; i++) {
         if (strcmp(o->output_format, "all") != 0 && strcmp(o->output_format, FORMATS[i]) != 0)
@@ -589,6 +597,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
             "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold",
             "carry-initial-prompt", "prefix", "hotwords", "clip-timestamps", "suppress-tokens",
             "suppress-blank", "without-timestamps", "task",
+            /* faster-whisper's and openai-whisper's spellings */
+            "fp16", "device", "compute-type", "output-name",
 
             "beam-size", "best-of", "patience", "length-penalty", "seed"};
         bool known = false;
@@ -678,6 +688,22 @@ int steno_cmd_transcribe(int argc, char **argv) {
             if (!strcmp(v, "f16")) o.load.weights = STENO_WEIGHTS_F16;
             else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
             else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
+        } else if (!strcmp(name, "fp16")) {
+            /* openai-whisper's --fp16: accepted; steno's precision is --weights' */
+            if (!parse_bool(v, &b)) FAIL_USAGE("--fp16: expected True or False, got '%s'", v);
+        } else if (!strcmp(name, "device")) {
+            if (strcasecmp(v, "cpu") != 0 && strcasecmp(v, "auto") != 0)
+                FAIL_USAGE("--device: steno runs on the CPU (cpu or auto), got '%s'", v);
+        } else if (!strcmp(name, "compute-type")) {
+            /* faster-whisper's --compute_type, mapped to the weight storage steno has */
+            if (!strcmp(v, "default") || !strcmp(v, "auto") || !strcmp(v, "float16")) o.load.weights = STENO_WEIGHTS_F16;
+            else if (!strcmp(v, "float32")) o.load.weights = STENO_WEIGHTS_F32;
+            else
+                FAIL_USAGE("--compute-type: steno keeps Whisper weights as float16 (default, auto, float16) or "
+                           "float32; '%s' is not available (no quantized Whisper weights yet)", v);
+        } else if (!strcmp(name, "output-name")) {
+            if (!*v || strchr(v, '/')) FAIL_USAGE("--output-name: expected a file name without '/', got '%s'", v);
+            o.output_name = v;
         } else if (!strcmp(name, "word-timestamps")) {
             if (!parse_bool(v, &o.word_timestamps))
                 FAIL_USAGE("--word-timestamps: expected True or False, got '%s'", v);
@@ -728,6 +754,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
 
     /* Validate everything before loading the model. */
     if (n_files == 0) FAIL_USAGE("transcribe: no input files");
+    if (o.output_name && n_files > 1) FAIL_USAGE("--output-name: names the outputs of one input, not %d", n_files);
     if (o.beam_size >= 2 && !(o.beam_size * o.patience >= 0.5 && o.beam_size * o.patience < 4096.5))
         FAIL_USAGE("--patience: %g x --beam-size %d must round to 1..4096 finished hypotheses", o.patience,
                    o.beam_size);

@@ -373,6 +373,43 @@ def progress_bar_only_when_asked_off_a_terminal():
             "                          ", ""), "the help of %s should say it needs --word-timestamps True" % flag)
 
 
+_json_runs = []
+
+
+def json_of(*extra):
+    _json_runs.append(extra)
+    out_dir = tmp_path("spell_%d" % len(_json_runs), "x").rsplit("/", 1)[0]
+    rc, out, err, ctx = run(transcribe_args("-f", "json", *extra, JFK, out_dir=out_dir))
+    check(rc == 0, "expected exit 0" + ctx)
+    names = os.listdir(out_dir)
+    check(len(names) == 1, "expected one output file, got %s%s" % (names, ctx))
+    return names[0], json.loads(read_text(os.path.join(out_dir, names[0])))
+
+
+@case
+def faster_whisper_and_openai_spellings():
+    # #15 item 2: --fp16 (accepted, both values), --device cpu|auto, --compute_type mapped to the
+    # weight storage (float32 = --weights f32, float16/default/auto = f16), --output-name; each
+    # other value a one-line usage error (exit 2)
+    _, ref16 = json_of()
+    _, ref32 = json_of("--weights", "f32")
+    for extra, ref in ((["--fp16", "False"], ref16), (["--fp16", "True"], ref16), (["--device", "cpu"], ref16),
+                       (["--device", "auto"], ref16), (["--compute_type", "float32"], ref32),
+                       (["--compute-type", "float16"], ref16), (["--compute_type", "default"], ref16)):
+        name, got = json_of(*extra)
+        check(se.all_tokens(got) == se.all_tokens(ref), "%s changed the tokens" % " ".join(extra))
+    name, got = json_of("--output-name", "talk")
+    check(name == "talk.json" and se.all_tokens(got) == se.all_tokens(ref16), "--output-name talk wrote %s" % name)
+    for extra, words in ((["--fp16", "maybe"], "--fp16"), (["--device", "cuda"], "CPU"),
+                         (["--compute_type", "int8"], "'int8' is not available"),
+                         (["--output-name", "a/b"], "--output-name")):
+        rc, out, err, ctx = run(transcribe_args(*extra, JFK))
+        expect_one_line_error(rc, err, ctx, [extra[0].replace("_", "-")], rc_want=2)
+        check(words in err, "the error should say %r%s" % (words, ctx))
+    rc, out, err, ctx = run(transcribe_args("--output-name", "x", JFK, JFK))
+    expect_one_line_error(rc, err, ctx, ["--output-name"], rc_want=2)
+
+
 @case
 def clip_timestamps_past_the_end():
     out_dir = tmp_path("clip_out", "x").rsplit("/", 1)[0]
