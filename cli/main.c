@@ -13,14 +13,14 @@ static void usage(FILE *f) {
           "and text generation with small LLMs.\n"
           "\n"
           "commands:\n"
-          "  serve        an OpenAI-compatible HTTP server for speech and chat (docs/SERVER.md)\n"
-          "  transcribe   transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
-          "  whisper-cli  whisper.cpp's whisper-cli flags and outputs (also: steno run as whisper-cli)\n"
-          "  generate     generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
-          "  chat         chat with an LLM through its chat template (one message per line)\n"
-          "  perplexity   score a text with an LLM; compare a quantized KV cache with the plain one\n"
-          "  convert      write a model as a whisper.cpp ggml file\n"
-          "  dump-l1      dump encoder output and decoder logits for the L1 parity check\n"
+          "  serve         an OpenAI-compatible HTTP server for speech and chat (docs/SERVER.md)\n"
+          "  transcribe    transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
+          "  whisper-cli   whisper.cpp's whisper-cli flags and outputs (also: steno run as whisper-cli)\n"
+          "  generate      generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
+          "  chat          chat with an LLM through its chat template (one message per line)\n"
+          "  perplexity    score a text with an LLM; compare a quantized KV cache with the plain one\n"
+          "  convert       write a model as a whisper.cpp ggml file\n"
+          "  dump-l1       dump encoder output and decoder logits for the L1 parity check\n"
           "\n"
           "options:\n"
           "  -h, --help     show this help (and 'steno <command> --help' for a command's)\n"
@@ -59,6 +59,10 @@ static int dispatch(int argc, char **argv) {
     const char *verb = argv[1];
     if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "transcribe") == 0) steno_transcribe_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "whisper-cli") == 0) {
+            char *h[] = {argv[2], "--help", NULL};
+            return steno_cmd_whisper_cli(2, h);
+        }
         else usage(stdout);
         return 0;
     }

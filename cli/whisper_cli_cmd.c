@@ -591,6 +591,9 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
             rc = 1;
             continue;
         }
+        if (!tp.language && !p.no_prints) /* whisper.cpp logs the detection */
+            fprintf(stderr, "whisper_full_with_state: auto-detected language: %s (p = %f)\n", res->language,
+                    res->language_probability);
         steno_result view = *res;
         steno_segment *split = NULL;
         int n_split = 0;
