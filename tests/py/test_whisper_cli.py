@@ -250,6 +250,30 @@ def output_file_and_nt():
     check("fellow americans" in out.lower(), "-nt: stdout %r" % out)
 
 
+def max_len_and_full_json():
+    """-ml 16 -sow cuts segments on words; -on 3 numbers srt cues from 4; -ojf adds tokens."""
+    d = os.path.join(TMP, "ml")
+    os.makedirs(d)
+    shutil.copy(JFK, os.path.join(d, "jfk.wav"))
+    rc, out, err = run("steno", ["-m", MODEL, "-t", "2", "-np", "-ml", "16", "-sow", "-on", "3", "-osrt",
+                                 "jfk.wav"], d)
+    check(rc == 0, "-ml: exit %d: %s" % (rc, err[-300:]))
+    texts = parse_stdout(out)
+    check(len(texts) >= 6 and all(len(t) <= 16 or " " not in t[1:] for t in texts), "-ml 16: %r" % texts)
+    srt = read(os.path.join(d, "jfk.wav.srt"))
+    cues = srt[:-2].split("\n\n")
+    check([c.split("\n")[0] for c in cues] == [str(4 + i) for i in range(len(texts))],
+          "-on 3: srt cue numbers do not run 4, 5, ... over %d cues: %r" % (len(texts), srt[:40]))
+    rc, out, err = run("steno", ["-m", MODEL, "-t", "2", "-np", "-ojf", "-of", "full", "jfk.wav"], d)
+    check(rc == 0, "-ojf: exit %d: %s" % (rc, err[-300:]))
+    doc, texts = parse_json(read(os.path.join(d, "full.json")), "full.json")
+    if doc:
+        toks = doc["transcription"][0].get("tokens", [])
+        check(toks and all(set(t) == {"text", "id"} for t in toks), "-ojf tokens: %r" % toks[:3])
+        check("".join(t["text"] for t in toks if not t["text"].startswith("[_")) == doc["transcription"][0]["text"],
+              "-ojf: token texts do not make up the segment text")
+
+
 def one_line(err):
     return len([l for l in err.splitlines() if l.strip()]) == 1
 
@@ -276,6 +300,7 @@ def main():
     out, files = transcribe_both()
     compare_with_fixtures(out, files)
     output_file_and_nt()
+    max_len_and_full_json()
     bad_input()
     shutil.rmtree(TMP, ignore_errors=True)
     print("%s in %.1f s" % ("FAIL (%d)" % len(failures) if failures else "PASS", time.time() - t0))
