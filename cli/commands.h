@@ -12,6 +12,10 @@ int steno_cmd_transcribe(int argc, char **argv);
 /** Writes the help of `steno transcribe` to f. */
 void steno_transcribe_usage(FILE *f);
 
+/** `steno whisper-cli [options] FILE...` (cli/whisper_cli_cmd.c): whisper.cpp's whisper-cli flags,
+ *  stdout lines and output files; also run when the binary's name is whisper-cli. */
+int steno_cmd_whisper_cli(int argc, char **argv);
+
 /** `steno convert --to ggml ...` (cli/convert_cmd.c): writes a model as a whisper.cpp ggml file. */
 int steno_cmd_convert(int argc, char **argv);
 

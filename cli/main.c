@@ -13,13 +13,14 @@ static void usage(FILE *f) {
           "and text generation with small LLMs.\n"
           "\n"
           "commands:\n"
-          "  serve        an OpenAI-compatible HTTP server for speech and chat (docs/SERVER.md)\n"
-          "  transcribe   transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
-          "  generate     generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
-          "  chat         chat with an LLM through its chat template (one message per line)\n"
-          "  perplexity   score a text with an LLM; compare a quantized KV cache with the plain one\n"
-          "  convert      write a model as a whisper.cpp ggml file\n"
-          "  dump-l1      dump encoder output and decoder logits for the L1 parity check\n"
+          "  serve         an OpenAI-compatible HTTP server for speech and chat (docs/SERVER.md)\n"
+          "  transcribe    transcribe audio files to txt/vtt/srt/tsv/json (openai-whisper's CLI)\n"
+          "  whisper-cli   whisper.cpp's whisper-cli flags and outputs (also: steno run as whisper-cli)\n"
+          "  generate      generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
+          "  chat          chat with an LLM through its chat template (one message per line)\n"
+          "  perplexity    score a text with an LLM; compare a quantized KV cache with the plain one\n"
+          "  convert       write a model as a whisper.cpp ggml file\n"
+          "  dump-l1       dump encoder output and decoder logits for the L1 parity check\n"
           "\n"
           "options:\n"
           "  -h, --help     show this help (and 'steno <command> --help' for a command's)\n"
@@ -41,7 +42,16 @@ int main(int argc, char **argv) {
     return rc;
 }
 
+/* The binary run under the name whisper-cli (a symlink or a copy): whisper.cpp's CLI. */
+static int invoked_as_whisper_cli(const char *argv0) {
+    if (!argv0) return 0;
+    const char *base = strrchr(argv0, '/');
+    base = base ? base + 1 : argv0;
+    return strcmp(base, "whisper-cli") == 0;
+}
+
 static int dispatch(int argc, char **argv) {
+    if (argc >= 1 && invoked_as_whisper_cli(argv[0])) return steno_cmd_whisper_cli(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -49,6 +59,10 @@ static int dispatch(int argc, char **argv) {
     const char *verb = argv[1];
     if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "transcribe") == 0) steno_transcribe_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "whisper-cli") == 0) {
+            char *h[] = {argv[2], "--help", NULL};
+            return steno_cmd_whisper_cli(2, h);
+        }
         else usage(stdout);
         return 0;
     }
@@ -58,6 +72,7 @@ static int dispatch(int argc, char **argv) {
     }
     if (strcmp(verb, "serve") == 0) return steno_cmd_serve(argc - 1, argv + 1);
     if (strcmp(verb, "transcribe") == 0) return steno_cmd_transcribe(argc - 1, argv + 1);
+    if (strcmp(verb, "whisper-cli") == 0) return steno_cmd_whisper_cli(argc - 1, argv + 1);
     if (strcmp(verb, "generate") == 0) return steno_cmd_generate(argc - 1, argv + 1);
     if (strcmp(verb, "chat") == 0) return steno_cmd_chat(argc - 1, argv + 1);
     if (strcmp(verb, "perplexity") == 0) return steno_cmd_perplexity(argc - 1, argv + 1);

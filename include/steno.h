@@ -295,7 +295,10 @@ steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whis
  * Writers (openai-whisper's whisper/utils.py: WriteTXT, WriteSRT, WriteVTT, WriteTSV, WriteJSON)
  * ------------------------------------------------------------------------------------------- */
 
-/** Formats: "txt", "srt", "vtt", "tsv", "json". Writes to an open stdio stream. */
+/** Formats: "txt", "srt", "vtt", "tsv", "json" (openai-whisper's layouts); "csv" and "lrc"
+ *  (whisper.cpp's -ocsv / -olrc layouts); "wcpp-txt", "wcpp-vtt", "wcpp-srt", "wcpp-json",
+ *  "wcpp-json-full" (whisper.cpp's -otxt / -ovtt / -osrt / -oj / -ojf layouts, as
+ *  steno_write_result_wcpp with info NULL). Writes to an open stdio stream. */
 steno_status steno_write_result(const steno_result *r, const char *format, void *FILE_stream);
 
 /** Subtitle options (openai utils.py SubtitlesWriter.iterate_result); they act only on results with
@@ -316,6 +319,21 @@ steno_writer_options steno_writer_default_options(void);
 /** As steno_write_result with subtitle options (NULL = steno_writer_default_options()). */
 steno_status steno_write_result_ex(const steno_result *r, const char *format, const steno_writer_options *opts,
                                    void *FILE_stream);
+
+/** What whisper.cpp's writers take besides the segments (examples/cli/cli.cpp). */
+typedef struct steno_wcpp_info {
+    const steno_whisper *model; /* fills the JSON "model" object and -ojf token texts; NULL: zeros */
+    const char *model_path;     /* JSON params.model */
+    const char *language;       /* JSON params.language as asked ("en", "auto"); NULL: the result's */
+    int translate;              /* JSON params.translate */
+    int offset_n;               /* srt cue numbers start at 1 + offset_n (whisper-cli -on) */
+} steno_wcpp_info;
+
+/** Writes r in one of whisper.cpp's layouts (src/whisper/writers_wcpp.c): "wcpp-txt", "wcpp-vtt",
+ *  "wcpp-srt", "csv", "lrc", "wcpp-json", "wcpp-json-full". Segment times are rounded to
+ *  whisper.cpp's 10-ms ticks. info may be NULL. Errors: STENO_E_INVALID_ARG, STENO_E_IO. */
+steno_status steno_write_result_wcpp(const steno_result *r, const char *format, const steno_wcpp_info *info,
+                                     void *FILE_stream);
 
 #ifdef __cplusplus
 }

@@ -471,6 +471,8 @@ static void write_json(const steno_result *r, FILE *f) {
     fputc('}', f);
 }
 
+int steno_wcpp_format(const char *format); /* writers_wcpp.c */
+
 steno_writer_options steno_writer_default_options(void) {
     steno_writer_options o = {0};
     return o;
@@ -486,6 +488,7 @@ steno_status steno_write_result_ex(const steno_result *r, const char *format, co
     if (!r || !format || !f) return steno_fail(STENO_E_INVALID_ARG, "steno_write_result: NULL argument");
     if (r->n_segments < 0 || (r->n_segments > 0 && !r->segments))
         return steno_fail(STENO_E_INVALID_ARG, "steno_write_result: result has no segments array");
+    if (steno_wcpp_format(format)) return steno_write_result_wcpp(r, format, NULL, f);
     if (strcmp(format, "txt") == 0) write_txt(r, f);
     else if (strcmp(format, "vtt") == 0) write_subtitles(r, f, false, opts);
     else if (strcmp(format, "srt") == 0) write_subtitles(r, f, true, opts);
@@ -493,7 +496,7 @@ steno_status steno_write_result_ex(const steno_result *r, const char *format, co
     else if (strcmp(format, "json") == 0) write_json(r, f);
     else
         return steno_fail(STENO_E_INVALID_ARG,
-                          "output format '%s': expected txt, vtt, srt, tsv or json", format);
+                          "output format '%s': expected txt, vtt, srt, tsv, json, csv or lrc", format);
     if (fflush(f) != 0 || ferror(f))
         return steno_fail(STENO_E_IO, "writing %s output: write error", format);
     return STENO_OK;
