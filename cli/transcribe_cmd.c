@@ -28,8 +28,10 @@
 #define DEFAULT_MODEL "tiny.en"
 #define MAX_TEMPERATURES 64
 
-static const char *const FORMATS[] = {"txt", "vtt", "srt", "tsv", "json"}; /* utils.py order */
-#define N_FORMATS 5
+/* utils.py's writers in its order ("all"), then whisper.cpp's -ocsv and -olrc layouts */
+static const char *const FORMATS[] = {"txt", "vtt", "srt", "tsv", "json", "csv", "lrc"};
+#define N_FORMATS 7
+#define N_ALL_FORMATS 5
 
 /* whisper/tokenizer.py LANGUAGES (code, name) and TO_LANGUAGE_CODE's aliases. */
 static const char *const LANGUAGES[][2] = {
@@ -82,8 +84,8 @@ void steno_transcribe_usage(FILE *f) {
         "  -o, --output-dir DIR    write <DIR>/<FILE's name without extension>.<format>\n"
         "                          (default: .; created if missing; stdin is named \"stdin\");\n"
         "                          \"-\" prints the transcript to standard output instead\n"
-        "  -f, --output-format F   txt, vtt, srt, tsv, json or all (default: all; txt with -o -,\n"
-        "                          where all is refused)\n"
+        "  -f, --output-format F   txt, vtt, srt, tsv, json, all (those five; the default, txt\n"
+        "                          with -o -, where all is refused), or whisper.cpp's csv, lrc\n"
         "  --verbose True|False    print each segment as \"[00:00.000 --> 00:05.000] text\" to\n"
         "                          standard output as it is decoded (default: True, False with\n"
         "                          -o -, where the lines go to standard error)\n"
@@ -446,8 +448,8 @@ static bool write_outputs(const steno_result *r, const options *o, const char *i
     else output_stem(input, stem, sizeof stem);
     bool ok = true;
     for (int i = 0; i < N_FORMATS; i++) {
-        if (strcmp(o->output_format, "all") != 0 && strcmp(o->output_format, FORMATS[i]) != 0)
-            continue;
+        const bool all = strcmp(o->output_format, "all") == 0;
+        if (all ? i >= N_ALL_FORMATS : strcmp(o->output_format, FORMATS[i]) != 0) continue;
         snprintf(path, sizeof path, "%s/%s.%s", o->output_dir, stem, FORMATS[i]);
         FILE *f = fopen(path, "w");
         if (!f) {
@@ -763,7 +765,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
     bool known_format = strcmp(o.output_format, "all") == 0;
     for (int k = 0; k < N_FORMATS; k++) known_format |= strcmp(o.output_format, FORMATS[k]) == 0;
     if (!known_format)
-        FAIL_USAGE("--output-format: expected txt, vtt, srt, tsv, json or all, got '%s'",
+        FAIL_USAGE("--output-format: expected txt, vtt, srt, tsv, json, csv, lrc or all, got '%s'",
                    o.output_format);
     if (to_stdout && strcmp(o.output_format, "all") == 0)
         FAIL_USAGE("--output-format all cannot be written to standard output (-o -)");

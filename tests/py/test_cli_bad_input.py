@@ -408,6 +408,15 @@ def faster_whisper_and_openai_spellings():
         check(words in err, "the error should say %r%s" % (words, ctx))
     rc, out, err, ctx = run(transcribe_args("--output-name", "x", JFK, JFK))
     expect_one_line_error(rc, err, ctx, ["--output-name"], rc_want=2)
+    # csv and lrc (whisper.cpp's -ocsv/-olrc layouts) beside openai-whisper's five, from the same result
+    segs = ref16["segments"]
+    rc, out, err, ctx = run(transcribe_args("-f", "csv", JFK, out_dir="-"))
+    want = ["start,end,text"] + ['%d,%d,"%s"' % (round(s["start"] * 1000), round(s["end"] * 1000),
+                                                 s["text"].replace('"', '""')) for s in segs]
+    check(rc == 0 and out.splitlines() == want, "-f csv: %r, expected %r%s" % (out, want, ctx))
+    rc, out, err, ctx = run(transcribe_args("-f", "lrc", JFK, out_dir="-"))
+    want = ["[by:whisper.cpp]"] + ["[%02d:%05.2f]%s" % (s["start"] // 60, s["start"] % 60, s["text"]) for s in segs]
+    check(rc == 0 and out.splitlines() == want, "-f lrc: %r, expected %r%s" % (out, want, ctx))
 
 
 @case
