@@ -33,7 +33,7 @@ echo "wheel: $WHEEL"
 VENV="$BUILD/py-venv"
 rm -rf "$VENV"
 "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$PYTEST_PIN" "$NUMPY_PIN" "$WHEEL"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$PYTEST_PIN" "$NUMPY_PIN" ray==2.60.0 "$WHEEL"
 built=$(date +%s)
 
 cd "$BUILD"
