@@ -65,6 +65,7 @@ AUDIO_EXTENSIONS = frozenset(
 )
 FORMATS = ("json", "txt")
 NODE_REFRESH_S = 2.0
+NODE_COOLDOWN_S = 10.0
 PROGRESS_EVERY_S = 2.0
 #: no actor ready and none starting for this long while files remain: give up.
 STALL_TIMEOUT_S = 300.0
@@ -214,6 +215,10 @@ class Driver:
         self.per_node: Dict[str, List[_Actor]] = collections.defaultdict(list)  # live actors
         self.bad_nodes: Dict[str, str] = {}
         self.alive: set = set()
+        self.ips_seen: set = set()
+        #: a node whose actor died gets no new one before this (monotonic) time: a node that is
+        #: going down would take it and lose it again before the cluster marks the node dead
+        self.cooldown: Dict[str, float] = {}
         self.start_failures: collections.Counter = collections.Counter()
         self.labels: Dict[str, str] = {}
         self.errors: collections.Counter = collections.Counter()
@@ -235,6 +240,7 @@ class Driver:
 
     # nodes and actors
     def refresh_nodes(self) -> None:
+        now = time.monotonic()
         alive = {}
         for n in self.ray.nodes():
             if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= self.args.cpus_per_actor:
@@ -242,15 +248,18 @@ class Driver:
         self.alive = set(alive)
         ips = collections.Counter(n.get("NodeManagerAddress", "?") for n in alive.values())
         for nid, n in alive.items():
-            if nid not in self.labels:
+            if nid not in self.labels:  # a node seen for the first time: its IP, or IP/id when shared
                 ip = n.get("NodeManagerAddress", "?")
-                self.labels[nid] = ip if ips[ip] == 1 else "%s/%s" % (ip, nid[:6])
+                self.labels[nid] = ip if ips[ip] == 1 and ip not in self.ips_seen else "%s/%s" % (ip, nid[:6])
+                self.ips_seen.add(ip)
+                self.say("node %s (%s, %g CPUs) joined: %d actor(s)" % (
+                    self.labels[nid], nid[:12], n["Resources"]["CPU"], self.args.actors_per_node))
         for nid in list(self.per_node):  # nodes that left: their actors are dead or will be
             if nid not in alive:
                 for a in list(self.per_node[nid]):
                     self.drop(a, "node %s is gone" % self.labels.get(nid, nid[:8]))
         for nid in alive:
-            if nid in self.bad_nodes:
+            if nid in self.bad_nodes or self.cooldown.get(nid, 0.0) > now:
                 continue
             while len(self.per_node[nid]) < self.args.actors_per_node:
                 self.start_actor(nid)
@@ -271,6 +280,7 @@ class Driver:
         if a not in lst:
             return
         lst.remove(a)
+        self.cooldown[a.node_id] = time.monotonic() + NODE_COOLDOWN_S
         if a in self.idle:
             self.idle.remove(a)
         for ref, b in list(self.actors.items()):
@@ -371,7 +381,7 @@ class Driver:
         eta = ("ETA %s" % _fmt_s(left / rate)) if rate > 0 and left else ("ETA ?" if left else "")
         nodes = ", ".join("%s: %d" % kv for kv in sorted(self.done_per_node.items())) or "-"
         busy = sum(1 for a in self.actors.values() if a.ready)
-        self.say("%d/%d done%s, %.2f files/s, %.1f audio-s/s, %s; %d actors busy; per node: %s" % (
+        self.say("%d/%d files%s, %.2f files/s, %.1f audio-s/s, %s; %d actors busy; per node: %s" % (
             finished, self.total, (" (%d failed)" % len(self.failed)) if self.failed else "", rate,
             self.audio_s / el if el > 0 else 0.0, eta if not final else "elapsed %s" % _fmt_s(el), busy, nodes))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import secrets
 import signal
 import subprocess
 import sys
@@ -104,7 +105,11 @@ class NetnsRayCluster:
             "RAY_health_check_timeout_ms": "1000",
             "RAY_health_check_failure_threshold": "3",
         })
-        self.env.pop("RAY_ADDRESS", None)
+        # Token authentication (Ray 2.60's default for new local clusters) with a token of this
+        # cluster only: nothing depends on ~/.ray/auth_token or on another cluster's settings.
+        self.env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)})
+        for k in ("RAY_ADDRESS", "RAY_AUTH_TOKEN_PATH"):
+            self.env.pop(k, None)
         if env:
             self.env.update(env)
         self.port: Optional[int] = None

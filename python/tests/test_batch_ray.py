@@ -10,7 +10,9 @@ can reach nothing but this machine's loopback. The test:
   2. one node: steno.batch on the first 10 clips (--threads 1), throughput printed;
   3. two nodes: the same 10 clips, throughput printed;
   4. two nodes, all 40 clips from scratch; once 5 results are written, node 2 (its raylet,
-     agents and workers) is SIGKILLed; the run must finish on node 1 with exit status 0;
+     agents and workers) is SIGKILLed: the file it was transcribing must go back to the queue;
+     once the driver has seen the loss a new node joins at 127.0.0.2 and must get an actor and
+     files; the run must end with all 40 results and exit status 0;
   5. every result of 2-4 must equal the CLI's JSON for its clip (text, language, every segment
      field: ids, seeks, timestamps, texts, tokens, temperature, log-probs);
   6. a rerun of 4 must write nothing (mtimes and inodes unchanged, "0 done, 40 skipped").
@@ -95,6 +97,12 @@ def summary(stdout: str) -> Tuple[int, int, int, float, float]:
     return (int(m[1]), int(m[2]), int(m[3]), float(m[6] or 0), float(m[7] or 0))
 
 
+def per_node_counts(stdout: str) -> Dict[str, int]:
+    """The summary line's "per node: A 3, B 5" as {A: 3, B: 5}."""
+    line = next((ln for ln in stdout.splitlines() if SUMMARY.match(ln)), "")
+    return {k: int(v) for k, v in re.findall(r"(\S+) (\d+)(?:,|$)", line.split("per node: ")[-1])}
+
+
 def check_results(outdir: Path, ref: Dict[str, dict], paths: List[str]) -> None:
     names = sorted(p.name for p in outdir.iterdir())
     assert not [n for n in names if ".tmp-" in n], "temporary files left in %s: %s" % (outdir, names)
@@ -158,7 +166,7 @@ def test_batch_on_two_node_ray_cluster_with_node_loss(tmp_path: Path, capsys: py
         assert rc == 0, "2-node run exited %d:\n%s\n%s" % (rc, out, err[-4000:])
         done, skipped, failed, fps, aps = summary(out)
         assert (done, skipped, failed) == (N_SUBSET, 0, 0), out
-        assert "127.0.0.2 " in out.split("per node:")[-1], "node 2 did no work: %s" % out
+        assert per_node_counts(out).get("127.0.0.2", 0) >= 1, "node 2 did no work: %s" % out
         rates["2 nodes"] = (fps, aps)
         check_results(tmp_path / "two", ref, paths[:N_SUBSET])
 
@@ -180,8 +188,16 @@ def test_batch_on_two_node_ray_cluster_with_node_loss(tmp_path: Path, capsys: py
                 assert p.poll() is None and n >= KILL_AFTER, (
                     "the driver ended (or stalled) before %d results: %s" % (KILL_AFTER, log.read_text()[-4000:]))
                 killed = cluster.kill_node("127.0.0.2")
+                t_kill = time.monotonic()
                 timings.append("node 2 killed after %d results (%d processes), %.1f s in" % (
                     n, len(killed), time.monotonic() - t))
+                # a replacement joins once the driver has seen the loss: it must get an actor
+                while p.poll() is None and time.monotonic() < deadline and "actor on 127.0.0.2 lost" not in log.read_text():
+                    time.sleep(0.2)
+                assert p.poll() is None, "the driver ended before the loss was seen: " + log.read_text()[-4000:]
+                timings.append("loss seen %.1f s after the kill" % (time.monotonic() - t_kill))
+                cluster.add_node("127.0.0.2", num_cpus=1)
+                timings.append("node 2 back %.1f s in" % (time.monotonic() - t))
                 out, _ = p.communicate(timeout=300)
             finally:
                 if p.poll() is None:
@@ -197,6 +213,11 @@ def test_batch_on_two_node_ray_cluster_with_node_loss(tmp_path: Path, capsys: py
         assert "actor on 127.0.0.2 lost" in err, "the driver did not report node 2's actor lost:\n" + err[-4000:]
         requeued = re.findall(r"actor on 127\.0\.0\.2 lost .*; (.*) goes back to the queue", err)
         assert requeued, "no file in flight on node 2 was handed back:\n" + err[-4000:]
+        rejoined = re.findall(r"node (127\.0\.0\.2/\w+) \(\w+, 1 CPUs\) joined", err)
+        assert rejoined, "the driver did not take the node that joined:\n" + err[-4000:]
+        per_node = per_node_counts(out)
+        assert per_node.get(rejoined[0], 0) >= 1, "the node that joined did no work: " + out
+        assert per_node.get("127.0.0.2", 0) >= 1, "node 2 did no work before it was killed: " + out
         check_results(outdir, ref, paths)
 
         # 6. a rerun does nothing
