@@ -58,7 +58,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 AUDIO_EXTENSIONS = frozenset(
     ".wav .flac .mp3 .m4a .mp4 .ogg .oga .opus .webm .aac .wma .aif .aiff .mkv .mov .amr".split()
@@ -157,7 +157,8 @@ class Transcriber:
         import ray
 
         return {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid(),
-                "ip": ray.util.get_node_ip_address(), "error": self.error}
+                "ip": ray.util.get_node_ip_address(),  # type: ignore[no-untyped-call]
+                "error": self.error}
 
     def transcribe(self, path: str, options: Dict[str, Any]) -> Dict[str, Any]:
         t0 = time.monotonic()
@@ -214,20 +215,20 @@ class Driver:
         self.idle: List[_Actor] = []
         self.per_node: Dict[str, List[_Actor]] = collections.defaultdict(list)  # live actors
         self.bad_nodes: Dict[str, str] = {}
-        self.alive: set = set()
-        self.ips_seen: set = set()
+        self.alive: Set[str] = set()
+        self.ips_seen: Set[str] = set()
         #: a node whose actor died gets no new one before this (monotonic) time: a node that is
         #: going down would take it and lose it again before the cluster marks the node dead
         self.cooldown: Dict[str, float] = {}
-        self.start_failures: collections.Counter = collections.Counter()
+        self.start_failures: "collections.Counter[str]" = collections.Counter()
         self.labels: Dict[str, str] = {}
-        self.errors: collections.Counter = collections.Counter()
-        self.deaths: collections.Counter = collections.Counter()
+        self.errors: "collections.Counter[str]" = collections.Counter()
+        self.deaths: "collections.Counter[str]" = collections.Counter()
         self.failed: Dict[str, str] = {}
         self.done = 0
         self.retried = 0
         self.audio_s = 0.0
-        self.done_per_node: collections.Counter = collections.Counter()
+        self.done_per_node: "collections.Counter[str]" = collections.Counter()
         self.options = {"language": args.language, "beam_size": args.beam_size, "best_of": args.best_of,
                         "word_timestamps": args.word_timestamps}
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
