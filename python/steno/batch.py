@@ -506,16 +506,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("steno.batch: Ray is not installed (pip install ray==2.60.0)", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    where = connect(ray, args.address)
-    d = Driver(ray, args, todo, names, formats)
-    d.say("%d files to do, %d skipped (results exist) in %s; Ray at %s" % (len(todo), skipped, args.output, where))
+    # Ray prints its own messages (a node marked dead, worker output) on sys.stdout: they go to
+    # stderr with the progress, and stdout keeps only the summary.
+    stdout, sys.stdout = sys.stdout, sys.stderr
     try:
+        try:
+            where = connect(ray, args.address)
+        except Exception as e:  # no cluster there, version or authentication mismatch, ...
+            print("steno.batch: cannot connect to Ray%s: %s: %s" % (
+                " at " + args.address if args.address else "", type(e).__name__, _short(e)),
+                file=sys.stderr, flush=True)
+            return 2
+        d = Driver(ray, args, todo, names, formats)
+        d.say("%d files to do, %d skipped (results exist) in %s; Ray at %s" % (len(todo), skipped, args.output, where))
         d.run()
     except BatchAbort as e:
         print("steno.batch: %s" % e, file=sys.stderr, flush=True)
         return 2
     finally:
         ray.shutdown()
+        sys.stdout = stdout
     el = time.monotonic() - t0
     print("%d done, %d skipped, %d failed; %.1f s of audio in %.1f s: %.3f files/s, %.2f audio-s/s; per node: %s"
           % (d.done, skipped, len(d.failed), d.audio_s, el, d.done / el, d.audio_s / el,

@@ -57,7 +57,7 @@ def dev_clips() -> List[Tuple[str, float]]:
         rows = list(csv.DictReader(f, delimiter="\t"))
     longest = max(rows, key=lambda r: float(r["seconds"]))
     rows = [r for r in rows if r is not longest][:N_CLIPS]
-    return [(str(AUDIO / r["file"]), float(r["seconds"])) for r in rows]
+    return [(os.path.abspath(AUDIO / r["file"]), float(r["seconds"])) for r in rows]  # as the driver
 
 
 def cli_reference(paths: List[str], outdir: Path) -> Dict[str, dict]:
