@@ -56,6 +56,7 @@ import collections
 import hashlib
 import json
 import os
+import socket
 import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Set
@@ -444,6 +445,13 @@ def _short(e: BaseException) -> str:
 def connect(ray: Any, address: Optional[str]) -> str:
     kw = dict(log_to_driver=True, logging_level="WARNING", configure_logging=True)
     if address:
+        if address != "auto" and "://" not in address and ":" in address:
+            # a GCS address (HOST:PORT): ray.init retries an unreachable one for minutes
+            host, _, port = address.rpartition(":")
+            try:
+                socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+            except (OSError, ValueError) as e:
+                raise ConnectionError("nothing answers at %s (%s)" % (address, e)) from None
         ray.init(address=address, **kw)
         return address
     if os.environ.get("RAY_ADDRESS"):

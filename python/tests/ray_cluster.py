@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 # The namespace's init (pid 1): brings `lo` up, says "ready", then reaps orphans until killed.
 _INIT = r"""
@@ -114,7 +114,7 @@ class NetnsRayCluster:
             self.env.update(env)
         self.port: Optional[int] = None
         self.init_pid: Optional[int] = None
-        self._holder: Optional[subprocess.Popen] = None
+        self._holder: "Optional[subprocess.Popen[bytes]]" = None
         self.nodes: List[str] = []
         self.log = self.workdir / "ray_cluster.log"
 
@@ -123,6 +123,7 @@ class NetnsRayCluster:
         self._holder = subprocess.Popen(
             ["unshare", "--net", "--pid", "--fork", "--mount-proc", sys.executable, "-c", _INIT],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        assert self._holder.stdout is not None and self._holder.stderr is not None
         line = self._holder.stdout.readline().decode().strip()
         if line != "ready":
             err = self._holder.stderr.read().decode("utf-8", "replace") if self._holder.poll() is not None else ""
@@ -158,18 +159,18 @@ class NetnsRayCluster:
         assert self.init_pid is not None, "the namespace is not up"
         return ["nsenter", "-t", str(self.init_pid), "--net", "--pid", "--mount", "--"] + list(cmd)
 
-    def run(self, cmd: Sequence[str], timeout: float = 120, check: bool = True, **kw: object) -> subprocess.CompletedProcess:
+    def run(self, cmd: Sequence[str], timeout: float = 120, check: bool = True, **kw: Any) -> "subprocess.CompletedProcess[bytes]":
         with open(self.log, "ab") as log:
             log.write(("$ %s\n" % " ".join(cmd)).encode())
             log.flush()
             p = subprocess.run(self.wrap(cmd), env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, timeout=timeout, **kw)  # type: ignore[arg-type]
+                               stdin=subprocess.DEVNULL, timeout=timeout, **kw)
         if check and p.returncode != 0:
             raise ClusterError("%s exited %d; see %s" % (" ".join(cmd[:3]), p.returncode, self.log))
         return p
 
-    def popen(self, cmd: Sequence[str], **kw: object) -> subprocess.Popen:
-        return subprocess.Popen(self.wrap(cmd), env=self.env, stdin=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+    def popen(self, cmd: Sequence[str], **kw: Any) -> "subprocess.Popen[bytes]":
+        return subprocess.Popen(self.wrap(cmd), env=self.env, stdin=subprocess.DEVNULL, **kw)
 
     def verify_isolated(self) -> None:
         """Fails unless the namespace has no interface but `lo`."""
@@ -190,6 +191,7 @@ class NetnsRayCluster:
 
     @property
     def address(self) -> str:
+        assert self.port is not None, "the head is not started"
         return "127.0.0.1:%d" % self.port
 
     def add_node(self, ip: str, num_cpus: int = 1) -> None:
