@@ -37,6 +37,7 @@ from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_void_p, cast, cre
 from typing import Any, Iterator, List, Literal, Mapping, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
 from . import _lib
+from ._args import _int
 from ._lib import StenoError, lib
 
 __all__ = ["LLM", "LLMInfo", "resolve"]
@@ -606,14 +607,6 @@ def _is_gguf(path: str) -> bool:
     except OSError:
         return False
 
-
-def _int(name: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError("%s: expected an integer, got %r" % (name, v))
-    iv = int(v)
-    if not lo <= iv <= hi:
-        raise ValueError("%s: expected an integer in %d..%d, got %d" % (name, lo, hi, iv))
-    return iv
 
 
 def _real(

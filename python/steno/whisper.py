@@ -66,9 +66,7 @@ import warnings
 from ctypes import POINTER, byref, c_double, c_int, c_void_p, cast
 from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING,
     Any,
-    BinaryIO,
     Dict,
     Iterable,
     Iterator,
@@ -107,20 +105,12 @@ from ._audio import (  # noqa: F401  (re-exported: load_audio)
     _Samples,
     _warn_partial,
     _load_samples,
+    AudioInput,
+    Float32Array,
     _numpy_or_none,
     load_audio,
 )
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    #: Everything transcribe() / detect_language() / load_audio() accept as audio.
-    AudioInput = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO, npt.NDArray[Any]]
-    Float32Array = npt.NDArray[np.float32]
-else:
-    AudioInput = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO, "numpy.typing.NDArray[Any]"]
-    Float32Array = "numpy.typing.NDArray[numpy.float32]"
 
 __all__ = [
     "WhisperModel",
