@@ -33,38 +33,6 @@ static const char *const FORMATS[] = {"txt", "vtt", "srt", "tsv", "json", "csv",
 #define N_FORMATS 7
 #define N_ALL_FORMATS 5
 
-/* whisper/tokenizer.py LANGUAGES (code, name) and TO_LANGUAGE_CODE's aliases. */
-static const char *const LANGUAGES[][2] = {
-    {"en", "english"}, {"zh", "chinese"}, {"de", "german"}, {"es", "spanish"},
-    {"ru", "russian"}, {"ko", "korean"}, {"fr", "french"}, {"ja", "japanese"},
-    {"pt", "portuguese"}, {"tr", "turkish"}, {"pl", "polish"}, {"ca", "catalan"},
-    {"nl", "dutch"}, {"ar", "arabic"}, {"sv", "swedish"}, {"it", "italian"},
-    {"id", "indonesian"}, {"hi", "hindi"}, {"fi", "finnish"}, {"vi", "vietnamese"},
-    {"he", "hebrew"}, {"uk", "ukrainian"}, {"el", "greek"}, {"ms", "malay"},
-    {"cs", "czech"}, {"ro", "romanian"}, {"da", "danish"}, {"hu", "hungarian"},
-    {"ta", "tamil"}, {"no", "norwegian"}, {"th", "thai"}, {"ur", "urdu"},
-    {"hr", "croatian"}, {"bg", "bulgarian"}, {"lt", "lithuanian"}, {"la", "latin"},
-    {"mi", "maori"}, {"ml", "malayalam"}, {"cy", "welsh"}, {"sk", "slovak"},
-    {"te", "telugu"}, {"fa", "persian"}, {"lv", "latvian"}, {"bn", "bengali"},
-    {"sr", "serbian"}, {"az", "azerbaijani"}, {"sl", "slovenian"}, {"kn", "kannada"},
-    {"et", "estonian"}, {"mk", "macedonian"}, {"br", "breton"}, {"eu", "basque"},
-    {"is", "icelandic"}, {"hy", "armenian"}, {"ne", "nepali"}, {"mn", "mongolian"},
-    {"bs", "bosnian"}, {"kk", "kazakh"}, {"sq", "albanian"}, {"sw", "swahili"},
-    {"gl", "galician"}, {"mr", "marathi"}, {"pa", "punjabi"}, {"si", "sinhala"},
-    {"km", "khmer"}, {"sn", "shona"}, {"yo", "yoruba"}, {"so", "somali"},
-    {"af", "afrikaans"}, {"oc", "occitan"}, {"ka", "georgian"}, {"be", "belarusian"},
-    {"tg", "tajik"}, {"sd", "sindhi"}, {"gu", "gujarati"}, {"am", "amharic"},
-    {"yi", "yiddish"}, {"lo", "lao"}, {"uz", "uzbek"}, {"fo", "faroese"},
-    {"ht", "haitian creole"}, {"ps", "pashto"}, {"tk", "turkmen"}, {"nn", "nynorsk"},
-    {"mt", "maltese"}, {"sa", "sanskrit"}, {"lb", "luxembourgish"}, {"my", "myanmar"},
-    {"bo", "tibetan"}, {"tl", "tagalog"}, {"mg", "malagasy"}, {"as", "assamese"},
-    {"tt", "tatar"}, {"haw", "hawaiian"}, {"ln", "lingala"}, {"ha", "hausa"},
-    {"ba", "bashkir"}, {"jw", "javanese"}, {"su", "sundanese"}, {"yue", "cantonese"},
-    /* aliases */
-    {"my", "burmese"}, {"ca", "valencian"}, {"nl", "flemish"}, {"ht", "haitian"},
-    {"lb", "letzeburgesch"}, {"ps", "pushto"}, {"pa", "panjabi"}, {"ro", "moldavian"},
-    {"ro", "moldovan"}, {"si", "sinhalese"}, {"es", "castilian"}, {"zh", "mandarin"},
-};
 
 void steno_transcribe_usage(FILE *f) {
     fputs(
@@ -469,12 +437,11 @@ static bool write_outputs(const steno_result *r, const options *o, const char *i
 
 /* The name of a language code, title-cased as openai-whisper prints it ("Haitian Creole"). */
 static void language_name(const char *code, char *out, size_t n) {
-    snprintf(out, n, "%s", code);
-    for (size_t i = 0; i < sizeof LANGUAGES / sizeof LANGUAGES[0]; i++)
-        if (!strcmp(code, LANGUAGES[i][0])) {
-            snprintf(out, n, "%s", LANGUAGES[i][1]);
-            break;
-        }
+    const char *name = steno_language_name(code);
+    if (!name) name = code;
+    const size_t len = strnlen(name, n - 1);
+    memcpy(out, name, len);
+    out[len] = '\0';
     for (char *c = out; *c; c++)
         if (c == out || c[-1] == ' ') *c = (char)toupper((unsigned char)*c);
 }
@@ -490,14 +457,6 @@ static steno_status print_languages(steno_whisper *w, const char *input, const f
         printf("%s\t%s\t%s\t%.4f\n", input, top[i].code, name, top[i].probability);
     }
     return st;
-}
-
-/* Looks LANG up in LANGUAGES (code or name, any case); NULL when unknown. */
-static const char *language_code(const char *lang) {
-    for (size_t i = 0; i < sizeof LANGUAGES / sizeof LANGUAGES[0]; i++)
-        if (!strcasecmp(lang, LANGUAGES[i][0]) || !strcasecmp(lang, LANGUAGES[i][1]))
-            return LANGUAGES[i][0];
-    return NULL;
 }
 
 /* Loads the model and runs the checks of the options against it (vocabulary, languages).
@@ -773,7 +732,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
     for (int k = 0; k < n_files; k++) n_stdin += strcmp(files[k], "-") == 0;
     if (n_stdin > 1) FAIL_USAGE("standard input (-) can be read only once");
     const char *lang = NULL;
-    if (o.language && strcasecmp(o.language, "auto") != 0 && !(lang = language_code(o.language)))
+    if (o.language && strcasecmp(o.language, "auto") != 0 && !(lang = steno_language_code(o.language)))
         FAIL_USAGE("--language: unknown language '%s'", o.language);
 
     /* The temperature ladder: numpy.arange(temperature, 1.0 + 1e-6, increment). */

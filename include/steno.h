@@ -272,6 +272,13 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
                                          size_t n, const steno_transcribe_params *params, steno_result **out);
 void steno_result_free(steno_result *r);
 
+/** openai-whisper's full name of a language code, lower case ("de" → "german"; tokenizer.py
+ *  LANGUAGES), or NULL for a code Whisper does not have. Static strings; thread-safe. */
+const char *steno_language_name(const char *code);
+/** The code of a language given by code, full name or openai-whisper's alias, in any case ("de",
+ *  "German", "mandarin" → "zh"), or NULL when unknown. Static strings; thread-safe. */
+const char *steno_language_code(const char *code_or_name);
+
 /** One language of steno_detect_language: its code ("de") and probability. */
 typedef struct steno_language_prob {
     char code[16];

@@ -12,41 +12,13 @@
 
 #include "text/utf8.h"
 
-static const char *const g_languages[][2] = {
-    {"en", "english"},    {"zh", "chinese"},     {"de", "german"},     {"es", "spanish"},    {"ru", "russian"},
-    {"ko", "korean"},     {"fr", "french"},      {"ja", "japanese"},   {"pt", "portuguese"}, {"tr", "turkish"},
-    {"pl", "polish"},     {"ca", "catalan"},     {"nl", "dutch"},      {"ar", "arabic"},     {"sv", "swedish"},
-    {"it", "italian"},    {"id", "indonesian"},  {"hi", "hindi"},      {"fi", "finnish"},    {"vi", "vietnamese"},
-    {"he", "hebrew"},     {"uk", "ukrainian"},   {"el", "greek"},      {"ms", "malay"},      {"cs", "czech"},
-    {"ro", "romanian"},   {"da", "danish"},      {"hu", "hungarian"},  {"ta", "tamil"},      {"no", "norwegian"},
-    {"th", "thai"},       {"ur", "urdu"},        {"hr", "croatian"},   {"bg", "bulgarian"},  {"lt", "lithuanian"},
-    {"la", "latin"},      {"mi", "maori"},       {"ml", "malayalam"},  {"cy", "welsh"},      {"sk", "slovak"},
-    {"te", "telugu"},     {"fa", "persian"},     {"lv", "latvian"},    {"bn", "bengali"},    {"sr", "serbian"},
-    {"az", "azerbaijani"}, {"sl", "slovenian"},  {"kn", "kannada"},    {"et", "estonian"},   {"mk", "macedonian"},
-    {"br", "breton"},     {"eu", "basque"},      {"is", "icelandic"},  {"hy", "armenian"},   {"ne", "nepali"},
-    {"mn", "mongolian"},  {"bs", "bosnian"},     {"kk", "kazakh"},     {"sq", "albanian"},   {"sw", "swahili"},
-    {"gl", "galician"},   {"mr", "marathi"},     {"pa", "punjabi"},    {"si", "sinhala"},    {"km", "khmer"},
-    {"sn", "shona"},      {"yo", "yoruba"},      {"so", "somali"},     {"af", "afrikaans"},  {"oc", "occitan"},
-    {"ka", "georgian"},   {"be", "belarusian"},  {"tg", "tajik"},      {"sd", "sindhi"},     {"gu", "gujarati"},
-    {"am", "amharic"},    {"yi", "yiddish"},     {"lo", "lao"},        {"uz", "uzbek"},      {"fo", "faroese"},
-    {"ht", "haitian creole"}, {"ps", "pashto"},  {"tk", "turkmen"},    {"nn", "nynorsk"},    {"mt", "maltese"},
-    {"sa", "sanskrit"},   {"lb", "luxembourgish"}, {"my", "myanmar"},  {"bo", "tibetan"},    {"tl", "tagalog"},
-    {"mg", "malagasy"},   {"as", "assamese"},    {"tt", "tatar"},      {"haw", "hawaiian"},  {"ln", "lingala"},
-    {"ha", "hausa"},      {"ba", "bashkir"},     {"jw", "javanese"},   {"su", "sundanese"},  {"yue", "cantonese"},
-};
-#define N_LANGUAGES (int)(sizeof g_languages / sizeof g_languages[0])
 
 const char *audio_language_name(const char *code) {
-    for (int i = 0; i < N_LANGUAGES; i++)
-        if (strcmp(g_languages[i][0], code) == 0) return g_languages[i][1];
-    return code;
+    const char *name = steno_language_name(code);
+    return name ? name : code;
 }
 
-const char *audio_language_code(const char *s) {
-    for (int i = 0; i < N_LANGUAGES; i++)
-        if (strcasecmp(g_languages[i][0], s) == 0 || strcasecmp(g_languages[i][1], s) == 0) return g_languages[i][0];
-    return NULL;
-}
+const char *audio_language_code(const char *s) { return steno_language_code(s); }
 
 int audio_format_parse(const char *s, audio_format *out) {
     static const char *const names[] = {"json", "text", "srt", "vtt", "verbose_json"};
