@@ -12,6 +12,7 @@
  * timestamp or has no timestamp pair. The previous text tokens condition the next window unless
  * the window needed a temperature above 0.5. */
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,10 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
     if (o.path == STENO_PATH_FAITHFUL && o.audio_ctx != 0)
         return steno_fail(STENO_E_INVALID_ARG, "audio_ctx: only the fast path can reduce it");
     struct stat sb;
-    if (stat(model_dir, &sb) == 0 && S_ISREG(sb.st_mode)) { /* a file where a directory belongs */
+    const int found = stat(model_dir, &sb) == 0;
+    if (!found && (errno == ENOENT || errno == ENOTDIR))
+        return steno_fail(STENO_E_IO, "%s: no such model directory", model_dir);
+    if (found && S_ISREG(sb.st_mode)) { /* a file where a directory belongs */
         const char *what = steno_sniff_model_file(model_dir);
         if (what && strcmp(what, "a CTranslate2 model.bin") == 0)
             return steno_fail(STENO_E_FORMAT, "%s: %s: give the directory that holds it (with config.json and "
