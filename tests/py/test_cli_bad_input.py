@@ -576,6 +576,10 @@ def model_file_instead_of_directory():
     rc, out, err, ctx = run(transcribe_args(JFK, model=os.path.join(MODEL, "model.bin")))
     expect_one_line_error(rc, err, ctx, ["model.bin"])
     check("give the directory" in err, "a CTranslate2 model.bin should be told to give its directory" + ctx)
+    missing = os.path.join(d, "models", "ggml-base.en.bin")  # whisper.cpp's usual -m path, absent
+    rc, out, err, ctx = run(transcribe_args(JFK, model=missing))
+    expect_one_line_error(rc, err, ctx, [missing])
+    check("no such model directory" in err and "model.bin:" not in err, "a missing --model should say so" + ctx)
     rc, out, err, ctx = run(["generate", "-m", JFK, "-n", "4", "-p", "Hi"])
     expect_one_line_error(rc, err, ctx, ["jfk.wav"])
     check("neither GGUF nor a llama2.c checkpoint" in err, "generate -m WAV should say what it is not" + ctx)
