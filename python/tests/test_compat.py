@@ -257,6 +257,16 @@ def _workers():
 def test_ctrl_c_in_consumer():
     if threading.current_thread() is not threading.main_thread():
         pytest.fail("this test sends itself SIGINT: pytest must run it on the main thread")
+    # Python's own SIGINT handler, whatever was inherited: a shell running the suite in the
+    # background starts it with SIGINT ignored, and the signal would then never arrive (a hang).
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_in_consumer()
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+
+
+def _ctrl_c_in_consumer():
     # The worker waits for the one slot (num_workers=1), held here: no segment ever comes. A SIGINT
     # must still raise KeyboardInterrupt in the loop at once and stop and join the worker.
     m = steno.WhisperModel("tiny.en", threads=1, num_workers=1)
