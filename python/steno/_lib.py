@@ -497,3 +497,40 @@ class Handle:
                 return
             ptr, self._ptr = self._ptr, None
         self._free(ptr)
+
+
+class HandleOwner:
+    """The lifetime half of a Python model object over a Handle: uses (_acquire/_release), closed,
+    close(), the context manager and close on garbage collection. Subclasses set self._h (None
+    until the C object exists) and self._closed_what ("LLM", "WhisperModel") before any raise."""
+
+    _h: Optional[Handle] = None
+    _closed_what = "model"
+
+    def _acquire(self) -> int:
+        if self._h is None:
+            raise StenoError("%s is closed" % self._closed_what)
+        return self._h.acquire()
+
+    def _release(self) -> None:
+        assert self._h is not None
+        self._h.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._h is None or self._h.closed
+
+    def close(self) -> None:
+        """Frees the model. Calls still running keep it alive until they end; every call made
+        after close() raises StenoError("<model> is closed")."""
+        if self._h is not None:
+            self._h.close()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -76,7 +76,7 @@ def _s(b: Optional[bytes]) -> str:
     return b.decode("utf-8", "replace") if b else ""
 
 
-class LLM:
+class LLM(_lib.HandleOwner):
     """A loaded LLM (GGUF: Llama family, Gemma 3; or a llama2.c checkpoint).
 
     Args:
@@ -92,6 +92,8 @@ class LLM:
     ``close()`` frees the model once the generations still running (a streaming generator being
     consumed) have ended; every call after it raises StenoError("LLM is closed").
     """
+
+    _closed_what = "LLM"
 
     def __init__(
         self,
@@ -165,35 +167,10 @@ class LLM:
             lib.steno_llm_ctx_free(c)
         lib.steno_llm_free(m)
 
-    def _acquire(self) -> int:
-        if self._h is None:
-            raise StenoError("LLM is closed")
-        return self._h.acquire()
-
-    def _release(self) -> None:
-        assert self._h is not None
-        self._h.release()
-
-    @property
-    def closed(self) -> bool:
-        return self._h is None or self._h.closed
-
-    def close(self) -> None:
-        """Frees the model (once the generations still running have ended)."""
-        if self._h is not None:
-            self._h.close()
 
     def __enter__(self) -> "LLM":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- contexts (the caller holds a use of the model) --
     def _take_ctx(self, m: int) -> int:

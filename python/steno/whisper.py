@@ -221,7 +221,7 @@ class TranscriptionInfo:
 # --- the model ----------------------------------------------------------------------------------
 
 
-class WhisperModel:
+class WhisperModel(_lib.HandleOwner):
     """A loaded Whisper model (CTranslate2 directory), shared by any number of transcriptions.
 
     faster-whisper 1.2.1's constructor, on the CPU:
@@ -253,6 +253,8 @@ class WhisperModel:
             path only).
         model_dir: = download_root.
     """
+
+    _closed_what = "WhisperModel"
 
     def __init__(
         self,
@@ -368,36 +370,10 @@ class WhisperModel:
             lib.steno_whisper_state_free(s)
         lib.steno_whisper_free(w)
 
-    def _acquire(self) -> int:
-        if self._h is None:
-            raise StenoError("WhisperModel is closed")
-        return self._h.acquire()
-
-    def _release(self) -> None:
-        assert self._h is not None
-        self._h.release()
-
-    @property
-    def closed(self) -> bool:
-        return self._h is None or self._h.closed
-
-    def close(self) -> None:
-        """Frees the model. Transcriptions still running keep it alive until they end; every call
-        made after close() raises StenoError("WhisperModel is closed")."""
-        if self._h is not None:
-            self._h.close()
 
     def __enter__(self) -> "WhisperModel":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- states (one per concurrent transcription; the caller holds a use of the model) --
     def _new_state(self, w: int) -> int:
