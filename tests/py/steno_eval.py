@@ -202,11 +202,13 @@ def transcribe(paths, out_dir, extra_args=()):
     and returns ({path: result dict}, wall seconds). Fails if steno fails or an output is missing.
     The result dict is openai-whisper's transcribe() result: {text, language, segments: [...]}.
 
-    Several tests judge the same run (parity, WER, long-form): with $STENO_TEST_CACHE set (ctest
-    sets it to a folder of the build tree) the results of a run are kept there, keyed by the
-    binary (path, size, mtime), the model, the arguments and the inputs, and a second test asking
-    for the same run reads them instead of decoding again. A lock file serializes runs, so
-    `ctest -j` never decodes the same run twice either."""
+    Several tests judge the same run (parity, WER, long-form) over overlapping clip sets: with
+    $STENO_TEST_CACHE set (ctest sets it to a folder of the build tree) each file's result is kept
+    there, keyed by the binary (path, size, mtime), the model, the arguments and the file, and a
+    later test asking for the same arguments decodes only the files not seen yet (one process for
+    those; a file's result does not depend on the others given with it). The wall time returned is
+    the decoding run's plus the cached files' shares of theirs. A lock file serializes runs, so
+    `ctest -j` never decodes the same file twice either."""
     cache = os.environ.get("STENO_TEST_CACHE")
     if not cache:
         return _transcribe(paths, out_dir, extra_args)
@@ -215,25 +217,37 @@ def transcribe(paths, out_dir, extra_args=()):
     b = steno_bin()
     st = os.stat(b)
     mst = os.stat(os.path.join(model_dir(), "model.bin"))
-    key = hashlib.sha1(json.dumps([os.path.abspath(b), st.st_size, st.st_mtime_ns, model_dir(),
-                                   mst.st_size, mst.st_mtime_ns, list(extra_args),
-                                   [os.path.abspath(p) for p in paths]]).encode()).hexdigest()
+    stamp = [os.path.abspath(b), st.st_size, st.st_mtime_ns, model_dir(), mst.st_size, mst.st_mtime_ns,
+             list(extra_args)]
+
+    def entry(p):
+        key = hashlib.sha1(json.dumps(stamp + [os.path.abspath(p)]).encode()).hexdigest()
+        return os.path.join(cache, key + ".json")
+
     os.makedirs(cache, exist_ok=True)
-    entry = os.path.join(cache, key + ".json")
     with open(os.path.join(cache, "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if os.path.isfile(entry):
-            with open(entry, encoding="utf-8") as f:
-                saved = json.load(f)
-            print("(results of an identical steno run reused from %s; its wall time: %.1f s)"
-                  % (entry, saved["wall"]))
-            return {p: saved["results"][p] for p in paths}, saved["wall"]
-        results, dt = _transcribe(paths, out_dir, extra_args)
-        tmp = entry + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"wall": dt, "results": results}, f)
-        os.replace(tmp, entry)
-        return results, dt
+        results, wall = {}, 0.0
+        for p in paths:
+            if os.path.isfile(entry(p)):
+                with open(entry(p), encoding="utf-8") as f:
+                    saved = json.load(f)
+                results[p] = saved["result"]
+                wall += saved["wall_share"]
+        missing = [p for p in dict.fromkeys(paths) if p not in results]
+        if len(missing) < len(set(paths)):
+            print("(results of %d of %d files reused from identical steno runs in %s)"
+                  % (len(set(paths)) - len(missing), len(set(paths)), cache))
+        if missing:
+            decoded, dt = _transcribe(missing, out_dir, extra_args)
+            wall += dt
+            for p in missing:
+                tmp = entry(p) + ".tmp"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"wall_share": dt / len(missing), "result": decoded[p]}, f)
+                os.replace(tmp, entry(p))
+            results.update(decoded)
+        return {p: results[p] for p in paths}, wall
 
 
 def _transcribe(paths, out_dir, extra_args=()):

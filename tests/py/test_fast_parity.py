@@ -16,7 +16,8 @@
    fast path.
 Under the sanitizer build only the two ASAN_CLIPS (of steno_eval.SANITIZE_CLIPS) are used (printed).
 CI size (steno_eval.ci_rows/ci_half; STENO_TEST_FULL=1 runs everything): the gate of 1. leaves out
-the two clips over a minute (test_longform.py decodes them), 3. runs every other short clip.
+the two clips over a minute (test_longform.py decodes them) and runs every other clip of the rest,
+2. every English clip up to a minute, 3. every other short clip.
 Standard library only.
 """
 
@@ -76,6 +77,7 @@ def main():
         print("this test under the sanitizers: %s" % ", ".join(r["file"] for r in rows))
     rows = se.ci_rows(rows, "the fast/faithful gate")
     en = [r for r in rows if r["language"] == "en"]
+    rows = se.ci_half(rows, "the fast/faithful gate")
     print("runs:")
     faithful = run(rows, ["--path", "faithful"])
     fast32 = run(rows, ["--path", "fast", "--weights", "f32"])
