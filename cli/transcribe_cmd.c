@@ -447,10 +447,10 @@ static void language_name(const char *code, char *out, size_t n) {
 }
 
 /* --detect-language: prints the 5 most probable languages of samples as TSV lines. */
-static steno_status print_languages(steno_whisper *w, const char *input, const float *samples, size_t n) {
+static steno_status print_languages(steno_whisper *w, const char *input, steno_audio *audio) {
     steno_language_prob top[5];
     int n_top = 0;
-    steno_status st = steno_detect_language(w, samples, n, top, 5, &n_top);
+    steno_status st = steno_detect_language_audio(w, audio, top, 5, &n_top);
     for (int i = 0; st == STENO_OK && i < n_top; i++) {
         char name[64];
         language_name(top[i].code, name, sizeof name);
@@ -788,9 +788,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
 
     for (int k = 0; k < n_files; k++) {
         const char *input = files[k];
-        float *samples = NULL;
-        size_t n_samples = 0;
-        if (steno_audio_load(input, &samples, &n_samples) != STENO_OK) {
+        /* opened, not loaded: memory stays flat in the input's length (steno_audio_open) */
+        steno_audio *audio = NULL;
+        if (steno_audio_open(input, &audio) != STENO_OK) {
             /* the library's message already names the input ("stdin" for "-") */
             const int named = strstr(steno_errmsg(), strcmp(input, "-") == 0 ? "stdin" : input) != NULL;
             report(named ? NULL : input, steno_errmsg());
@@ -801,17 +801,17 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (!w) {
             int r = load_model(&o, model_path, &lang, &w);
             if (r != 0) {
-                free(samples);
+                steno_audio_close(audio);
                 FREE_ALL();
                 return r;
             }
         }
         if (o.detect_language) {
-            if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, samples, n_samples) != STENO_OK) {
+            if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, audio) != STENO_OK) {
                 report(NULL, steno_errmsg());
                 rc = 1;
             }
-            free(samples);
+            steno_audio_close(audio);
             continue;
         }
         steno_transcribe_params p = steno_transcribe_default_params();
@@ -846,7 +846,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.seed = o.seed;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
-        rs.duration = (double)n_samples / STENO_SAMPLE_RATE;
+        rs.duration = (double)steno_audio_n_samples(audio) / STENO_SAMPLE_RATE;
         /* asked for, or on a terminal for inputs over a minute (shorter ones finish at once) */
         p.on_progress = o.progress || (rs.progress_tty && rs.duration > 60.0) ? on_progress : NULL;
         p.user = &rs;
@@ -856,8 +856,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rs.progress_shown = false;
 
         steno_result *res = NULL;
-        steno_status st = steno_transcribe(w, samples, n_samples, &p, &res);
-        free(samples);
+        steno_status st = steno_transcribe_audio(w, audio, &p, &res);
+        steno_audio_close(audio);
         clear_progress(&rs);
         if (st != STENO_OK) {
             report(strstr(steno_errmsg(), input) ? NULL : rs.input, steno_errmsg());

@@ -523,15 +523,15 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
     for (int k = 0; k < p.n_inp; k++) {
         const char *input = p.fname_inp[k];
         const char *base = k < p.n_out && p.fname_out[k][0] ? p.fname_out[k] : input;
-        float *samples = NULL;
-        size_t n_samples = 0;
-        if (steno_audio_load(input, &samples, &n_samples) != STENO_OK) {
+        steno_audio *audio = NULL; /* opened, not loaded: memory flat in the input's length */
+        if (steno_audio_open(input, &audio) != STENO_OK) {
             const char *msg = steno_errmsg();
             if (strstr(msg, strcmp(input, "-") == 0 ? "stdin" : input)) fprintf(stderr, ERR_PREFIX "%s\n", msg);
             else fprintf(stderr, ERR_PREFIX "%s: %s\n", input, msg);
             rc = 1;
             continue;
         }
+        const size_t n_samples = steno_audio_n_samples(audio);
         if (!p.no_prints)
             fprintf(stderr, "\nmain: processing '%s' (%zu samples, %.1f sec), %d threads, %d processors, %d beams + "
                             "best of %d, lang = %s, task = %s, timestamps = %d ...\n\n",
@@ -543,7 +543,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
             } else {
                 steno_language_prob lp[1];
                 int n_lp = 0;
-                if (steno_detect_language(w, samples, n_samples, lp, 1, &n_lp) != STENO_OK || n_lp < 1) {
+                if (steno_detect_language_audio(w, audio, lp, 1, &n_lp) != STENO_OK || n_lp < 1) {
                     fprintf(stderr, ERR_PREFIX "%s\n", steno_errmsg());
                     rc = 1;
                 } else {
@@ -551,7 +551,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
                             lp[0].probability);
                 }
             }
-            free(samples);
+            steno_audio_close(audio);
             continue;
         }
         steno_transcribe_params tp = steno_transcribe_default_params();
@@ -584,8 +584,8 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         tp.on_progress = p.print_progress ? on_progress : NULL;
         tp.user = &rs;
         steno_result *res = NULL;
-        steno_status st = steno_transcribe(w, samples, n_samples, &tp, &res);
-        free(samples);
+        steno_status st = steno_transcribe_audio(w, audio, &tp, &res);
+        steno_audio_close(audio);
         if (st != STENO_OK) {
             fprintf(stderr, ERR_PREFIX "%s: %s\n", input, steno_errmsg());
             rc = 1;

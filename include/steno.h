@@ -101,6 +101,33 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
 steno_status steno_audio_load_memory(const void *data, size_t size, const char *name, float **samples,
                                      size_t *n_samples);
 
+/** An audio file opened for transcription without holding its samples: memory stays bounded
+ *  (about one 30-s window, ~2 MB) whatever the file's length, where steno_audio_load holds 64 kB
+ *  per second of audio and its log-mel spectrogram 32 kB more (issue #15 item 6). Opening decodes
+ *  the file once, to check it and to find its length and the log-mel maximum that every window's
+ *  clamp depends on; each window is decoded again when transcription reaches it. The result of
+ *  steno_transcribe_audio is identical (same tokens, same times) to steno_transcribe over the
+ *  samples steno_audio_load gives for the same file. A steno_audio serves one transcription at a
+ *  time (not thread-safe); any number may be open. */
+typedef struct steno_audio steno_audio;
+
+/** Opens path ("-" = stdin, read whole into memory first, as steno_audio_load does) and scans
+ *  it. Errors and the partial-decode warning (steno_warnmsg) are steno_audio_load's, found during
+ *  the scan; the file must stay unchanged until steno_audio_close (a later pass that finds other
+ *  samples fails with STENO_E_IO). *out is freed with steno_audio_close. */
+steno_status steno_audio_open(const char *path, steno_audio **out);
+
+/** As steno_audio_open over data[0..size) (name as in steno_audio_load_memory). The data is
+ *  borrowed: it is read again by every window and must stay valid and unchanged until
+ *  steno_audio_close. */
+steno_status steno_audio_open_memory(const void *data, size_t size, const char *name, steno_audio **out);
+
+/** The number of 16 kHz samples the audio decodes to (0 for NULL). */
+size_t steno_audio_n_samples(const steno_audio *a);
+
+/** Frees a (NULL is a no-op). */
+void steno_audio_close(steno_audio *a);
+
 /* ---------------------------------------------------------------------------------------------
  * Whisper
  * ------------------------------------------------------------------------------------------- */
@@ -270,6 +297,13 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
  *  Tokens are identical to steno_transcribe's for the same input and params. */
 steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *s, const float *samples,
                                          size_t n, const steno_transcribe_params *params, steno_result **out);
+/** As steno_transcribe / steno_transcribe_with_state over an opened steno_audio (memory bounded
+ *  by one window; identical results). Errors: those of steno_transcribe, and decoding errors of a
+ *  window (steno_audio_open's). */
+steno_status steno_transcribe_audio(steno_whisper *w, steno_audio *a, const steno_transcribe_params *params,
+                                    steno_result **out);
+steno_status steno_transcribe_audio_with_state(const steno_whisper *w, steno_whisper_state *s, steno_audio *a,
+                                               const steno_transcribe_params *params, steno_result **out);
 void steno_result_free(steno_result *r);
 
 /** openai-whisper's full name of a language code, lower case ("de" → "german"; tokenizer.py
@@ -297,6 +331,11 @@ steno_status steno_detect_language(steno_whisper *w, const float *samples, size_
 /** As steno_detect_language on state s (NULL: w's default state). */
 steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whisper_state *s, const float *samples,
                                               size_t n, steno_language_prob *out, int cap, int *n_out);
+/** As steno_detect_language / _with_state over an opened steno_audio (its first window only). */
+steno_status steno_detect_language_audio(steno_whisper *w, steno_audio *a, steno_language_prob *out, int cap,
+                                         int *n_out);
+steno_status steno_detect_language_audio_with_state(const steno_whisper *w, steno_whisper_state *s, steno_audio *a,
+                                                    steno_language_prob *out, int cap, int *n_out);
 
 /* ---------------------------------------------------------------------------------------------
  * Writers (openai-whisper's whisper/utils.py: WriteTXT, WriteSRT, WriteVTT, WriteTSV, WriteJSON)

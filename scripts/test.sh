@@ -30,11 +30,12 @@ cmake --build build-asan -j"$jobs"
 # client-side comparisons (openai client, browser, HAProxy, concurrency) exercise the same server
 # code and run in the Release build only, to keep CI within its time budget; so does the prompt
 # cache's HTTP test (107 s sanitized), whose C code — trie, snapshots, files — test_prompt_cache
-# and test_kv_snapshot run sanitized; and install_tree (80 s sanitized: the installed library and its
-# pkg-config/CMake files are the same in both builds).
+# and test_kv_snapshot run sanitized; install_tree (80 s sanitized: the installed library and its
+# pkg-config/CMake files are the same in both builds); and py_test_memory_flat, which measures peak
+# RSS (ASan's shadow memory is not the program's; test_audio_stream checks the same code sanitized).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)|install_tree)$' || status=1
+  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)|install_tree|py_test_memory_flat)$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1

@@ -9,6 +9,7 @@
  * arithmetic for s16 inputs are the ones the ffmpeg CLI uses), then each sample is divided by
  * 32768.0f. For 16-bit 16 kHz mono inputs the result is bit-identical to openai-whisper's.
  */
+#include "audio/stream.h"
 #include "core/error.h"
 #include "steno.h"
 
@@ -71,7 +72,9 @@ typedef struct decoder {
     AVChannelLayout swr_layout;
     AVPacket *pkt;
     AVFrame *frame;
-    pcm_buf out;
+    pcm_buf out;     /* decoded s16 samples not yet consumed */
+    size_t out_base; /* samples consumed and dropped before out.data[0] (streaming) */
+    int eof;         /* the demuxer ended and the decoder and resampler are drained */
     int read_error; /* the AVERROR that ended reading early (0: end of file) */
     unsigned char head[4096]; /* the input's first bytes (a WAV header's promise is read from them) */
     size_t head_n;
@@ -95,7 +98,7 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         if (cap < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", cap);
         if (cap == 0 && in_n == 0) return STENO_OK;
         cap += 32;
-        if (d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
+        if (d->out_base + d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
             return steno_fail(STENO_E_FORMAT, "%s: audio is longer than %d s (the limit)", d->name,
                               STENO_AUDIO_MAX_SECONDS);
         if (pcm_reserve(&d->out, (size_t)cap) != 0)
@@ -328,30 +331,37 @@ static steno_status open_stream(decoder *d) {
     return STENO_OK;
 }
 
-static steno_status decode_all(decoder *d) {
+/* Reads one packet and appends what it decodes to d->out; at the end of the input, drains the
+ * decoder and the resampler and sets d->eof. */
+static steno_status decode_step(decoder *d) {
     steno_status st;
-    for (;;) {
-        int ret = av_read_frame(d->fmt, d->pkt);
-        /* a read error after the header (e.g. a truncated file) ends the stream, as in the ffmpeg CLI */
-        if (ret < 0) {
-            if (ret != AVERROR_EOF) d->read_error = ret;
-            break;
-        }
-        if (d->pkt->stream_index == d->stream) {
-            ret = avcodec_send_packet(d->dec, d->pkt);
-            /* EAGAIN cannot happen here: each send is followed by a full receive loop */
-            if (ret == AVERROR(ENOMEM)) {
-                av_packet_unref(d->pkt);
-                return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
-            }
-        }
-        av_packet_unref(d->pkt);
+    if (d->eof) return STENO_OK;
+    int ret = av_read_frame(d->fmt, d->pkt);
+    /* a read error after the header (e.g. a truncated file) ends the stream, as in the ffmpeg CLI */
+    if (ret < 0) {
+        if (ret != AVERROR_EOF) d->read_error = ret;
+        avcodec_send_packet(d->dec, NULL);
         if ((st = drain_decoder(d)) != STENO_OK) return st;
+        if (d->swr && (st = resample_append(d, NULL, 0)) != STENO_OK) return st;
+        d->eof = 1;
+        return STENO_OK;
     }
-    avcodec_send_packet(d->dec, NULL);
-    if ((st = drain_decoder(d)) != STENO_OK) return st;
-    if (d->swr) return resample_append(d, NULL, 0);
-    return STENO_OK;
+    if (d->pkt->stream_index == d->stream) {
+        ret = avcodec_send_packet(d->dec, d->pkt);
+        /* EAGAIN cannot happen here: each send is followed by a full receive loop */
+        if (ret == AVERROR(ENOMEM)) {
+            av_packet_unref(d->pkt);
+            return steno_fail(STENO_E_NOMEM, "%s: out of memory decoding audio", d->name);
+        }
+    }
+    av_packet_unref(d->pkt);
+    return drain_decoder(d);
+}
+
+static steno_status decode_all(decoder *d) {
+    steno_status st = STENO_OK;
+    while (!d->eof && st == STENO_OK) st = decode_step(d);
+    return st;
 }
 
 static uint32_t le32(const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
@@ -379,7 +389,8 @@ static double wav_declared_seconds(const unsigned char *h, size_t n) {
  * header) are not a promise and are not compared; 1 % (at least 0.1 s) is left for codec delay
  * and padding. */
 static void warn_partial(const decoder *d) {
-    const double got = (double)d->out.n / STENO_SAMPLE_RATE;
+    const size_t total = d->out_base + d->out.n;
+    const double got = (double)total / STENO_SAMPLE_RATE;
     if (d->read_error && d->read_error != AVERROR_EOF) {
         char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
         av_strerror(d->read_error, buf, sizeof buf);
@@ -390,7 +401,7 @@ static void warn_partial(const decoder *d) {
     double declared = wav_declared_seconds(d->head, d->head_n);
     if (declared < 0 && d->fmt->duration_estimation_method == AVFMT_DURATION_FROM_BITRATE) return;
     if (declared >= 0) {
-        if (declared > 0 && d->out.n == 0)
+        if (declared > 0 && total == 0)
             steno_warn("%s: no audio data: the header declares %.1f s of audio", d->name, declared);
         else if (got < declared - fmax(0.1, 0.01 * declared))
             steno_warn("%s: truncated: the header declares %.1f s of audio, %.1f s decoded", d->name, declared, got);
@@ -400,6 +411,18 @@ static void warn_partial(const decoder *d) {
     else if (d->fmt->duration != AV_NOPTS_VALUE && d->fmt->duration > 0) declared = (double)d->fmt->duration / AV_TIME_BASE;
     if (declared > 0 && got < declared - fmax(0.1, 0.01 * declared))
         steno_warn("%s: truncated: the header declares %.1f s of audio, %.1f s decoded", d->name, declared, got);
+}
+
+/* Frees everything the decoder holds but a custom AVIOContext, which its opener owns. */
+static void decoder_release(decoder *d) {
+    swr_free(&d->swr);
+    av_channel_layout_uninit(&d->swr_layout);
+    av_frame_free(&d->frame);
+    av_packet_free(&d->pkt);
+    avcodec_free_context(&d->dec);
+    avformat_close_input(&d->fmt);
+    free(d->out.data);
+    d->out = (pcm_buf){0};
 }
 
 /* The one decoder path behind both loaders: d->fmt is open (by path or over memory); decode,
@@ -423,16 +446,11 @@ static steno_status load_opened(decoder *d, steno_status st, float **samples, si
             for (size_t i = 0; i < d->out.n; i++) out[i] = (float)d->out.data[i] / 32768.0f;
         }
     }
-    swr_free(&d->swr);
-    av_channel_layout_uninit(&d->swr_layout);
-    av_frame_free(&d->frame);
-    av_packet_free(&d->pkt);
-    avcodec_free_context(&d->dec);
-    avformat_close_input(&d->fmt);
-    free(d->out.data);
+    const size_t n = d->out.n;
+    decoder_release(d);
     if (st != STENO_OK) return st;
     *samples = out;
-    *n_samples = d->out.n;
+    *n_samples = n;
     return STENO_OK;
 }
 
@@ -440,7 +458,7 @@ static steno_status load_opened(decoder *d, steno_status st, float **samples, si
  * moov atom (its index) comes after the audio then yields no samples at all. */
 #define MAX_STDIN_BYTES ((size_t)4 << 30)
 
-static steno_status read_stdin(unsigned char **data, size_t *size) {
+steno_status audio_read_stdin(unsigned char **data, size_t *size) {
     size_t cap = 1 << 20, n = 0;
     unsigned char *buf = malloc(cap);
     if (!buf) return steno_fail(STENO_E_NOMEM, "stdin: out of memory");
@@ -486,7 +504,7 @@ steno_status steno_audio_load(const char *path, float **samples, size_t *n_sampl
     if (strcmp(path, "-") == 0) {
         unsigned char *data = NULL;
         size_t size = 0;
-        steno_status st = read_stdin(&data, &size);
+        steno_status st = audio_read_stdin(&data, &size);
         if (st == STENO_OK) st = load_memory(data, size, "stdin", samples, n_samples);
         free(data);
         return st;
@@ -518,4 +536,98 @@ static steno_status load_memory(const void *data, size_t size, const char *name,
     if (pb) av_freep(&pb->buffer);
     avio_context_free(&pb);
     return st;
+}
+
+/* ---- streaming: the same decoder path, consumed a block at a time (audio/stream.h) ---- */
+
+struct audio_stream {
+    decoder d;
+    char *name;
+    mem_file m;
+    AVIOContext *pb; /* custom I/O of a memory stream */
+    size_t rpos;     /* samples of d.out already handed out */
+};
+
+static steno_status stream_start(audio_stream *s, steno_status st, audio_stream **out) {
+    decoder *d = &s->d;
+    if (st == STENO_OK) st = open_stream(d);
+    if (st == STENO_OK) {
+        d->pkt = av_packet_alloc();
+        d->frame = av_frame_alloc();
+        if (!d->pkt || !d->frame) st = steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    }
+    if (st != STENO_OK) {
+        audio_stream_close(s);
+        return st;
+    }
+    *out = s;
+    return STENO_OK;
+}
+
+static audio_stream *stream_new(const char *name) {
+    audio_stream *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->name = strdup(name);
+    if (!s->name) {
+        free(s);
+        return NULL;
+    }
+    s->d = (decoder){.name = s->name, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    return s;
+}
+
+steno_status audio_stream_open_path(const char *path, audio_stream **out) {
+    *out = NULL;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+    audio_stream *s = stream_new(path);
+    if (!s) return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
+    return stream_start(s, open_path(&s->d, path), out);
+}
+
+steno_status audio_stream_open_memory(const void *data, size_t size, const char *name, audio_stream **out) {
+    *out = NULL;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+    audio_stream *s = stream_new(name && *name ? name : "memory");
+    if (!s) return steno_fail(STENO_E_NOMEM, "%s: out of memory", name && *name ? name : "memory");
+    decoder *d = &s->d;
+    d->head_n = size < sizeof d->head ? size : sizeof d->head;
+    if (d->head_n) memcpy(d->head, data, d->head_n);
+    s->m = (mem_file){.data = data, .size = size};
+    return stream_start(s, open_memory(d, &s->m, &s->pb), out);
+}
+
+steno_status audio_stream_read(audio_stream *s, float *dst, size_t cap, size_t *got) {
+    decoder *d = &s->d;
+    *got = 0;
+    while (d->out.n - s->rpos < cap && !d->eof) {
+        /* drop what was handed out before the buffer grows again */
+        if (s->rpos > 0) {
+            memmove(d->out.data, d->out.data + s->rpos, sizeof(int16_t) * (d->out.n - s->rpos));
+            d->out.n -= s->rpos;
+            d->out_base += s->rpos;
+            s->rpos = 0;
+        }
+        steno_status st = decode_step(d);
+        if (st != STENO_OK) return st;
+    }
+    size_t k = d->out.n - s->rpos;
+    if (k > cap) k = cap;
+    const int16_t *src = d->out.data + s->rpos;
+    for (size_t i = 0; i < k; i++) dst[i] = (float)src[i] / 32768.0f; /* as load_opened */
+    s->rpos += k;
+    *got = k;
+    return STENO_OK;
+}
+
+void audio_stream_warn_partial(const audio_stream *s) {
+    if (s->d.eof) warn_partial(&s->d);
+}
+
+void audio_stream_close(audio_stream *s) {
+    if (!s) return;
+    decoder_release(&s->d);
+    if (s->pb) av_freep(&s->pb->buffer);
+    avio_context_free(&s->pb);
+    free(s->name);
+    free(s);
 }

@@ -79,13 +79,20 @@ typedef struct cplx {
 
 static const int FFT_FACTORS[] = {4, 4, 5, 5, 1};
 
-typedef struct mel_plan {
-    cplx tw[N_FFT];      /* exp(-2πi m / 400) */
-    double window[N_FFT]; /* periodic Hann, float32 values as torch.hann_window */
+/* One filterbank with each filter's non-zero bins [lo, hi). */
+typedef struct mel_bank {
     int n_mels;
-    const float *filters; /* [n_mels][N_BINS] */
-    int lo[128], hi[128]; /* each filter's non-zero bins [lo, hi) */
-} mel_plan;
+    float filters[128 * N_BINS]; /* [n_mels][N_BINS] */
+    int lo[128], hi[128];
+} mel_bank;
+
+struct steno_mel_plan {
+    cplx tw[N_FFT];       /* exp(-2πi m / 400) */
+    double window[N_FFT]; /* periodic Hann, float32 values as torch.hann_window */
+    mel_bank bank[2];     /* 80 and 128 bins */
+};
+
+typedef struct steno_mel_plan mel_plan;
 
 /* Recursive decimation-in-time mixed-radix FFT (the kissfft structure): out[0..n) is the DFT of
  * in[0], in[stride], ... */
@@ -132,68 +139,147 @@ static void fft_rec(const mel_plan *p, cplx *out, const cplx *in, int n, int str
 
 /* ---- log-mel ---- */
 
-typedef struct mel_job {
-    const mel_plan *plan;
-    const float *samples;
-    size_t n;       /* real samples */
-    size_t len;     /* n + padding zeros: the signal the STFT sees */
-    int n_frames;   /* frames kept */
-    int t0, t1;     /* this job's frames [t0, t1) */
-    float *mel;     /* [n_mels][n_frames], log10 of the clamped mel power on return */
-    float max;      /* max of this job's log10 values */
-} mel_job;
+steno_status steno_mel_plan_new(steno_mel_plan **out) {
+    if (!out) return steno_fail(STENO_E_INVALID_ARG, "log-mel: NULL output");
+    mel_plan *plan = malloc(sizeof *plan);
+    if (!plan) return steno_fail(STENO_E_NOMEM, "log-mel: out of memory");
+    for (int m = 0; m < N_FFT; m++) {
+        const double a = 2.0 * M_PI * m / N_FFT;
+        plan->tw[m] = (cplx){cos(a), -sin(a)};
+        plan->window[m] = (double)(float)(0.5 - 0.5 * cos(a));
+    }
+    for (int b = 0; b < 2; b++) {
+        mel_bank *k = &plan->bank[b];
+        k->n_mels = b ? 128 : 80;
+        steno_mel_filters(k->n_mels, k->filters);
+        for (int m = 0; m < k->n_mels; m++) {
+            const float *w = k->filters + (size_t)m * N_BINS;
+            int lo = 0, hi = N_BINS;
+            while (lo < hi && w[lo] == 0.0f) lo++;
+            while (hi > lo && w[hi - 1] == 0.0f) hi--;
+            k->lo[m] = lo;
+            k->hi[m] = hi;
+        }
+    }
+    *out = plan;
+    return STENO_OK;
+}
+
+void steno_mel_plan_free(steno_mel_plan *p) { free(p); }
 
 /* Sample i of the reflect-padded signal (torch.stft center=True, pad_mode="reflect"): index i is
  * relative to the unpadded start, so i ranges over [-N_FFT/2, len + N_FFT/2). */
-static inline double padded_sample(const mel_job *j, long long i) {
-    const long long len = (long long)j->len;
+static inline double padded_sample(const steno_mel_signal *s, long long i) {
+    const long long len = (long long)s->len;
     if (i < 0) i = -i;
     else if (i >= len) i = 2 * (len - 1) - i;
-    return (size_t)i < j->n ? (double)j->samples[i] : 0.0;
+    return (size_t)i < s->n ? (double)s->x[(size_t)i - s->x0] : 0.0;
 }
 
-static void frame_into(const mel_job *j, int t, double *re_or_im, size_t stride) {
+static void frame_into(const mel_plan *p, const steno_mel_signal *s, int t, double *re_or_im, size_t stride) {
     const long long start = (long long)t * HOP - N_FFT / 2;
-    for (int k = 0; k < N_FFT; k++) re_or_im[k * stride] = padded_sample(j, start + k) * j->plan->window[k];
+    for (int k = 0; k < N_FFT; k++) re_or_im[k * stride] = padded_sample(s, start + k) * p->window[k];
 }
 
-static void *mel_worker(void *arg) {
-    mel_job *j = arg;
-    const mel_plan *p = j->plan;
+/* The power spectra of frames t and t+1 (t+1 only when pair): one complex FFT of frame t in the
+ * real part and frame t+1 in the imaginary part. */
+static void stft_pair(const mel_plan *p, const steno_mel_signal *s, int t, int pair, double power[2][N_BINS]) {
     cplx in[N_FFT], out[N_FFT];
+    frame_into(p, s, t, &in[0].re, 2);
+    if (pair) frame_into(p, s, t + 1, &in[0].im, 2);
+    else for (int k = 0; k < N_FFT; k++) in[k].im = 0.0;
+    fft_rec(p, out, in, N_FFT, 1, FFT_FACTORS);
+    /* Z = A + iB with A, B the spectra of the two real frames:
+     * A[k] = (Z[k] + conj Z[N-k]) / 2, B[k] = (Z[k] - conj Z[N-k]) / 2i */
+    for (int k = 0; k < N_BINS; k++) {
+        const cplx z = out[k], zc = out[(N_FFT - k) % N_FFT];
+        const double ar = 0.5 * (z.re + zc.re), ai = 0.5 * (z.im - zc.im);
+        const double br = 0.5 * (z.im + zc.im), bi = -0.5 * (z.re - zc.re);
+        power[0][k] = ar * ar + ai * ai;
+        power[1][k] = br * br + bi * bi;
+    }
+}
+
+/* log10(max(mel power, 1e-10)) of one frame's power spectrum, in float32 as the reference; into
+ * col[m * stride] when col is not NULL; returns the frame's max. */
+static float project(const mel_bank *k, const double *power, float *col, size_t stride) {
+    const float floor_ = 1e-10f; /* torch.clamp(min=1e-10) on a float32 tensor */
+    float max = -INFINITY;
+    for (int m = 0; m < k->n_mels; m++) {
+        const float *w = k->filters + (size_t)m * N_BINS;
+        double acc = 0.0;
+        for (int b = k->lo[m]; b < k->hi[m]; b++) acc += (double)w[b] * power[b];
+        float v = (float)acc;
+        if (!(v >= floor_)) v = floor_;
+        v = log10f(v);
+        if (v > max) max = v;
+        if (col) col[(size_t)m * stride] = v;
+    }
+    return max;
+}
+
+static const mel_bank *bank_of(const mel_plan *p, int n_mels) { return &p->bank[n_mels == 128]; }
+
+/* Frames are computed in the pairs (2k, 2k+1), the last frame of an odd count alone: the pairing
+ * changes the rounding, so every caller must use the same one to get the same bits. */
+float steno_mel_log10_frames(const steno_mel_plan *p, const steno_mel_signal *s, int n_mels, int n_frames, int t0,
+                             int t1, float *out, size_t stride) {
+    const mel_bank *k = bank_of(p, n_mels);
     double power[2][N_BINS];
     float max = -INFINITY;
-    const float floor_ = 1e-10f; /* torch.clamp(min=1e-10) on a float32 tensor */
-
-    for (int t = j->t0; t < j->t1; t += 2) {
-        const int pair = t + 1 < j->t1;
-        frame_into(j, t, &in[0].re, 2);
-        if (pair) frame_into(j, t + 1, &in[0].im, 2);
-        else for (int k = 0; k < N_FFT; k++) in[k].im = 0.0;
-        fft_rec(p, out, in, N_FFT, 1, FFT_FACTORS);
-        /* Z = A + iB with A, B the spectra of the two real frames:
-         * A[k] = (Z[k] + conj Z[N-k]) / 2, B[k] = (Z[k] - conj Z[N-k]) / 2i */
-        for (int k = 0; k < N_BINS; k++) {
-            const cplx z = out[k], zc = out[(N_FFT - k) % N_FFT];
-            const double ar = 0.5 * (z.re + zc.re), ai = 0.5 * (z.im - zc.im);
-            const double br = 0.5 * (z.im + zc.im), bi = -0.5 * (z.re - zc.re);
-            power[0][k] = ar * ar + ai * ai;
-            power[1][k] = br * br + bi * bi;
+    for (int t = t0 & ~1; t < t1; t += 2) {
+        const int pair = t + 1 < n_frames;
+        stft_pair(p, s, t, pair, power);
+        for (int f = 0; f <= pair && t + f < t1; f++) {
+            if (t + f < t0) continue;
+            const float v = project(k, power[f], out ? out + (t + f - t0) : NULL, stride);
+            if (v > max) max = v;
         }
-        for (int f = 0; f <= pair; f++) {
-            for (int m = 0; m < p->n_mels; m++) {
-                const float *w = p->filters + (size_t)m * N_BINS;
-                double acc = 0.0;
-                for (int k = p->lo[m]; k < p->hi[m]; k++) acc += (double)w[k] * power[f][k];
-                float v = (float)acc;
-                if (!(v >= floor_)) v = floor_;
-                v = log10f(v);
-                if (v > max) max = v;
-                j->mel[(size_t)m * j->n_frames + t + f] = v;
+    }
+    return max;
+}
+
+void steno_mel_max_frames(const steno_mel_plan *p, const steno_mel_signal *s, int n_frames, int t0, int t1,
+                          float max[2]) {
+    double power[2][N_BINS];
+    for (int t = t0 & ~1; t < t1; t += 2) {
+        const int pair = t + 1 < n_frames;
+        stft_pair(p, s, t, pair, power);
+        for (int f = 0; f <= pair && t + f < t1; f++) {
+            if (t + f < t0) continue;
+            for (int b = 0; b < 2; b++) {
+                const float v = project(&p->bank[b], power[f], NULL, 0);
+                if (v > max[b]) max[b] = v;
             }
         }
     }
-    j->max = max;
+}
+
+float steno_mel_silence_log10(void) { return log10f(1e-10f); }
+
+void steno_mel_normalize(float *v, size_t n, float max) {
+    /* log_spec = maximum(log_spec, log_spec.max() - 8.0); (log_spec + 4.0) / 4.0, in float32 */
+    const float lo = max - 8.0f;
+    for (size_t i = 0; i < n; i++) {
+        const float x = v[i] > lo ? v[i] : lo;
+        v[i] = (x + 4.0f) / 4.0f;
+    }
+}
+
+typedef struct mel_job {
+    const mel_plan *plan;
+    const steno_mel_signal *sig;
+    int n_mels;
+    int n_frames; /* frames kept */
+    int t0, t1;   /* this job's frames [t0, t1) */
+    float *mel;   /* [n_mels][n_frames], log10 of the clamped mel power on return */
+    float max;    /* max of this job's log10 values */
+} mel_job;
+
+static void *mel_worker(void *arg) {
+    mel_job *j = arg;
+    j->max = steno_mel_log10_frames(j->plan, j->sig, j->n_mels, j->n_frames, j->t0, j->t1, j->mel + j->t0,
+                                    (size_t)j->n_frames);
     return NULL;
 }
 
@@ -220,31 +306,13 @@ steno_status steno_log_mel(const float *samples, size_t n, size_t pad_samples, i
         return steno_fail(STENO_E_INVALID_ARG, "log-mel: %zu samples is too long", len);
     const int n_frames = (int)(len / HOP);
 
-    mel_plan *plan = malloc(sizeof *plan);
-    float *filters = malloc(sizeof(float) * (size_t)n_mels * N_BINS);
+    mel_plan *plan = NULL;
     float *mel = malloc(sizeof(float) * (size_t)n_mels * (size_t)n_frames);
-    if (!plan || !filters || !mel) {
-        free(plan);
-        free(filters);
+    if (!mel || steno_mel_plan_new(&plan) != STENO_OK) {
         free(mel);
         return steno_fail(STENO_E_NOMEM, "log-mel: out of memory for %d frames", n_frames);
     }
-    steno_mel_filters(n_mels, filters);
-    for (int m = 0; m < N_FFT; m++) {
-        const double a = 2.0 * M_PI * m / N_FFT;
-        plan->tw[m] = (cplx){cos(a), -sin(a)};
-        plan->window[m] = (double)(float)(0.5 - 0.5 * cos(a));
-    }
-    plan->n_mels = n_mels;
-    plan->filters = filters;
-    for (int m = 0; m < n_mels; m++) {
-        const float *w = filters + (size_t)m * N_BINS;
-        int lo = 0, hi = N_BINS;
-        while (lo < hi && w[lo] == 0.0f) lo++;
-        while (hi > lo && w[hi - 1] == 0.0f) hi--;
-        plan->lo[m] = lo;
-        plan->hi[m] = hi;
-    }
+    const steno_mel_signal sig = {samples, 0, n, n, len};
 
     int n_threads = n_frames / MEL_FRAMES_PER_THREAD;
     if (n_threads < 1) n_threads = 1;
@@ -256,7 +324,7 @@ steno_status steno_log_mel(const float *samples, size_t n, size_t pad_samples, i
         /* even frame boundaries keep the pairing the same for any thread count */
         int t0 = (int)((long long)n_frames * i / n_threads) & ~1;
         int t1 = i == n_threads - 1 ? n_frames : (int)((long long)n_frames * (i + 1) / n_threads) & ~1;
-        jobs[i] = (mel_job){plan, samples, n, len, n_frames, t0, t1, mel, -INFINITY};
+        jobs[i] = (mel_job){plan, &sig, n_mels, n_frames, t0, t1, mel, -INFINITY};
         if (i > 0) started[i] = pthread_create(&tids[i], NULL, mel_worker, &jobs[i]) == 0;
     }
     mel_worker(&jobs[0]);
@@ -267,16 +335,8 @@ steno_status steno_log_mel(const float *samples, size_t n, size_t pad_samples, i
     float max = -INFINITY;
     for (int i = 0; i < n_threads; i++)
         if (jobs[i].max > max) max = jobs[i].max;
-
-    /* log_spec = maximum(log_spec, log_spec.max() - 8.0); (log_spec + 4.0) / 4.0, in float32 */
-    const float lo = max - 8.0f;
-    const size_t total = (size_t)n_mels * (size_t)n_frames;
-    for (size_t i = 0; i < total; i++) {
-        float v = mel[i] > lo ? mel[i] : lo;
-        mel[i] = (v + 4.0f) / 4.0f;
-    }
-    free(filters);
-    free(plan);
+    steno_mel_normalize(mel, (size_t)n_mels * (size_t)n_frames, max);
+    steno_mel_plan_free(plan);
     out->n_mels = n_mels;
     out->n_frames = n_frames;
     out->data = mel;

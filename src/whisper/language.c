@@ -8,6 +8,7 @@
 
 #include "audio/mel.h"
 #include "core/error.h"
+#include "whisper/mel_input.h"
 
 void openblas_set_num_threads(int);
 
@@ -107,6 +108,9 @@ steno_status steno_detect_language(steno_whisper *w, const float *samples, size_
     return steno_detect_language_with_state(w, NULL, samples, n, out, cap, n_out);
 }
 
+static steno_status detect_mel(const steno_whisper *w, steno_whisper_state *state, const whisper_mel_input *in,
+                               steno_language_prob *out, int cap, int *n_out);
+
 steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whisper_state *state,
                                               const float *samples, size_t n, steno_language_prob *out, int cap,
                                               int *n_out) {
@@ -114,6 +118,40 @@ steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whis
     if (n_out) *n_out = 0;
     if (!w || (!samples && n) || (!out && cap > 0) || cap < 0 || !n_out)
         return steno_fail(STENO_E_INVALID_ARG, "detect_language: bad arguments");
+    const whisper_model *m;
+    whisper_fast *fast;
+    int n_threads;
+    whisper_handle_parts(w, state, &m, &fast, &n_threads);
+    if (whisper_n_languages(m) == 0) return detect_mel(w, state, NULL, out, cap, n_out);
+    /* the whole input's log-mel: its global maximum sets the clamp of the first window */
+    steno_mel mel = {0};
+    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
+    if (st != STENO_OK) return st;
+    const whisper_mel_input in = {n, &mel, NULL};
+    st = detect_mel(w, state, &in, out, cap, n_out);
+    steno_mel_free(&mel);
+    return st;
+}
+
+steno_status steno_detect_language_audio(steno_whisper *w, steno_audio *a, steno_language_prob *out, int cap,
+                                         int *n_out) {
+    return steno_detect_language_audio_with_state(w, NULL, a, out, cap, n_out);
+}
+
+steno_status steno_detect_language_audio_with_state(const steno_whisper *w, steno_whisper_state *state, steno_audio *a,
+                                                    steno_language_prob *out, int cap, int *n_out) {
+    steno_clear_error();
+    if (n_out) *n_out = 0;
+    if (!w || !a || (!out && cap > 0) || cap < 0 || !n_out)
+        return steno_fail(STENO_E_INVALID_ARG, "detect_language: bad arguments");
+    const whisper_mel_input in = {steno_audio_n_samples(a), NULL, a};
+    return detect_mel(w, state, &in, out, cap, n_out);
+}
+
+/* The first window of `in` exactly as steno_transcribe builds it: the first <= 3000 content
+ * frames, zeros after. */
+static steno_status detect_mel(const steno_whisper *w, steno_whisper_state *state, const whisper_mel_input *in,
+                               steno_language_prob *out, int cap, int *n_out) {
     const whisper_model *m;
     whisper_fast *fast;
     int n_threads;
@@ -126,15 +164,11 @@ steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whis
     const int audio_ctx = fast ? whisper_fast_audio_ctx(fast) : m->n_audio_ctx;
     const int n_frames_window = 2 * m->n_audio_ctx;
 
-    /* The first window exactly as steno_transcribe builds it: the whole input's log-mel (its
-     * global maximum sets the clamp), the first ≤ 3000 content frames, zeros after. */
-    steno_mel mel = {0};
     whisper_decode_ctx dc;
     int dc_ready = 0;
     float *window = NULL, *xa = NULL, *probs = NULL;
     steno_language_prob *all = NULL;
-    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
-    if (st != STENO_OK) goto done;
+    steno_status st = STENO_OK;
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
     xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     probs = malloc(sizeof(float) * (size_t)n_lang);
@@ -143,13 +177,9 @@ steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whis
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto done;
     }
-    const int content = mel.n_frames - n_frames_window;
+    const int content = whisper_mel_content_frames(in);
     const int seg = content < 2 * audio_ctx ? content : 2 * audio_ctx;
-    for (int ch = 0; ch < m->n_mels; ch++) {
-        float *dst = window + (size_t)ch * n_frames_window;
-        memcpy(dst, mel.data + (size_t)ch * mel.n_frames, sizeof(float) * (size_t)seg);
-        memset(dst + seg, 0, sizeof(float) * (size_t)(n_frames_window - seg));
-    }
+    if ((st = whisper_mel_window(in, m->n_mels, 0, seg, window, n_frames_window)) != STENO_OK) goto done;
     st = fast ? whisper_fast_encode(fast, window, xa) : whisper_encode(m, window, xa);
     if (st != STENO_OK) goto done;
     const steno_transcribe_params p = steno_transcribe_default_params();
@@ -164,7 +194,6 @@ steno_status steno_detect_language_with_state(const steno_whisper *w, steno_whis
     *n_out = cap < n_lang ? cap : n_lang;
     if (*n_out) memcpy(out, all, sizeof *all * (size_t)*n_out);
 done:
-    steno_mel_free(&mel);
     if (dc_ready) whisper_decode_ctx_free(&dc);
     free(window);
     free(xa);

@@ -28,6 +28,7 @@
 #include "whisper/decoding.h"
 #include "whisper/prompt.h"
 #include "whisper/language.h"
+#include "whisper/mel_input.h"
 
 /* The model (weights, tokenizer, the fast path's prepared weights) is read-only once loaded; every
  * buffer a transcription writes lives in a state. The handle's own state serves steno_transcribe;
@@ -369,6 +370,9 @@ steno_status steno_transcribe(steno_whisper *w, const float *samples, size_t n,
     return steno_transcribe_with_state(w, w ? w->state : NULL, samples, n, params, out);
 }
 
+static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *state, const whisper_mel_input *in,
+                                   const steno_transcribe_params *params, steno_result **out);
+
 steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_state *state, const float *samples,
                                          size_t n, const steno_transcribe_params *params, steno_result **out) {
     steno_clear_error();
@@ -378,6 +382,37 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
     if (!w) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no model");
     if (!state) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no state");
     if (!samples && n) return steno_fail(STENO_E_INVALID_ARG, "transcribe: samples NULL with n = %zu", n);
+    steno_mel mel = {0};
+    steno_status st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, w->model->n_mels, &mel);
+    if (st != STENO_OK) return st;
+    const whisper_mel_input in = {n, &mel, NULL};
+    st = transcribe_mel(w, state, &in, params, out);
+    steno_mel_free(&mel);
+    return st;
+}
+
+steno_status steno_transcribe_audio(steno_whisper *w, steno_audio *a, const steno_transcribe_params *params,
+                                    steno_result **out) {
+    return steno_transcribe_audio_with_state(w, w ? w->state : NULL, a, params, out);
+}
+
+steno_status steno_transcribe_audio_with_state(const steno_whisper *w, steno_whisper_state *state, steno_audio *a,
+                                               const steno_transcribe_params *params, steno_result **out) {
+    steno_clear_error();
+    steno_clear_warning();
+    if (!out) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no output pointer");
+    *out = NULL;
+    if (!w) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no model");
+    if (!state) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no state");
+    if (!a) return steno_fail(STENO_E_INVALID_ARG, "transcribe: no audio");
+    const whisper_mel_input in = {steno_audio_n_samples(a), NULL, a};
+    return transcribe_mel(w, state, &in, params, out);
+}
+
+/* The loop of transcribe.py over windows of `in`. */
+static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *state, const whisper_mel_input *in,
+                                   const steno_transcribe_params *params, steno_result **out) {
+    const size_t n = in->n_samples;
     const steno_transcribe_params defaults = steno_transcribe_default_params();
     const whisper_model *m = w->model;
     const steno_transcribe_params *p = params ? params : &defaults;
@@ -411,7 +446,6 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
     r->word_timestamps = p->word_timestamps != 0;
     r->duration = (double)n / STENO_SAMPLE_RATE;
 
-    steno_mel mel = {0};
     whisper_decode_ctx dc;
     int dc_ready = 0, seg_cap = 0;
     ivec all_tokens = {0};
@@ -420,8 +454,6 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
     whisper_window_result wr = {0};
     whisper_wt_segment *cur = NULL; /* the window's segments before they join the result */
     double last_speech_timestamp = 0.0;
-    st = steno_log_mel(samples, n, STENO_CHUNK_SAMPLES, m->n_mels, &mel);
-    if (st != STENO_OK) goto done;
     if ((st = whisper_decode_ctx_init(&dc, m, state->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
     if (lang_token >= 0) dc.lang_token = lang_token;
@@ -442,7 +474,7 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
         }
     }
 
-    const int content_frames = mel.n_frames - n_frames_window;
+    const int content_frames = whisper_mel_content_frames(in);
     if (detect && content_frames <= 0) { /* no window: detect on silence, as faster-whisper does */
         memset(window, 0, sizeof(float) * (size_t)m->n_mels * n_frames_window);
         st = state->fast ? whisper_fast_encode(state->fast, window, xa) : whisper_encode(m, window, xa);
@@ -491,11 +523,8 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
         int segment_size = content_frames - seek < window_frames ? content_frames - seek : window_frames;
         if (clip_end - seek < segment_size) segment_size = clip_end - seek;
         const double segment_duration = (double)segment_size * STENO_HOP_LENGTH / STENO_SAMPLE_RATE;
-        for (int c = 0; c < m->n_mels; c++) {
-            float *dst = window + (size_t)c * n_frames_window;
-            memcpy(dst, mel.data + (size_t)c * mel.n_frames + seek, sizeof(float) * (size_t)segment_size);
-            memset(dst + segment_size, 0, sizeof(float) * (size_t)(n_frames_window - segment_size));
-        }
+        if ((st = whisper_mel_window(in, m->n_mels, seek, segment_size, window, n_frames_window)) != STENO_OK)
+            goto done;
         if (p->should_abort && p->should_abort(p->user)) {
             st = steno_fail(STENO_E_ABORTED, "transcribe: aborted by the caller");
             goto done;
@@ -604,7 +633,6 @@ steno_status steno_transcribe_with_state(const steno_whisper *w, steno_whisper_s
     r->text = decode_text(m, all_tokens.v + n_initial, all_tokens.n - n_initial);
     if (!r->text) st = steno_fail(STENO_E_NOMEM, "out of memory");
 done:
-    steno_mel_free(&mel);
     if (dc_ready) whisper_decode_ctx_free(&dc);
     free(all_tokens.v);
     free(window);
