@@ -342,26 +342,34 @@ int route_audio(http_req *r) {
         free(o);
         return rc;
     }
-    float *samples = NULL;
-    size_t n = 0;
+    /* The job reads the upload window by window (steno_audio): a queued request holds its bytes,
+     * not 64 kB per second of decoded audio. The copy outlives the connection if the job does. */
     const char *name = file->filename[0] ? file->filename : "file";
-    if (steno_audio_load_memory(file->data, file->len, name, &samples, &n) != STENO_OK) {
+    void *bytes = malloc(file->len);
+    steno_audio *audio = NULL;
+    if (!bytes) {
+        free(o);
+        return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
+    }
+    memcpy(bytes, file->data, file->len);
+    if (steno_audio_open_memory(bytes, file->len, name, &audio) != STENO_OK) {
+        free(bytes);
         free(o);
         return http_send_error(r, 400, NULL, "file", "invalid_audio", "%s", steno_errmsg());
     }
-    const double seconds = (double)n / STENO_SAMPLE_RATE;
+    const double seconds = (double)steno_audio_n_samples(audio) / STENO_SAMPLE_RATE;
     if (S->o.max_audio_seconds > 0 && seconds > S->o.max_audio_seconds) {
-        free(samples);
+        steno_audio_close(audio);
+        free(bytes);
         free(o);
         return http_send_error(r, 413, NULL, "file", "audio_too_long",
                                "%s: %.1f s of audio; the limit is %.0f s (--max-audio-seconds)", name, seconds,
                                S->o.max_audio_seconds);
     }
-    sched_transcribe_req req = {samples, n, o->p};
+    sched_transcribe_req req = {audio, bytes, o->p};
     sched_job *job = NULL;
     const steno_status st = sched_submit_transcribe(S->sched, &req, S->o.request_timeout, &job);
-    free(samples);
-    if (st != STENO_OK) {
+    if (st != STENO_OK) { /* the audio and its bytes were freed with the job */
         free(o);
         return http_send_sched_error(r, st, steno_errmsg());
     }

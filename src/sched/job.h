@@ -37,8 +37,8 @@ struct sched_job {
     steno_sched *owner;       /* the scheduler whose queue holds it (set by submit) */
     sched_job *next;          /* the queue */
     /* JOB_TRANSCRIBE */
-    float *samples;
-    size_t n_samples;
+    steno_audio *audio;       /* owned, with the bytes it reads */
+    void *audio_bytes;
     steno_transcribe_params tp;
     void *owned[16];          /* copies of the params' strings and arrays */
     int n_owned;

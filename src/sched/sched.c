@@ -494,10 +494,19 @@ static sched_job *job_alloc(job_kind kind) {
 steno_status sched_submit_transcribe(steno_sched *s, const sched_transcribe_req *r, double deadline_s,
                                      sched_job **out) {
     *out = NULL;
-    if (!s->whisper) return steno_fail(STENO_E_UNSUPPORTED, "no Whisper model is loaded (steno serve --whisper-model)");
-    if (!r || (!r->samples && r->n_samples)) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad request");
+    if (!r || !r->audio) return steno_fail(STENO_E_INVALID_ARG, "transcribe: bad request");
     sched_job *j = job_alloc(JOB_TRANSCRIBE);
-    if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
+    if (!j) {
+        steno_audio_close(r->audio);
+        free(r->audio_bytes);
+        return steno_fail(STENO_E_NOMEM, "out of memory");
+    }
+    j->audio = r->audio; /* taken here, freed with the job whatever happens next */
+    j->audio_bytes = r->audio_bytes;
+    if (!s->whisper) {
+        job_free(j);
+        return steno_fail(STENO_E_UNSUPPORTED, "no Whisper model is loaded (steno serve --whisper-model)");
+    }
     steno_status st = transcribe_job_init(j, r);
     if (st != STENO_OK) {
         job_free(j);

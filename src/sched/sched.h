@@ -117,10 +117,12 @@ typedef struct sched_event {
     steno_token_logprob top[SCHED_MAX_TOP];
 } sched_event;
 
-/** Transcription request: samples and every string are copied into the job. */
+/** Transcription request: the audio as a steno_audio (opened over audio_bytes, which it reads
+ *  window by window: a queued job holds the upload, not its decoded samples). Submitting takes
+ *  both in every case (on failure they are freed at once); every string is copied. */
 typedef struct sched_transcribe_req {
-    const float *samples; /* 16 kHz mono float32 */
-    size_t n_samples;
+    steno_audio *audio;
+    void *audio_bytes; /* malloc'd; what audio was opened over (freed after it) */
     steno_transcribe_params params; /* on_segment/should_abort/user are the job's own; the strings
                                        and arrays it points to are copied */
 } sched_transcribe_req;

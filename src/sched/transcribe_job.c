@@ -1,5 +1,5 @@
-/* transcribe_job.c — a transcription as a scheduler job: the request's samples and parameters are
- * copied into the job, steno_transcribe_with_state runs on the slot's Whisper state, and each new
+/* transcribe_job.c — a transcription as a scheduler job: the job takes the request's opened audio
+ * and copies its parameters, steno_transcribe_audio_with_state runs on the slot's Whisper state, and each new
  * segment becomes an event (the server streams them). Cancellation and the deadline are polled
  * before every 30-s window (steno_transcribe_params.should_abort) and after every segment. */
 #include "sched/job.h"
@@ -31,10 +31,6 @@ static const char *keep_str(sched_job *j, const char *s, int *fail) {
 
 steno_status transcribe_job_init(sched_job *j, const sched_transcribe_req *r) {
     int fail = 0;
-    j->n_samples = r->n_samples;
-    j->samples = malloc(sizeof(float) * (r->n_samples ? r->n_samples : 1));
-    if (!j->samples) return steno_fail(STENO_E_NOMEM, "out of memory");
-    if (r->n_samples) memcpy(j->samples, r->samples, sizeof(float) * r->n_samples);
     steno_transcribe_params p = r->params;
     if (p.temperatures && p.n_temperatures > 0)
         p.temperatures = keep(j, p.temperatures, sizeof(double) * (size_t)p.n_temperatures, &fail);
@@ -55,7 +51,8 @@ steno_status transcribe_job_init(sched_job *j, const sched_transcribe_req *r) {
 }
 
 void job_payload_free(sched_job *j) {
-    free(j->samples);
+    steno_audio_close(j->audio);
+    free(j->audio_bytes);
     for (int i = 0; i < j->n_owned; i++) free(j->owned[i]);
     free(j->prompt);
     for (int i = 0; i < j->n_stop; i++) free(j->stop[i]);
@@ -84,5 +81,5 @@ void transcribe_job_run(const steno_whisper *w, sched_slot *slot, sched_job *j) 
     p.on_segment = on_segment;
     p.should_abort = should_abort;
     p.user = j;
-    j->out.status = steno_transcribe_with_state(w, slot->ws, j->samples, j->n_samples, &p, &j->out.result);
+    j->out.status = steno_transcribe_audio_with_state(w, slot->ws, j->audio, &p, &j->out.result);
 }
