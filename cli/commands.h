@@ -40,6 +40,13 @@ int steno_cmd_serve(int argc, char **argv);
  *  check against the CTranslate2 oracle. */
 int steno_cmd_dump_l1(int argc, char **argv);
 
+/** `steno pull NAME|REPO|URL` (cli/pull_cmd.c): downloads a CTranslate2 Whisper model into the
+ *  model cache. */
+int steno_cmd_pull(int argc, char **argv);
+
+/** `steno models` (cli/models_cmd.c): lists the models in the model cache. */
+int steno_cmd_models(int argc, char **argv);
+
 /* ---- shared by the verbs (cli/model_path.c) ---------------------------------------------- */
 
 /** The folder of named models: model_dir (--model-dir) if set, else $STENO_MODELS_DIR, else

@@ -20,6 +20,8 @@ static void usage(FILE *f) {
           "  chat          chat with an LLM through its chat template (one message per line)\n"
           "  perplexity    score a text with an LLM; compare a quantized KV cache with the plain one\n"
           "  convert       write a model as a whisper.cpp ggml file\n"
+          "  pull          download a Whisper model (CTranslate2) from Hugging Face into the cache\n"
+          "  models        list the models in the cache: format, weight type, size, path\n"
           "  dump-l1       dump encoder output and decoder logits for the L1 parity check\n"
           "\n"
           "options:\n"
@@ -78,6 +80,8 @@ static int dispatch(int argc, char **argv) {
     if (strcmp(verb, "perplexity") == 0) return steno_cmd_perplexity(argc - 1, argv + 1);
     if (strcmp(verb, "convert") == 0) return steno_cmd_convert(argc - 1, argv + 1);
     if (strcmp(verb, "dump-l1") == 0) return steno_cmd_dump_l1(argc - 1, argv + 1);
+    if (strcmp(verb, "pull") == 0) return steno_cmd_pull(argc - 1, argv + 1);
+    if (strcmp(verb, "models") == 0) return steno_cmd_models(argc - 1, argv + 1);
     fprintf(stderr, "steno: unknown command '%s' (see 'steno --help')\n", verb);
     return 2;
 }

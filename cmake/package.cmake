@@ -23,7 +23,7 @@ if(STENO_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "libavformat59, libavcodec59, libswresample4, libavutil57, libopenblas0-pthread | libopenblas0, libcjson1, libpcre2-8-0, zlib1g, libmicrohttpd12, libssl3, libc6")
+      "libavformat59, libavcodec59, libswresample4, libavutil57, libopenblas0-pthread | libopenblas0, libcjson1, libpcre2-8-0, zlib1g, libmicrohttpd12, libssl3, libcurl4, libc6")
 endif()
 set(CPACK_SOURCE_IGNORE_FILES "/build.*/" "/\\\\.git/")
 include(CPack)

@@ -8,6 +8,7 @@ packages=(
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev   # audio decoding (FFmpeg)
   libopenblas-dev libcjson-dev libpcre2-dev zlib1g-dev              # GEMM, JSON, regex, gzip
   libmicrohttpd-dev libssl-dev                                      # steno serve (HTTP; SHA-256 of prompt-cache files)
+  libcurl4-openssl-dev                                              # steno pull (HTTPS downloads)
   python3 unzip ca-certificates                                     # tests, model fetch
   ffmpeg                                                            # test inputs (an M4A with its index at the end)
   asterisk-core-sounds-en-wav                                       # a real English recording (demo)
