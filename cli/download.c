@@ -286,7 +286,11 @@ int steno_dl_file(const char *url, const char *endpoint, const char *path, int64
         return -1;
     }
     s.h = h;
-    if (s.offset > 0) curl_easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)s.offset);
+    /* CURLOPT_RANGE, not RESUME_FROM: libcurl fails a resumed transfer answered 200, where a
+     * fresh copy of the whole file is as good (check_response restarts the file). */
+    char range[64];
+    snprintf(range, sizeof range, "%" PRId64 "-", s.offset);
+    if (s.offset > 0) curl_easy_setopt(h, CURLOPT_RANGE, range);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, file_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
