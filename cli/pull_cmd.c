@@ -133,6 +133,7 @@ static int parse_opts(int argc, char **argv, pull_opts *o) {
 
 typedef struct {
     char endpoint[1024], repo[512], revision[256], name[256];
+    char rev_url[800]; /* revision as a URL segment: a branch like refs/pr/1 has its '/' as %2F */
 } pull_source;
 
 static void copy_trimmed(char *dst, size_t size, const char *src, size_t len) {
@@ -198,6 +199,12 @@ static int resolve_source(const pull_opts *o, pull_source *s) {
         fprintf(stderr, "steno: pull: %s: not a repository (OWNER/REPO)\n", arg);
         return 1;
     }
+    if (!s->revision[0] || strpbrk(s->revision, " ?#%\\") || strstr(s->revision, "..")) {
+        fprintf(stderr, "steno: pull: '%s' is not a revision (a branch, tag or commit)\n", s->revision);
+        return 1;
+    }
+    char *w = s->rev_url;
+    for (const char *c = s->revision; *c; c++) w += sprintf(w, *c == '/' ? "%%2F" : "%c", *c);
     if (o->name) snprintf(s->name, sizeof s->name, "%s", o->name);
     else if (!s->name[0]) snprintf(s->name, sizeof s->name, "%s", strchr(s->repo, '/') + 1);
     size_t n = strlen(s->name);
@@ -274,7 +281,7 @@ static int parse_listing(const char *json, const char *url, stage_file *files, i
 
 static int fetch_listing(const pull_source *s, stage_file *files, int max) {
     char url[4096], err[4096];
-    snprintf(url, sizeof url, "%s/api/models/%s/tree/%s", s->endpoint, s->repo, s->revision);
+    snprintf(url, sizeof url, "%s/api/models/%s/tree/%s", s->endpoint, s->repo, s->rev_url);
     char *body = NULL;
     size_t len = 0;
     long status = 0;
@@ -307,8 +314,8 @@ static int pull(const pull_opts *o) {
     stage_file files[16];
     int n = fetch_listing(&s, files, (int)(sizeof files / sizeof files[0]));
     if (n < 0) return 1;
-    char source[2048];
-    snprintf(source, sizeof source, "%s/%s/resolve/%s", s.endpoint, s.repo, s.revision);
+    char source[2400];
+    snprintf(source, sizeof source, "%s/%s/resolve/%s", s.endpoint, s.repo, s.rev_url);
     stage st;
     if (stage_open(&st, root, s.name, source) != 0) return 1;
     int rc = 0;

@@ -82,7 +82,7 @@ int stage_open(stage *s, const char *root, const char *name, const char *source)
         return -1;
     }
     /* Partial files of another repository or revision would only fail verification later. */
-    char path[4500], had[2048] = "";
+    char path[4500], had[sizeof s->source] = "";
     snprintf(path, sizeof path, "%s/%s", s->dir, SOURCE_FILE);
     if (read_small(path, had, sizeof had) == 0 && strcmp(had, source) != 0 &&
         stage_remove_tree(s->dir) != 0) {

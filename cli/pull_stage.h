@@ -20,7 +20,7 @@ typedef struct {
     char dir[4400];      /* ROOT/NAME.partial */
     char root[4096];
     char name[256];
-    char source[2048];   /* <endpoint>/<repo>/resolve/<revision>: what dir is a copy of */
+    char source[2400];   /* <endpoint>/<repo>/resolve/<revision>: what dir is a copy of */
     int lock_fd;
 } stage;
 
