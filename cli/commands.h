@@ -55,7 +55,7 @@ void steno_cli_models_root(const char *model_dir, char *out, size_t size);
 
 /** Resolves `--model NAME|DIR` into out: a path containing '/' as given; else NAME under
  *  steno_cli_models_root(model_dir); else a directory NAME in the current directory. Returns 0, or
- *  1 after printing "steno: model NAME not found in ROOT; run scripts/fetch_model.sh". Whether the
+ *  1 after printing "steno: model NAME not found in ROOT; run 'steno pull NAME' ...". Whether the
  *  directory holds a usable model is left to the loader (its errors name the file). */
 int steno_cli_model_path(const char *model, const char *model_dir, char *out, size_t size);
 

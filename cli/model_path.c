@@ -37,8 +37,8 @@ int steno_cli_model_path(const char *model, const char *model_dir, char *out, si
         return 0;
     }
     if (!is_dir(out)) {
-        fprintf(stderr, "steno: model %s not found in %s; run scripts/fetch_model.sh\n", model,
-                root);
+        fprintf(stderr, "steno: model %s not found in %s; run 'steno pull %s' (or scripts/fetch_model.sh)\n",
+                model, root, model);
         return 1;
     }
     return 0;

@@ -161,6 +161,8 @@ def run(args, env, preexec_fn=None):
                            stderr=subprocess.PIPE, timeout=TIMEOUT, env=env, preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         raise CaseFailure("timed out after %d s: %s" % (TIMEOUT, " ".join(cmd)))
+    except subprocess.SubprocessError as e:  # preexec_fn failed (setuid not permitted here)
+        raise CaseFailure("cannot start %s: %s" % (" ".join(cmd), e))
     out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     ctx = "\n  command: %s\n  exit: %d\n  stderr: %r" % (" ".join(cmd), p.returncode, err[-2000:])
     check(p.returncode >= 0, "killed by signal %d%s" % (-p.returncode, ctx))
