@@ -81,16 +81,30 @@ static int kind_gguf(const char *path, model_kind *k) {
         steno_clear_error();
         return 0;
     }
-    /* the tensor type with the most bytes: a Q4_K_M file is mostly q4_K with some q6_K */
+    /* llama.cpp's name for the mix when the file records it (general.file_type, LLAMA_FTYPE_*) */
+    static const char *const ftypes[] = {
+        [0] = "F32",     [1] = "F16",     [2] = "Q4_0",    [3] = "Q4_1",    [7] = "Q8_0",
+        [8] = "Q5_0",    [9] = "Q5_1",    [10] = "Q2_K",   [11] = "Q3_K_S", [12] = "Q3_K_M",
+        [13] = "Q3_K_L", [14] = "Q4_K_S", [15] = "Q4_K_M", [16] = "Q5_K_S", [17] = "Q5_K_M",
+        [18] = "Q6_K",   [32] = "BF16"};
+    int64_t ft = -1;
+    snprintf(k->format, sizeof k->format, "GGUF LLM");
+    if (gguf_get_int(g, "general.file_type", &ft) && ft >= 0 &&
+        ft < (int64_t)(sizeof ftypes / sizeof ftypes[0]) && ftypes[ft]) {
+        snprintf(k->dtype, sizeof k->dtype, "%s", ftypes[ft]);
+        gguf_close(g);
+        return 1;
+    }
+    /* else the tensor type with the most bytes, leaving out the token embedding, which files
+     * often keep wider than the rest (a Q4_K_M gemma-3-270m is q8_0 there, q4_K elsewhere) */
     uint64_t bytes[64] = {0};
     int best = -1;
     for (int i = 0; i < gguf_n_tensors(g); i++) {
         const gguf_tensor *t = gguf_tensor_at(g, i);
-        if (t->type < 0 || t->type >= 64) continue;
+        if (t->type < 0 || t->type >= 64 || !strcmp(t->name, "token_embd.weight")) continue;
         bytes[t->type] += t->size;
         if (best < 0 || bytes[t->type] > bytes[best]) best = t->type;
     }
-    snprintf(k->format, sizeof k->format, "GGUF LLM");
     snprintf(k->dtype, sizeof k->dtype, "%s", best >= 0 ? steno_type_name(best) : "-");
     gguf_close(g);
     return 1;
