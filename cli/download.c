@@ -94,8 +94,8 @@ static void describe(CURL *h, CURLcode rc, const char *errbuf, const char *url,
 /* ---- a small body into memory ----------------------------------------------------------------- */
 
 typedef struct {
-    char *data;
-    size_t len, cap, max;
+    FILE *mem; /* open_memstream: grows the buffer and keeps it NUL-terminated */
+    size_t len, max;
     int too_big;
 } membuf;
 
@@ -106,18 +106,8 @@ static size_t mem_write(char *p, size_t size, size_t n, void *ud) {
         m->too_big = 1;
         return 0;
     }
-    if (m->len + add + 1 > m->cap) {
-        size_t cap = m->cap ? m->cap : 65536;
-        while (cap < m->len + add + 1) cap *= 2;
-        char *d = realloc(m->data, cap);
-        if (!d) return 0;
-        m->data = d;
-        m->cap = cap;
-    }
-    memcpy(m->data + m->len, p, add);
     m->len += add;
-    m->data[m->len] = '\0';
-    return add;
+    return fwrite(p, 1, add, m->mem);
 }
 
 int steno_dl_get(const char *url, const char *endpoint, size_t max, char **body, size_t *len,
@@ -130,7 +120,15 @@ int steno_dl_get(const char *url, const char *endpoint, size_t max, char **body,
         snprintf(err, err_size, "%s: cannot start a transfer (libcurl)", url);
         return -1;
     }
-    membuf m = {.max = max};
+    char *data = NULL;
+    size_t data_len = 0;
+    membuf m = {.mem = open_memstream(&data, &data_len), .max = max};
+    if (!m.mem) {
+        snprintf(err, err_size, "%s: %s", url, strerror(errno));
+        curl_easy_cleanup(h);
+        curl_slist_free_all(headers);
+        return -1;
+    }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, mem_write);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &m);
     CURLcode rc = curl_easy_perform(h);
@@ -139,13 +137,16 @@ int steno_dl_get(const char *url, const char *endpoint, size_t max, char **body,
     else if (!ok) describe(h, rc, errbuf, url, endpoint, http_status, err, err_size);
     curl_easy_cleanup(h);
     curl_slist_free_all(headers);
+    if (fclose(m.mem) != 0 && ok) {
+        snprintf(err, err_size, "%s: %s", url, strerror(errno));
+        ok = 0;
+    }
     if (!ok) {
-        free(m.data);
+        free(data);
         return -1;
     }
-    if (!m.data) m.data = calloc(1, 1);
-    *body = m.data;
-    *len = m.len;
+    *body = data;
+    *len = data_len;
     return 0;
 }
 
