@@ -66,7 +66,7 @@ static void pull_usage(FILE *f) {
           "                         medium.en large-v1 large-v2 large-v3 large-v3-turbo (turbo)\n"
           "                         distil-large-v3 (faster-whisper's repositories)\n"
           "  OWNER/REPO             a Hugging Face repository, e.g. Systran/faster-whisper-small\n"
-          "  URL                    a repository's resolve root, e.g.\n"
+          "  URL                    a repository's resolve root (or its tree/REV page), e.g.\n"
           "                         https://huggingface.co/Systran/faster-whisper-base/resolve/main\n"
           "\n"
           "options:\n"
@@ -99,19 +99,23 @@ static int parse_opts(int argc, char **argv, pull_opts *o) {
     *o = (pull_opts){.revision = "main", .progress = isatty(2)};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char **dst = !strcmp(a, "--revision")    ? &o->revision
-                           : !strcmp(a, "--name")      ? &o->name
-                           : !strcmp(a, "--model-dir") ? &o->model_dir
-                                                       : NULL;
+        /* --opt VALUE or --opt=VALUE */
+        const char *eq = strchr(a, '=');
+        size_t key = eq ? (size_t)(eq - a) : strlen(a);
+        const char **dst = NULL;
+        if (!strncmp(a, "--revision", key) && key == 10) dst = &o->revision;
+        else if (!strncmp(a, "--name", key) && key == 6) dst = &o->name;
+        else if (!strncmp(a, "--model-dir", key) && key == 11) dst = &o->model_dir;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             pull_usage(stdout);
             return -1;
         } else if (dst) {
-            if (i + 1 >= argc || !*argv[i + 1]) {
-                fprintf(stderr, "steno pull: %s needs a value (see 'steno pull --help')\n", a);
+            const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || !*v) {
+                fprintf(stderr, "steno pull: %.*s needs a value (see 'steno pull --help')\n", (int)key, a);
                 return 2;
             }
-            *dst = argv[++i];
+            *dst = v;
         } else if (!strcmp(a, "--force")) o->force = 1;
         else if (!strcmp(a, "--progress")) o->progress = 1;
         else if (!strcmp(a, "--no-progress")) o->progress = 0;
@@ -160,10 +164,12 @@ static int resolve_source(const pull_opts *o, pull_source *s) {
          * before resolve/, so an endpoint with a path of its own (a mirror) still works. */
         char url[2048];
         copy_trimmed(url, sizeof url, arg, strlen(arg));
-        char *res = strstr(url, "/resolve/");
-        if (res) {
-            copy_trimmed(s->revision, sizeof s->revision, res + 9, strlen(res + 9));
-            *res = '\0';
+        /* resolve/REV as the issue names it, or tree/REV as a browser's address bar shows it */
+        char *res = strstr(url, "/resolve/"), *tree = strstr(url, "/tree/");
+        if (res || tree) {
+            const char *rev = res ? res + 9 : tree + 6;
+            copy_trimmed(s->revision, sizeof s->revision, rev, strlen(rev));
+            *(res ? res : tree) = '\0';
         }
         char *host = url + (scheme - arg) + 3, *name_sl = strrchr(host, '/');
         char *owner_sl = NULL;

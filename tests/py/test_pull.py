@@ -414,7 +414,11 @@ def repo_and_url_forms():
     rc, out, err, ctx = run(["pull", "--name", "viaurl", ENDPOINT + "/" + REPO + "/resolve/main/"], env)
     check(rc == 0, "pull URL failed" + ctx)
     check_installed(models, "viaurl")
-    return "OWNER/REPO and URL"
+    rc, out, err, ctx = run(["pull", "--name=viatree", "--revision=ignored",
+                             ENDPOINT + "/" + REPO + "/tree/main"], env)
+    check(rc == 0, "pull tree/ URL failed" + ctx)
+    check_installed(models, "viatree")
+    return "OWNER/REPO, resolve/ URL, tree/ URL"
 
 
 @case
