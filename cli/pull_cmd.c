@@ -292,9 +292,13 @@ static int fetch_listing(const pull_source *s, stage_file *files, int max) {
     size_t len = 0;
     long status = 0;
     if (steno_dl_get(url, s->endpoint, LISTING_MAX, &body, &len, &status, err, sizeof err) != 0) {
+        /* the Hub answers 401, not 404, for a repository it will not name to an anonymous client */
         if (status == 404)
             fprintf(stderr, "steno: pull: %s@%s not found at %s (HTTP 404 from %s)\n", s->repo,
                     s->revision, s->endpoint, url);
+        else if (status == 401)
+            fprintf(stderr, "steno: pull: %s@%s not found at %s, or gated/private: set HF_TOKEN "
+                    "(HTTP 401 from %s)\n", s->repo, s->revision, s->endpoint, url);
         else fprintf(stderr, "steno: pull: %s\n", err);
         return -1;
     }

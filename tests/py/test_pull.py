@@ -328,6 +328,19 @@ def repo_404():
 
 
 @case
+def concurrent_pull_refused():
+    import fcntl
+    models = fresh_dir("locked")
+    HUB.reset()
+    with open(os.path.join(models, ".tiny.en.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another pull of tiny.en holds it
+        rc, out, err, ctx = run(["pull", "tiny.en"], env_for(models))
+    expect_failure(rc, err, ctx, "another steno pull is downloading tiny.en")
+    check_not_installed(models)
+    return err.strip()
+
+
+@case
 def connection_refused():
     models = fresh_dir("refused")
     s = socket.socket()
