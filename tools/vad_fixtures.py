@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""vad_fixtures.py — the oracle of tests/py/test_vad.py: faster-whisper 1.2.1's Silero VAD
+(faster_whisper/vad.py: SileroVADModel on onnxruntime, get_speech_timestamps) over every clip of
+../shared/audio/manifest.tsv and the synthetic clips of tests/py/vad_common.py. Writes
+tests/fixtures/vad/silero_v6.json: per clip the sample count, the per-frame speech probabilities
+(6 decimals) and the spans [start, end) in samples for each option set of vad_common.OPTION_SETS.
+
+The oracle is given the very samples steno decodes (`steno vad --dump-samples`), since steno's
+resampler is not ffmpeg's CLI; for 16 kHz clips the script also checks that those samples equal
+`ffmpeg -ar 16000 -ac 1 -f s16le` / 32768.
+
+  STENO_BIN=build/steno /path/to/venv-with-faster-whisper==1.2.1/bin/python tools/vad_fixtures.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from faster_whisper import __version__ as fw_version
+from faster_whisper.vad import VadOptions, get_speech_timestamps, get_vad_model
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "py"))
+import steno_eval as se  # noqa: E402
+import vad_common  # noqa: E402
+
+
+def steno_samples(path, tmp):
+    out = os.path.join(tmp, "samples.f32")
+    subprocess.run([se.steno_bin(), "vad", "--model", vad_common.vad_model(), "--dump-samples", out, path],
+                   check=True, stdout=subprocess.DEVNULL)
+    return np.fromfile(out, dtype="<f4")
+
+
+def ffmpeg_samples(path):
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-ar", "16000", "-ac", "1", "-f", "s16le", "-"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    return np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768
+
+
+def oracle(audio):
+    padded = np.pad(audio, (0, 512 - audio.shape[0] % 512))
+    probs = get_vad_model()(padded).reshape(-1)
+    spans = {}
+    for name, opts in vad_common.OPTION_SETS.items():
+        spans[name] = [[s["start"], s["end"]] for s in get_speech_timestamps(audio, VadOptions(**opts))]
+    return {"n_samples": int(audio.shape[0]), "probs": [round(float(p), 6) for p in probs], "spans": spans}
+
+
+def main():
+    if fw_version != "1.2.1":
+        sys.exit("vad_fixtures: faster-whisper %s installed, the fixtures follow 1.2.1" % fw_version)
+    clips = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = se.read_manifest()
+        paths = {r["file"]: os.path.join(se.audio_dir(), r["file"]) for r in rows}
+        native = {r["file"] for r in rows if str(r["sample_rate"]) == "16000"}
+        paths.update(vad_common.build_synthetic(tmp))
+        for name, path in paths.items():
+            audio = steno_samples(path, tmp)
+            if name in native:
+                ref = ffmpeg_samples(path)
+                same = ref.shape == audio.shape and np.array_equal(ref, audio)
+                print("%s: steno's samples %s ffmpeg's" % (name, "equal" if same else "DIFFER from"))
+            clips[name] = oracle(audio)
+            print("%s: %d frames, spans %s" % (name, len(clips[name]["probs"]), clips[name]["spans"]["default"]))
+    out = se.fixtures_dir("vad", "silero_v6.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"source": "faster-whisper 1.2.1 faster_whisper/vad.py (onnxruntime, silero_vad_v6.onnx); "
+                             "written by tools/vad_fixtures.py",
+                   "option_sets": vad_common.OPTION_SETS, "clips": clips}, f, separators=(",", ":"))
+        f.write("\n")
+    print("vad_fixtures: %d clips -> %s (%d bytes)" % (len(clips), out, os.path.getsize(out)))
+
+
+if __name__ == "__main__":
+    main()
