@@ -8,8 +8,6 @@ are exactly those the oracle is given; each builder is deterministic.
 import math
 import os
 import random
-import struct
-import wave
 
 import steno_eval as se
 
@@ -49,24 +47,10 @@ def vad_model():
     return p
 
 
-def _read_s16(path):
-    with wave.open(path, "rb") as w:
-        assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2, path
-        return list(struct.unpack("<%dh" % w.getnframes(), w.readframes(w.getnframes())))
-
-
-def _write_s16(path, samples):
-    with wave.open(path, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(struct.pack("<%dh" % len(samples), *samples))
-
-
 def build_synthetic(out_dir):
     """Writes the synthetic clips into out_dir; returns {name: path}."""
-    a = _read_s16(os.path.join(se.audio_dir(), "jfk.wav"))
-    b = _read_s16(os.path.join(se.audio_dir(), "ls_dev-clean_251-137823-0002.wav"))
+    a = se.read_wav16k(os.path.join(se.audio_dir(), "jfk.wav"))
+    b = se.read_wav16k(os.path.join(se.audio_dir(), "ls_dev-clean_251-137823-0002.wav"))
     rng = random.Random(1234)
     clips = {
         # speech, 3 s of digital silence, speech: a pause longer than min_silence_duration_ms
@@ -82,5 +66,5 @@ def build_synthetic(out_dir):
     paths = {}
     for name, s in clips.items():
         paths[name] = os.path.join(out_dir, name)
-        _write_s16(paths[name], s)
+        se.write_wav16k(paths[name], s)
     return paths
