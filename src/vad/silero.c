@@ -28,7 +28,7 @@
 #define STFT_HOP 128
 #define PAD 128
 #define N_STFT_FRAMES 4 /* (576 + 2*128 - 256) / 128 + 1 = 5, less the first */
-#define N_GATES (4 * SILERO_HIDDEN)
+#define N_GATES SILERO_N_GATES
 
 typedef struct conv3 {
     const float *w; /* [out][in][3] */
@@ -112,19 +112,11 @@ static void encode_task(void *ctx, int task, int n_tasks) {
     for (size_t i = lo; i < hi; i++) encode_frame(j->vad, j->x + i * SILERO_INPUT, j->xg + i * N_GATES);
 }
 
-steno_status silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c,
-                            int n_threads, float *probs) {
-    if (n_frames == 0) return STENO_OK;
-    float *xg = malloc(sizeof(float) * N_GATES * n_frames);
-    if (!xg) return steno_fail(STENO_E_NOMEM, "vad: out of memory (%zu frames)", n_frames);
+void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c, steno_pool *pool,
+                    float *xg, float *probs) {
     encode_job job = {vad, x, n_frames, xg};
-    steno_pool *pool = NULL;
-    if (n_frames > 1 && n_threads != 1 && steno_pool_create(n_threads, &pool) == STENO_OK) {
-        steno_pool_run(pool, encode_task, &job, steno_pool_threads(pool));
-        steno_pool_free(pool);
-    } else {
-        encode_task(&job, 0, 1);
-    }
+    if (pool && n_frames > 1) steno_pool_run(pool, encode_task, &job, steno_pool_threads(pool));
+    else encode_task(&job, 0, 1);
     for (size_t i = 0; i < n_frames; i++) {
         float gates[N_GATES];
         const float *g_in = xg + i * N_GATES;
@@ -141,8 +133,6 @@ steno_status silero_forward(const steno_vad *vad, const float *x, size_t n_frame
         y = vad->dec_b[0] + dot(vad->dec_w, r, SILERO_HIDDEN);
         probs[i] = sigmoidf(y);
     }
-    free(xg);
-    return STENO_OK;
 }
 
 /* ---- loading ------------------------------------------------------------------------------- */

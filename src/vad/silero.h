@@ -14,11 +14,16 @@
 #define SILERO_INPUT (SILERO_CONTEXT + SILERO_WINDOW)
 #define SILERO_HIDDEN 128   /* LSTM hidden and cell size */
 
+#define SILERO_N_GATES (4 * SILERO_HIDDEN)
+
+typedef struct steno_pool steno_pool;
+
 /** Speech probabilities of frames whose 576-sample inputs (context + window) are given, running
- *  the LSTM over them in order from state (h, c) (each [SILERO_HIDDEN], updated in place).
- *  x is [n_frames][SILERO_INPUT]; probs gets n_frames values. The per-frame encoder runs on
- *  n_threads threads (<= 0: all CPUs); results are identical for any count. Errors: NOMEM. */
-steno_status silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c,
-                            int n_threads, float *probs);
+ *  the LSTM over them in order from state (h, c) (each [SILERO_HIDDEN], updated in place), so
+ *  that consecutive calls continue one sequence. x is [n_frames][SILERO_INPUT]; xg is scratch of
+ *  [n_frames][SILERO_N_GATES]; probs gets n_frames values. The per-frame encoder runs on pool
+ *  (NULL: the calling thread); results are identical for any thread count. Never fails. */
+void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c, steno_pool *pool,
+                    float *xg, float *probs);
 
 #endif
