@@ -12,6 +12,7 @@ resampler is not ffmpeg's CLI; for 16 kHz clips the script also checks that thos
   STENO_BIN=build/steno /path/to/venv-with-faster-whisper==1.2.1/bin/python tools/vad_fixtures.py
 """
 
+import hashlib
 import json
 import os
 import subprocess
@@ -20,11 +21,15 @@ import tempfile
 
 import numpy as np
 from faster_whisper import __version__ as fw_version
+from faster_whisper.utils import get_assets_path
 from faster_whisper.vad import VadOptions, get_speech_timestamps, get_vad_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "py"))
 import steno_eval as se  # noqa: E402
 import vad_common  # noqa: E402
+
+
+ONNX_SHA256 = "4cbf549b8326f60f80f2536d9eefeb450a9abe83365a098031c89719f1be17d2"  # as scripts/fetch_vad.sh
 
 
 def steno_samples(path, tmp):
@@ -52,6 +57,10 @@ def oracle(audio):
 def main():
     if fw_version != "1.2.1":
         sys.exit("vad_fixtures: faster-whisper %s installed, the fixtures follow 1.2.1" % fw_version)
+    onnx = os.path.join(get_assets_path(), "silero_vad_v6.onnx")
+    with open(onnx, "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != ONNX_SHA256:
+            sys.exit("vad_fixtures: %s is not the .onnx scripts/fetch_vad.sh converts" % onnx)
     clips = {}
     with tempfile.TemporaryDirectory() as tmp:
         rows = se.read_manifest()
