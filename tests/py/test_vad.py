@@ -7,7 +7,8 @@ For every clip of audio/manifest.tsv and the synthetic clips of vad_common.build
   - `steno vad` with each option set of vad_common.OPTION_SETS: spans equal to the oracle's
     get_speech_timestamps, sample for sample;
   - the probabilities are byte-identical with --threads 1 and --threads 2;
-and hostile inputs (an empty file, a text file, a missing file, missing weights) fail with one
+and hostile inputs (an empty file, a text file, a missing file, missing, non-safetensors and
+truncated weights) fail with one
 line naming the input, exit 1; usage errors exit 2.
 Fixtures: tests/fixtures/vad/silero_v6.json (tools/vad_fixtures.py). In the sanitizer build
 (STENO_SANITIZE=1) the manifest part runs on steno_eval.SANITIZE_CLIPS only (said on stdout).
@@ -41,11 +42,15 @@ def check_hostile(model, tmp):
         f.write("this is not audio\n" * 50)
     jfk = os.path.join(se.audio_dir(), "jfk.wav")
     missing_model = os.path.join(tmp, "nope.safetensors")
+    truncated = os.path.join(tmp, "truncated.safetensors")  # header intact, data cut short
+    with open(model, "rb") as src, open(truncated, "wb") as dst:
+        dst.write(src.read(100000))
     cases = [(["--model", model, empty], 1, "empty.wav"),
              (["--model", model, text], 1, "notes.wav"),
              (["--model", model, os.path.join(tmp, "missing.wav")], 1, "missing.wav"),
              (["--model", missing_model, jfk], 1, "nope.safetensors"),
              (["--model", text, jfk], 1, "notes.wav"),
+             (["--model", truncated, jfk], 1, "truncated.safetensors"),
              (["--model", model, "--threshold", "2", jfk], 2, "--help"),
              (["--model", model, "--output-format", "srt", jfk], 2, "--help"),
              (["--model", model, "--bogus", jfk], 2, "--help"),
