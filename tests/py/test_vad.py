@@ -8,8 +8,7 @@ For every clip of audio/manifest.tsv and the synthetic clips of vad_common.build
     get_speech_timestamps, sample for sample;
   - the probabilities are byte-identical with --threads 1 and --threads 2;
 and hostile inputs (an empty file, a text file, a missing file, missing, non-safetensors and
-truncated weights) fail with one
-line naming the input, exit 1; usage errors exit 2.
+truncated weights) fail with one line naming the input, exit 1; usage errors exit 2.
 Fixtures: tests/fixtures/vad/silero_v6.json (tools/vad_fixtures.py). In the sanitizer build
 (STENO_SANITIZE=1) the manifest part runs on steno_eval.SANITIZE_CLIPS only (said on stdout).
 """
