@@ -438,7 +438,8 @@ typedef struct steno_speech_span {
 } steno_speech_span;
 
 /** Speech spans of samples (as steno_vad_probs), exactly faster-whisper's get_speech_timestamps
- *  with opts (NULL = defaults). On success *spans is malloc'd (caller frees with free(); NULL
+ *  with opts (NULL = defaults). Thresholds are compared in float32, as faster-whisper under
+ *  NumPy 2 compares its float32 probabilities. On success *spans is malloc'd (caller frees with free(); NULL
  *  when *n_spans is 0), in increasing order. Thread-safe. Errors: STENO_E_INVALID_ARG (NULL, an
  *  option out of range), STENO_E_NOMEM. */
 steno_status steno_vad_speech_timestamps(const steno_vad *vad, const float *samples, size_t n_samples,

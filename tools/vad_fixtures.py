@@ -4,6 +4,9 @@
 ../shared/audio/manifest.tsv and the synthetic clips of tests/py/vad_common.py. Writes
 tests/fixtures/vad/silero_v6.json: per clip the sample count, the per-frame speech probabilities
 (6 decimals) and the spans [start, end) in samples for each option set of vad_common.OPTION_SETS.
+Also tests/fixtures/vad/spans_cases.json for tests/unit/test_vad_spans.c: get_speech_timestamps
+alone on seeded random probability sequences (runs of values, some exactly at the thresholds'
+float32 neighbours) and random options, reaching every branch of its state machine.
 
 The oracle is given the very samples steno decodes (`steno vad --dump-samples`), since steno's
 resampler is not ffmpeg's CLI; for 16 kHz clips the script also checks that those samples equal
@@ -14,6 +17,7 @@ resampler is not ffmpeg's CLI; for 16 kHz clips the script also checks that thos
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -54,6 +58,42 @@ def oracle(audio):
     return {"n_samples": int(audio.shape[0]), "probs": [round(float(p), 6) for p in probs], "spans": spans}
 
 
+def spans_cases(n_cases=250, seed=7):
+    """Random (probabilities, options, spans) cases; the model is replaced by the sequence."""
+    import random
+    import faster_whisper.vad as fv
+    rng = random.Random(seed)
+    real_model = fv.get_vad_model
+    cases = []
+    try:
+        for _ in range(n_cases):
+            n = rng.randint(0, 60000)
+            n_frames = n // 512 + 1
+            runs, total = [], 0
+            while total < n_frames:
+                v = rng.random() if rng.random() < 0.5 else rng.choice([0.02, 0.98, 0.4, 0.5, 0.35, 0.3, 0.45])
+                k = min(rng.randint(1, 40), n_frames - total)
+                runs.append([float(np.float32(v)), k])
+                total += k
+            probs = np.concatenate([np.full(k, v, dtype=np.float32) for v, k in runs])
+            opts = {"threshold": rng.choice([0.5, 0.45, 0.6, 0.3]),
+                    "neg_threshold": rng.choice([None, 0.3, 0.2, 0.5]),
+                    "min_speech_duration_ms": rng.choice([0, 250, 100]),
+                    "max_speech_duration_s": rng.choice([float("inf"), 1.0, 0.5, 3.0]),
+                    "min_silence_duration_ms": rng.choice([2000, 100, 500, 0]),
+                    "speech_pad_ms": rng.choice([400, 30, 0, 200])}
+            fv.get_vad_model = lambda: (lambda audio: probs)
+            spans = fv.get_speech_timestamps(np.zeros(n, dtype=np.float32), fv.VadOptions(**opts))
+            o = dict(opts)
+            o["max_speech_duration_s"] = -1 if math.isinf(o["max_speech_duration_s"]) else o["max_speech_duration_s"]
+            o["neg_threshold"] = -1 if o["neg_threshold"] is None else o["neg_threshold"]
+            cases.append({"n_samples": n, "runs": runs, "options": o,
+                          "spans": [[x["start"], x["end"]] for x in spans]})
+    finally:
+        fv.get_vad_model = real_model
+    return cases
+
+
 def main():
     if fw_version != "1.2.1":
         sys.exit("vad_fixtures: faster-whisper %s installed, the fixtures follow 1.2.1" % fw_version)
@@ -83,6 +123,14 @@ def main():
                    "option_sets": vad_common.OPTION_SETS, "clips": clips}, f, separators=(",", ":"))
         f.write("\n")
     print("vad_fixtures: %d clips -> %s (%d bytes)" % (len(clips), out, os.path.getsize(out)))
+    out = se.fixtures_dir("vad", "spans_cases.json")
+    cases = spans_cases()
+    with open(out, "w") as f:
+        json.dump({"source": "faster-whisper 1.2.1 get_speech_timestamps on given probabilities; written by "
+                             "tools/vad_fixtures.py; max_speech_duration_s -1 = inf, neg_threshold -1 = None",
+                   "cases": cases}, f, separators=(",", ":"))
+        f.write("\n")
+    print("vad_fixtures: %d state-machine cases -> %s (%d bytes)" % (len(cases), out, os.path.getsize(out)))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 /* speech_timestamps.c — steno_vad_speech_timestamps: faster-whisper 1.2.1's
  * faster_whisper/vad.py get_speech_timestamps (adapted there from snakers4/silero-vad), line for
  * line, over the probabilities of steno_vad_probs. Sample counts derived from milliseconds are
- * doubles and thresholds compare a float32 probability with a double, as in Python; "0 means
- * unset" for temp_end / prev_end / next_start is Python's truthiness of those integers. */
+ * doubles, as in Python. A threshold is compared in float32: faster-whisper compares a
+ * numpy.float32 probability with a Python float, which NumPy 2 (NEP 50) casts to float32, so
+ * 0.35f < 0.35 is false there (it was true under NumPy 1's promotion to float64). "0 means unset"
+ * for temp_end / prev_end / next_start is Python's truthiness of those integers. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,13 +52,13 @@ static int find_speeches(const float *probs, size_t n_probs, int64_t audio_lengt
     double max_speech = sr * o->max_speech_duration_s - window - 2 * pad;
     double min_silence = sr * o->min_silence_duration_ms / 1000;
     double min_silence_at_max_speech = sr * 98 / 1000;
-    double threshold = o->threshold;
-    double neg_threshold = o->neg_threshold >= 0 ? o->neg_threshold : fmax(threshold - 0.15, 0.01);
+    float threshold = (float)o->threshold;
+    float neg_threshold = (float)(o->neg_threshold >= 0 ? o->neg_threshold : fmax(o->threshold - 0.15, 0.01));
 
     int triggered = 0, have_current = 0;
     int64_t cur_start = 0, temp_end = 0, prev_end = 0, next_start = 0;
     for (size_t i = 0; i < n_probs; i++) {
-        double p = probs[i];
+        float p = probs[i];
         int64_t at = (int64_t)(SILERO_WINDOW * i);
         if (p >= threshold && temp_end) {
             temp_end = 0;
