@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# setup.sh — installs the dependencies, builds steno (Release, build/), fetches the tiny.en and base models and Silero VAD
-# and transcribes a real English recording to SRT on standard output.
+# setup.sh — installs the dependencies, builds steno (Release, build/), fetches the tiny.en and base models
+# and Silero VAD, and transcribes a real English recording to SRT on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
