@@ -117,12 +117,13 @@ void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float
     encode_job job = {vad, x, n_frames, xg};
     if (pool && n_frames > 1) steno_pool_run(pool, encode_task, &job, steno_pool_threads(pool));
     else encode_task(&job, 0, 1);
+    /* The LSTM cell (PyTorch's nn.LSTM): gates i, f, g, o; c = f c + i g; h = o tanh(c). */
     for (size_t i = 0; i < n_frames; i++) {
         float gates[N_GATES];
         const float *g_in = xg + i * N_GATES;
         for (int g = 0; g < N_GATES; g++)
             gates[g] = g_in[g] + (vad->b_hh[g] + dot(vad->w_hh + (size_t)g * SILERO_HIDDEN, h, SILERO_HIDDEN));
-        float y = 0.0f, r[SILERO_HIDDEN];
+        float r[SILERO_HIDDEN]; /* the decoder's ReLU of h */
         for (int k = 0; k < SILERO_HIDDEN; k++) {
             float ig = sigmoidf(gates[k]), fg = sigmoidf(gates[SILERO_HIDDEN + k]);
             float gg = tanhf(gates[2 * SILERO_HIDDEN + k]), og = sigmoidf(gates[3 * SILERO_HIDDEN + k]);
@@ -130,8 +131,7 @@ void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float
             h[k] = og * tanhf(c[k]);
             r[k] = h[k] > 0.0f ? h[k] : 0.0f;
         }
-        y = vad->dec_b[0] + dot(vad->dec_w, r, SILERO_HIDDEN);
-        probs[i] = sigmoidf(y);
+        probs[i] = sigmoidf(vad->dec_b[0] + dot(vad->dec_w, r, SILERO_HIDDEN));
     }
 }
 
