@@ -47,6 +47,11 @@ int steno_cmd_pull(int argc, char **argv);
 /** `steno models` (cli/models_cmd.c): lists the models in the model cache. */
 int steno_cmd_models(int argc, char **argv);
 
+/** `steno vad [options] FILE...` (cli/vad_cmd.c): speech spans by Silero VAD (docs/VAD.md). */
+int steno_cmd_vad(int argc, char **argv);
+/** Writes the help of `steno vad` to f. */
+void steno_vad_usage(FILE *f);
+
 /* ---- shared by the verbs (cli/model_path.c) ---------------------------------------------- */
 
 /** The folder of named models: model_dir (--model-dir) if set, else $STENO_MODELS_DIR, else

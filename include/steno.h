@@ -381,6 +381,76 @@ typedef struct steno_wcpp_info {
 steno_status steno_write_result_wcpp(const steno_result *r, const char *format, const steno_wcpp_info *info,
                                      void *FILE_stream);
 
+/* ---------------------------------------------------------------------------------------------
+ * Voice activity detection (Silero VAD v6; faster-whisper 1.2.1's faster_whisper/vad.py; docs/VAD.md)
+ * ------------------------------------------------------------------------------------------- */
+
+/** A loaded Silero VAD v6 network (16 kHz): immutable, so one handle serves any number of threads
+ *  at once. Weights come from scripts/fetch_vad.sh (faster-whisper's silero_vad_v6.onnx converted
+ *  to safetensors by tools/convert_silero_vad.py). */
+typedef struct steno_vad steno_vad;
+
+/** Loads the converted weights at path (a safetensors file; every tensor's name and shape is
+ *  checked). *out is released with steno_vad_free. Errors name path: STENO_E_IO (missing,
+ *  unreadable), STENO_E_FORMAT (not safetensors, a tensor missing or of another shape),
+ *  STENO_E_NOMEM, STENO_E_INVALID_ARG (NULL). */
+steno_status steno_vad_load(const char *path, steno_vad **out);
+
+/** Releases vad (NULL is a no-op). */
+void steno_vad_free(steno_vad *vad);
+
+/** The number of speech probabilities steno_vad_probs gives for n_samples: one per 512-sample
+ *  (32 ms) frame after padding to the next multiple of 512, i.e. n_samples / 512 + 1 (a whole
+ *  frame of zeros when n_samples already is a multiple). Never fails. */
+size_t steno_vad_n_frames(size_t n_samples);
+
+/** Speech probabilities in [0, 1], one per 512-sample frame: frame i covers samples
+ *  [512 i, 512 i + 512) of samples (16 kHz mono float32, n_samples of them; may be NULL when 0),
+ *  framed as faster-whisper's SileroVADModel.__call__ (64 samples of context from the previous
+ *  frame, the LSTM state carried through all frames). On success *probs is malloc'd (caller
+ *  frees with free()) and *n_probs = steno_vad_n_frames(n_samples). The encoder runs on n_threads
+ *  threads (<= 0: all CPUs); results are bit-identical for any count. Thread-safe.
+ *  Errors: STENO_E_INVALID_ARG (NULL), STENO_E_NOMEM. */
+steno_status steno_vad_probs(const steno_vad *vad, const float *samples, size_t n_samples, int n_threads,
+                             float **probs, size_t *n_probs);
+
+/** faster-whisper 1.2.1's VadOptions, with its defaults from steno_vad_default_options(). */
+typedef struct steno_vad_options {
+    double threshold;            /* a frame with probability >= threshold is speech (0.5) */
+    double neg_threshold;        /* below it, silence; in between, as the frame before. < 0: None,
+                                    i.e. max(threshold - 0.15, 0.01) (-1) */
+    int min_speech_duration_ms;  /* spans not longer than this are dropped (0) */
+    double max_speech_duration_s; /* longer spans are split at the last silence > 98 ms, else
+                                     cut (INFINITY) */
+    int min_silence_duration_ms; /* silence that ends a span (2000) */
+    int speech_pad_ms;           /* added to each side of a span, or half the gap (400) */
+    int n_threads;               /* threads for the network, <= 0: all CPUs (0) */
+} steno_vad_options;
+
+/** The defaults above. Obtain the struct from here, then set fields, so that fields appended in
+ *  later versions get their defaults. Thread-safe; never fails. */
+steno_vad_options steno_vad_default_options(void);
+
+/** A span of speech: samples [start, end) at 16 kHz (seconds = samples / 16000). */
+typedef struct steno_speech_span {
+    int64_t start;
+    int64_t end;
+} steno_speech_span;
+
+/** Speech spans of samples (as steno_vad_probs), exactly faster-whisper's get_speech_timestamps
+ *  with opts (NULL = defaults). Thresholds are compared in float32, as faster-whisper under
+ *  NumPy 2 compares its float32 probabilities. On success *spans is malloc'd (caller frees with free(); NULL
+ *  when *n_spans is 0), in increasing order. Thread-safe. Errors: STENO_E_INVALID_ARG (NULL, an
+ *  option out of range), STENO_E_NOMEM. */
+steno_status steno_vad_speech_timestamps(const steno_vad *vad, const float *samples, size_t n_samples,
+                                         const steno_vad_options *opts, steno_speech_span **spans, int *n_spans);
+
+/** The second half of steno_vad_speech_timestamps alone: spans from probabilities already
+ *  computed by steno_vad_probs for n_samples samples (n_probs of them; opts->n_threads unused).
+ *  Ownership and errors as steno_vad_speech_timestamps. */
+steno_status steno_vad_spans_from_probs(const float *probs, size_t n_probs, size_t n_samples,
+                                        const steno_vad_options *opts, steno_speech_span **spans, int *n_spans);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@ bash scripts/install_deps.sh
 bash scripts/fetch_model.sh tiny.en
 bash scripts/fetch_model.sh base   # multilingual: tests/py/test_multilingual.py
 bash scripts/fetch_llm_models.sh
+bash scripts/fetch_vad.sh   # Silero VAD: tests/py/test_vad.py
 server_python=$(bash scripts/server_venv.sh)   # openai, selenium, prometheus-client (pinned, PyPI)
 jobs=$(nproc)
 

@@ -270,6 +270,28 @@ def _transcribe(paths, out_dir, extra_args=()):
     return results, dt
 
 
+def read_wav16k(path):
+    """The int16 samples of a 16 kHz mono 16-bit WAV file as a list. Fails on any other layout."""
+    import struct
+    import wave
+    with wave.open(path, "rb") as w:
+        if w.getframerate() != 16000 or w.getnchannels() != 1 or w.getsampwidth() != 2:
+            fail("%s: expected 16 kHz mono 16-bit" % path)
+        data = w.readframes(w.getnframes())
+    return list(struct.unpack("<%dh" % (len(data) // 2), data))
+
+
+def write_wav16k(path, samples):
+    """Writes int16 samples as a 16 kHz mono 16-bit WAV file."""
+    import struct
+    import wave
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(struct.pack("<%dh" % len(samples), *samples))
+
+
 def read_f32(path):
     """A raw little-endian float32 file as an array('f')."""
     import array

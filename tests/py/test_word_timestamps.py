@@ -23,10 +23,8 @@ of them on the faithful path; the output says so.
 
 import json
 import os
-import struct
 import sys
 import tempfile
-import wave
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
@@ -117,28 +115,12 @@ def judge(label, stats, min_equal):
     return ok
 
 
-def write_wav(path, samples):
-    with wave.open(path, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(struct.pack("<%dh" % len(samples), *samples))
-
-
-def read_wav16k(path):
-    with wave.open(path, "rb") as w:
-        if w.getframerate() != 16000 or w.getnchannels() != 1 or w.getsampwidth() != 2:
-            se.fail("%s: expected 16 kHz mono 16-bit" % path)
-        data = w.readframes(w.getnframes())
-    return list(struct.unpack("<%dh" % (len(data) // 2), data))
-
-
 def hallucination_guard(tmp):
     clip = os.path.join(se.audio_dir(), "jfk.wav")
-    speech = read_wav16k(clip)
+    speech = se.read_wav16k(clip)
     silence = [0] * (10 * 16000)
     path = os.path.join(tmp, "silence_jfk_silence.wav")
-    write_wav(path, silence + speech + silence)
+    se.write_wav16k(path, silence + speech + silence)
     speech_start, speech_end = 10.0, 10.0 + len(speech) / 16000.0
     out = os.path.join(tmp, "hal")
     os.makedirs(out)
