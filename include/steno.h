@@ -451,6 +451,20 @@ steno_status steno_vad_speech_timestamps(const steno_vad *vad, const float *samp
 steno_status steno_vad_spans_from_probs(const float *probs, size_t n_probs, size_t n_samples,
                                         const steno_vad_options *opts, steno_speech_span **spans, int *n_spans);
 
+/** steno_transcribe behind the VAD, as faster-whisper 1.2.1's transcribe(vad_filter=True): the
+ *  speech spans of samples (steno_vad_speech_timestamps with vad_opts, NULL = defaults) are
+ *  joined and transcribed as one input with params, then every segment and word time is mapped
+ *  back to the input's timeline (SpeechTimestampsMap: + the silence removed before its span,
+ *  rounded to 0.01 s; a word by the span holding its middle; a segment with words from its first
+ *  to its last word). on_segment sees the mapped times; the result's duration is the input's.
+ *  No speech gives an empty result. With clip_timestamps the VAD is not run (faster-whisper
+ *  ignores vad_filter then). state NULL: w's default state (as steno_transcribe), else as
+ *  steno_transcribe_with_state. Holds the input's samples (the VAD reads all of them) plus the
+ *  speech; errors as steno_transcribe and steno_vad_speech_timestamps. */
+steno_status steno_transcribe_vad(steno_whisper *w, steno_whisper_state *state, const steno_vad *vad,
+                                  const steno_vad_options *vad_opts, const float *samples, size_t n,
+                                  const steno_transcribe_params *params, steno_result **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@
 #include "whisper/prompt.h"
 #include "whisper/language.h"
 #include "whisper/mel_input.h"
+#include "whisper/transcribe.h"
 
 /* The model (weights, tokenizer, the fast path's prepared weights) is read-only once loaded; every
  * buffer a transcription writes lives in a state. The handle's own state serves steno_transcribe;
@@ -237,7 +238,7 @@ static char *decode_text(const whisper_model *m, const int *tokens, int n) {
     return s;
 }
 
-static void format_ts(double t, char *buf, size_t n) {
+void whisper_format_ts(double t, char *buf, size_t n) {
     long ms = lround(t * 1000.0);
     long h = ms / 3600000;
     ms -= h * 3600000;
@@ -615,8 +616,8 @@ static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *
             if (s->n_tokens == 0) continue;
             if (p->verbose) {
                 char a[64], b[64];
-                format_ts(s->start, a, sizeof a);
-                format_ts(s->end, b, sizeof b);
+                whisper_format_ts(s->start, a, sizeof a);
+                whisper_format_ts(s->end, b, sizeof b);
                 printf("[%s --> %s] %s\n", a, b, s->text);
                 fflush(stdout);
             }
