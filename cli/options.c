@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -59,43 +60,56 @@ static bool is_numeric(steno_opt_type t) {
     return t == STENO_OPT_INT || t == STENO_OPT_DOUBLE || t == STENO_OPT_FLOAT;
 }
 
-/* The row whose spelling is a (a long name up to '=', with '_' as '-' when the spec says so);
- * *spelled: the row's spelling (errors name it so), *inline_v: the value after '=' or NULL. */
+/* Whether row o has the spelling name[0..len). */
+static bool spelled_as(const steno_opt *o, const char *name, size_t len, const char **spelled) {
+    const char *s;
+    size_t n;
+    for (int k = 0; piece(o->names, k, &s, &n); k++) {
+        if (n == len && memcmp(s, name, n) == 0) {
+            *spelled = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const steno_opt *find_in(const steno_opts_spec *spec, const char *name, size_t len, const char **spelled) {
+    for (size_t r = 0; r < spec->n_opts; r++)
+        if (spec->opts[r].type != STENO_OPT_SECTION && spelled_as(&spec->opts[r], name, len, spelled))
+            return &spec->opts[r];
+    return NULL;
+}
+
+/* The row whose spelling is a (a long name up to '=', with '_' as '-' when the spec says so),
+ * from spec's rows, else the shared ones (*shared set); *spelled: the row's spelling (errors
+ * name it so), *inline_v: the value after '=' or NULL. */
 static const steno_opt *find(const steno_opts_spec *spec, const char *a, const char **spelled, size_t *spelled_len,
-                             const char **inline_v) {
+                             const char **inline_v, bool *shared) {
     char name[128];
     size_t len = strlen(a);
     *inline_v = NULL;
-    if (a[1] == '-') {
-        const char *eq = strchr(a, '=');
-        if (eq) {
-            len = (size_t)(eq - a);
-            *inline_v = eq + 1;
-        }
-    }
+    const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+    if (eq) len = (size_t)(eq - a);
     if (len >= sizeof name) return NULL;
     memcpy(name, a, len);
     name[len] = '\0';
     if (spec->underscores && a[1] == '-')
         for (char *c = name + 2; *c; c++)
             if (*c == '_') *c = '-';
-    for (size_t r = 0; r < spec->n_opts; r++) {
-        const steno_opt *o = &spec->opts[r];
-        const char *s;
-        size_t n;
-        for (int k = 0; piece(o->names, k, &s, &n); k++) {
-            if (n == len && memcmp(s, name, n) == 0) {
-                *spelled = s;
-                *spelled_len = n;
-                return o;
-            }
-        }
+    *shared = false;
+    const steno_opt *o = find_in(spec, name, len, spelled);
+    if (!o && spec->shared && (o = find_in(spec->shared, name, len, spelled))) *shared = true;
+    if (o) {
+        *spelled_len = len;
+        if (eq) *inline_v = eq + 1;
     }
-    *inline_v = NULL;
-    return NULL;
+    return o;
 }
 
-static void fmt_num(char *buf, size_t n, double v) { snprintf(buf, n, "%.15g", v); }
+static void fmt_num(char *buf, size_t n, double v) {
+    if (v == floor(v) && fabs(v) < 1e18) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%g", v);
+}
 
 /* The range as the help and the errors write it: "0..256", ">= 1", "> 0", "<= 1"; "" if none. */
 static void range_text(const steno_opt *o, char *buf, size_t n) {
@@ -112,10 +126,14 @@ static void range_text(const steno_opt *o, char *buf, size_t n) {
 static void expected(const steno_opt *o, char *buf, size_t n) {
     char range[80];
     range_text(o, range, sizeof range);
-    const char *what = o->type == STENO_OPT_INT ? "an integer" : "a number";
+    const char *what = o->type == STENO_OPT_DOUBLE || o->type == STENO_OPT_FLOAT ? "a number" : "an integer";
     switch (o->type) {
     case STENO_OPT_BOOL: snprintf(buf, n, "True or False"); return;
-    case STENO_OPT_U64: snprintf(buf, n, "an integer >= 0"); return;
+    case STENO_OPT_U64:
+    case STENO_OPT_SIZE:
+        if (!*range) snprintf(buf, n, "an integer >= 0");
+        else break;
+        return;
     case STENO_OPT_CHOICE: {
         size_t at = 0;
         const char *s;
@@ -182,10 +200,13 @@ static int store(const steno_opts_spec *spec, const steno_opt *o, const char *na
         if (dst) *(int *)dst = (int)x;
         return 0;
     }
-    case STENO_OPT_U64: {
+    case STENO_OPT_U64:
+    case STENO_OPT_SIZE: {
         unsigned long long x = strtoull(v, &end, 10);
-        if (!*v || *end || errno || v[0] == '-' || v[0] == '+' || v[0] == ' ') break;
-        if (dst) *(unsigned long long *)dst = x;
+        if (!*v || *end || errno || v[0] == '-' || v[0] == '+' || v[0] == ' ' || !in_range(o, (double)x)) break;
+        if (o->type == STENO_OPT_SIZE && x > SIZE_MAX) break;
+        if (dst && o->type == STENO_OPT_U64) *(unsigned long long *)dst = x;
+        else if (dst) *(size_t *)dst = (size_t)x;
         return 0;
     }
     case STENO_OPT_DOUBLE:
@@ -233,6 +254,10 @@ static int store(const steno_opts_spec *spec, const steno_opt *o, const char *na
 }
 
 int steno_opts_parse(const steno_opts_spec *spec, void *base, int argc, char **argv) {
+    return steno_opts_parse_shared(spec, base, NULL, argc, argv);
+}
+
+int steno_opts_parse_shared(const steno_opts_spec *spec, void *base, void *shared_base, int argc, char **argv) {
     bool only_positional = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -249,13 +274,15 @@ int steno_opts_parse(const steno_opts_spec *spec, void *base, int argc, char **a
         }
         const char *spelled, *inline_v;
         size_t len;
-        const steno_opt *o = find(spec, a, &spelled, &len, &inline_v);
-        if (!o || o->type == STENO_OPT_SECTION) return fail(spec, "unknown option '%s'", a);
+        bool shared;
+        const steno_opt *o = find(spec, a, &spelled, &len, &inline_v, &shared);
+        if (!o) return fail(spec, "unknown option '%s'", a);
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)len, spelled);
         if (o->type == STENO_OPT_UNSUPPORTED) return fail(spec, "not supported: %s (%s)", a, o->help);
         if (!has_value(o->type) && inline_v) return fail(spec, "option %s takes no value", name);
-        void *dst = o->at ? (char *)base + o->at - 1 : NULL;
+        char *at = shared ? shared_base : base;
+        void *dst = o->at && at ? at + o->at - 1 : NULL;
         switch (o->type) {
         case STENO_OPT_HELP:
             if (spec->usage) spec->usage(stdout);
@@ -318,7 +345,7 @@ static const char *value_name(const steno_opt *o) {
 /* The help line of a row: its text, then "(RANGE; default: X)" from the same row. */
 static void help_text(const steno_opt *o, const char *def, char *buf, size_t n) {
     char range[80] = "";
-    if (is_numeric(o->type)) {
+    if (is_numeric(o->type) || o->type == STENO_OPT_U64 || o->type == STENO_OPT_SIZE) {
         range_text(o, range, sizeof range);
         if (*range && (o->flags & STENO_OPT_NONE_OK)) strncat(range, " or None", sizeof range - strlen(range) - 1);
     } else if (o->type == STENO_OPT_CUSTOM && o->expect && !strchr(value_name(o), '|')) {
@@ -369,12 +396,22 @@ static void help_wcpp(FILE *f, const steno_opt *o, const void *defaults) {
     wrapped(f, text, 2 + 11 + 20 + 10 + (int)(strlen(def) > 7 ? strlen(def) - 7 : 0), 2 + 11 + 20 + 10);
 }
 
+/* Whether a row of spec has o's first spelling (and so replaces the shared row o). */
+static bool replaced(const steno_opts_spec *spec, const steno_opt *o) {
+    const char *s, *spelled;
+    size_t len;
+    return o->type != STENO_OPT_SECTION && piece(o->names, 0, &s, &len) && find_in(spec, s, len, &spelled);
+}
+
 void steno_opts_help(FILE *f, const steno_opts_spec *spec, const void *defaults) {
-    for (size_t r = 0; r < spec->n_opts; r++) {
-        const steno_opt *o = &spec->opts[r];
+    const size_t n_shared = spec->shared ? spec->shared->n_opts : 0;
+    for (size_t r = 0; r < spec->n_opts + n_shared; r++) {
+        const bool shared = r >= spec->n_opts;
+        const steno_opt *o = shared ? &spec->shared->opts[r - spec->n_opts] : &spec->opts[r];
+        if (shared && replaced(spec, o)) continue;
         if (o->type == STENO_OPT_SECTION) fprintf(f, "%s\n", o->help);
         else if (o->type == STENO_OPT_UNSUPPORTED) continue;
-        else if (spec->style == STENO_OPTS_WCPP) help_wcpp(f, o, defaults);
+        else if (spec->style == STENO_OPTS_WCPP) help_wcpp(f, o, shared ? NULL : defaults);
         else help_gnu(f, spec, o);
     }
 }

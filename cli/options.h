@@ -14,7 +14,8 @@ typedef enum {
     STENO_OPT_FLAG,        /* no value: sets a bool to true (no destination: accepted, ignored) */
     STENO_OPT_BOOL,        /* True|False, also true/false, yes/no, 1/0 in any case: a bool */
     STENO_OPT_INT,         /* a decimal int within the row's range */
-    STENO_OPT_U64,         /* a decimal unsigned long long (no sign) */
+    STENO_OPT_U64,         /* a decimal unsigned long long (no sign), within the row's range if any */
+    STENO_OPT_SIZE,        /* the same, stored as a size_t */
     STENO_OPT_DOUBLE,      /* a finite number within the row's range: a double */
     STENO_OPT_FLOAT,       /* the same, stored as a float */
     STENO_OPT_STRING,      /* the argv string itself (const char *) */
@@ -88,6 +89,9 @@ typedef struct steno_opts_spec {
     steno_opts_style style;
     int help_col;                 /* column of the help text (GNU style) */
     bool align_long;              /* GNU style: a row without a short name is indented as if it had one */
+    /* rows several verbs share (the LLM verbs' model and sampling options), read into their own
+     * struct; a row of opts with the same first spelling replaces the shared one */
+    const struct steno_opts_spec *shared;
 } steno_opts_spec;
 
 /** Parses argv[1..argc-1] into the struct at base (the rows' STENO_OPT_AT offsets), in argv order;
@@ -97,8 +101,12 @@ typedef struct steno_opts_spec {
  *  Lists it fills (the positional one too) are the caller's to free, also after an error. */
 int steno_opts_parse(const steno_opts_spec *spec, void *base, int argc, char **argv);
 
-/** Writes the option help of spec's rows to f: each row's spellings, value, help line, range and
- *  default (WCPP style: the default column, from defaults when .def is NULL, else blank). */
+/** steno_opts_parse with spec->shared's rows read into shared_base. */
+int steno_opts_parse_shared(const steno_opts_spec *spec, void *base, void *shared_base, int argc, char **argv);
+
+/** Writes the option help of spec's rows, then of spec->shared's that no row of spec replaces, to
+ *  f: each row's spellings, value, help line, range and default (WCPP style: the default column,
+ *  from defaults when .def is NULL, else blank). */
 void steno_opts_help(FILE *f, const steno_opts_spec *spec, const void *defaults);
 
 /** Writes "not supported: NAME NAME ..." (the first spelling of each unsupported row) to f,

@@ -18,13 +18,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 STENO = se.steno_bin()
-VERBS = [["transcribe"], ["whisper-cli"]]
+VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["chat"], ["perplexity"]]
 
 # values of metavars the help leaves free-form: a sample that parses, and one that does not (None:
 # any string is accepted)
 STRINGS = {"TEXT", "DIR", "NAME", "FILE", "PATH", "LANG", "FNAME", "PROMPT", "KEY", "ADDR", "MODEL",
-           "NAME|DIR", "NAME|FILE", "CHARS", "PROMPTS.jsonl"}
-SAMPLES = {"LIST": ("0", "x"), "BYTES": ("1M", "x")}
+           "NAME|DIR", "NAME|FILE", "CHARS", "KINDS"}
+SAMPLES = {"LIST": ("0", "x"), "BYTES": ("1M", "x"), "ID(+|-)B": ("1+1", "x")}
 NUM = r"(-?\d[\d.e+]*)"
 
 failures = []
