@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 STENO = se.steno_bin()
-VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["chat"], ["perplexity"]]
+VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["generate", "--parallel", "1"], ["chat"],
+         ["perplexity"]]
 
 # values of metavars the help leaves free-form: a sample that parses, and one that does not (None:
 # any string is accepted)
