@@ -19,12 +19,12 @@ import steno_eval as se  # noqa: E402
 
 STENO = se.steno_bin()
 VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["generate", "--parallel", "1"], ["chat"],
-         ["perplexity"], ["serve"]]
+         ["perplexity"], ["serve"], ["convert"], ["dump-l1"]]
 
 # values of metavars the help leaves free-form: a sample that parses, and one that does not (None:
 # any string is accepted)
 STRINGS = {"TEXT", "DIR", "NAME", "FILE", "PATH", "LANG", "FNAME", "PROMPT", "KEY", "ADDR", "MODEL",
-           "NAME|DIR", "NAME|FILE", "CHARS", "KINDS"}
+           "NAME|DIR", "NAME|FILE", "CHARS", "KINDS", "IDS"}
 SAMPLES = {"LIST": ("0", "x"), "BYTES": ("1M", "x"), "ID(+|-)B": ("1+1", "x")}
 NUM = r"(-?\d[\d.e+]*)"
 
@@ -73,7 +73,7 @@ def values_for(meta, text):
     if meta == "True|False":
         return "True", "maybe"
     pieces = meta.split("|")
-    if len(pieces) > 1 and all(re.match(r"^[a-z0-9][a-z0-9.-]*$", x) for x in pieces):
+    if all(re.match(r"^[a-z0-9][a-z0-9.-]*$", x) for x in pieces) and (len(pieces) > 1 or meta.islower()):
         return pieces[0], "no-such-choice"
     if meta in SAMPLES:
         return SAMPLES[meta]
