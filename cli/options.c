@@ -5,9 +5,9 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdint.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -26,13 +26,18 @@ bool steno_opts_parse_bool(const char *s, bool *out) {
     return false;
 }
 
-/* One error line: the spec's prefix, the message, and where the help is. Returns 2. */
+/* One error line: the spec's prefix, the message (a value's line breaks as spaces, so that it
+ * stays one line), and where the help is. Returns 2. */
 __attribute__((format(printf, 2, 3))) static int fail(const steno_opts_spec *spec, const char *fmt, ...) {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fputs(spec->err_prefix ? spec->err_prefix : "steno: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    for (char *c = msg; *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
+    fputs(spec->err_prefix ? spec->err_prefix : "steno: ", stderr);
+    fputs(msg, stderr);
     if (spec->verb) fprintf(stderr, " (see 'steno %s --help')", spec->verb);
     fputc('\n', stderr);
     return 2;

@@ -42,22 +42,13 @@ static int default_threads(void) {
 
 #define ERR_PREFIX "steno: whisper-cli: "
 
+/* whisper.cpp's defaults (cli.cpp whisper_params) */
 static wparams default_params(void) {
-    wparams p = {0};
-    p.n_threads = default_threads();
-    p.n_processors = 1;
-    p.max_context = -1;
-    p.best_of = 5;
-    p.beam_size = 5;
-    p.word_thold = 0.01f;
-    p.entropy_thold = 2.40f;
-    p.logprob_thold = -1.00f;
-    p.no_speech_thold = 0.6f;
-    p.temperature = 0.0f;
-    p.temperature_inc = 0.2f;
-    p.language = "en";
-    p.model = "tiny.en";
-    return p;
+    return (wparams){
+        .n_threads = default_threads(), .n_processors = 1, .max_context = -1, .best_of = 5, .beam_size = 5,
+        .word_thold = 0.01f, .entropy_thold = 2.40f, .logprob_thold = -1.00f, .no_speech_thold = 0.6f,
+        .temperature = 0.0f, .temperature_inc = 0.2f, .language = "en", .model = "tiny.en",
+    };
 }
 
 #define AT(field) STENO_OPT_AT(wparams, field)
