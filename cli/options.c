@@ -352,7 +352,9 @@ static void help_text(const steno_opt *o, const char *def, char *buf, size_t n) 
     char range[80] = "";
     if (is_numeric(o->type) || o->type == STENO_OPT_U64 || o->type == STENO_OPT_SIZE) {
         range_text(o, range, sizeof range);
-        if (*range && (o->flags & STENO_OPT_NONE_OK)) strncat(range, " or None", sizeof range - strlen(range) - 1);
+        if (!*range && (o->flags & STENO_OPT_NONE_OK))
+            snprintf(range, sizeof range, "%s", o->type == STENO_OPT_INT ? "an integer" : "a number");
+        if (o->flags & STENO_OPT_NONE_OK) strncat(range, " or None", sizeof range - strlen(range) - 1);
     } else if (o->type == STENO_OPT_CUSTOM && o->expect && !strchr(value_name(o), '|')) {
         snprintf(range, sizeof range, "%s", o->expect);
     }
