@@ -39,6 +39,7 @@ typedef struct steno_opt_list {
     int n, cap;
 } steno_opt_list;
 
+/** Frees l's items (not the strings, argv's) and empties it. */
 void steno_opt_list_free(steno_opt_list *l);
 
 /* The reason a .parse callback refuses a value goes here: one line, without the option's name. */
@@ -59,9 +60,10 @@ typedef struct steno_opt {
     const int *values;   /* STENO_OPT_CHOICE: the int stored for each choice; NULL: its index */
     int max_items;       /* STENO_OPT_LIST: most values (0: no limit) */
     const char *items;   /* STENO_OPT_LIST: what the values are, for "too many ITEMS (at most N)" */
-    /* STENO_OPT_CUSTOM: checks v and stores it at dst; false with err->msg set refuses it */
+    /* STENO_OPT_CUSTOM: checks v and stores it at dst (NULL when the row has no .at); false
+     * refuses it, with err->msg as the reason, or "expected .expect, got 'v'" when msg is empty */
     bool (*parse)(const char *v, void *dst, steno_opt_error *err);
-    const char *expect;  /* the reason's "expected ..." for a custom value; also the help's range */
+    const char *expect;  /* a custom value's form; the help shows it too unless the metavar lists choices */
     const char *def;     /* the default as the help shows it; NULL: none shown */
     const char *help;    /* one line (wrapped to the help's width); the reason of an unsupported row */
 } steno_opt;
