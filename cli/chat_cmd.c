@@ -16,44 +16,38 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "steno_llm.h"
+#include "commands.h"
+#include "llm_cli.h"
 
-int steno_cmd_chat(int argc, char **argv);
-int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(void *user, int argc, char **argv, int i),
-                       void *user, void (*usage)(FILE *f), steno_llm **m, steno_llm_ctx **c, steno_sampler **s,
-                       int *n_predict, int *n_probs);
+typedef struct {
+    const char *system;
+    int n_predict;
+} chat_opts;
 
-/* Shared option help lives in generate_cmd.c; chat prints its own lines and points there. */
+static void chat_usage(FILE *f);
+
+/* chat's -n replaces the shared one: a reply, not the whole text, and another default */
+static const steno_opt CHAT_OPTIONS[] = {
+    {STENO_OPT_SECTION, .help = "chat:"},
+    {STENO_OPT_STRING, "--system", "TEXT", STENO_OPT_AT(chat_opts, system), .def = "the template's, if any",
+     .help = "system message"},
+    {STENO_OPT_INT, "-n|--n-predict", "N", STENO_OPT_AT(chat_opts, n_predict), STENO_OPT_RANGE(-1, 1 << 24),
+     .def = "512", .help = "at most N tokens per reply"},
+};
+
+static const steno_opts_spec CHAT_SPEC = {
+    .opts = CHAT_OPTIONS, .n_opts = sizeof CHAT_OPTIONS / sizeof CHAT_OPTIONS[0], .err_prefix = "steno chat: ",
+    .verb = "chat", .usage = chat_usage, .help_col = 27, .align_long = true, .shared = &steno_llm_cli_spec,
+};
+
 static void chat_usage(FILE *f) {
     fputs("usage: steno chat -m MODEL [options]\n"
           "\n"
           "Chats with an instruction-tuned model (SmolLM2, Gemma 3) using its chat template. Type a\n"
           "message and press Enter; '/reset' clears the conversation; end of input (Ctrl-D) quits.\n"
-          "\n"
-          "  -m, --model MODEL        .gguf file or a known name (smollm2, gemma3)\n"
-          "      --system TEXT        system message (default: the template's, if any)\n"
-          "  -n, --n-predict N        at most N tokens per reply (default 512)\n"
-          "\n"
-          "Context, KV-cache and sampling options are those of 'steno generate --help'\n"
-          "(--temp, --top-k, --top-p, --min-p, --repeat-penalty, --seed, --max-kv-size, --keep, ...).\n",
+          "\n",
           f);
-}
-
-typedef struct {
-    const char *system;
-} chat_opts;
-
-static int chat_extra(void *user, int argc, char **argv, int i) {
-    chat_opts *o = user;
-    if (strcmp(argv[i], "--system") == 0) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno chat: option --system needs a value\n");
-            return -1;
-        }
-        o->system = argv[i + 1];
-        return 2;
-    }
-    return 0;
+    steno_opts_help(f, &CHAT_SPEC, NULL);
 }
 
 typedef struct {
@@ -82,13 +76,14 @@ static double now_s(void) {
 }
 
 int steno_cmd_chat(int argc, char **argv) {
-    chat_opts co = {NULL};
+    chat_opts co = {.system = NULL, .n_predict = 512};
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
-    int n_predict;
-    int rc = steno_llm_cli_open(argc, argv, "chat", chat_extra, &co, chat_usage, &m, &c, &s, &n_predict, NULL);
+    llm_cli_opts lo;
+    int rc = steno_llm_cli_open(argc, argv, &CHAT_SPEC, &co, &lo, &m, &c, &s);
     if (rc >= 0) return rc;
+    int n_predict = co.n_predict;
     if (n_predict < 0) n_predict = 512;
     steno_llm_info info;
     steno_llm_get_info(m, &info);

@@ -10,6 +10,7 @@
  * Exit status: 0 ok; 1 runtime error (one line "steno: <reason>" on stderr); 2 usage error.
  */
 #include "commands.h"
+#include "options.h"
 #include "steno.h"
 
 #include <stdio.h>
@@ -20,6 +21,33 @@
 
 #define DEFAULT_MODEL "tiny.en"
 
+typedef struct {
+    const char *to, *model, *model_dir, *output;
+    bool f32;
+} convert_opts;
+
+static void convert_usage(FILE *f);
+
+#define AT(field) STENO_OPT_AT(convert_opts, field)
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_CHOICE, "--to", NULL, AT(to), .flags = STENO_OPT_AS_STRING, .choices = "ggml",
+     .help = "output format; only \"ggml\" (whisper.cpp) for now"},
+    {STENO_OPT_STRING, "--model", "NAME|DIR", AT(model), .def = DEFAULT_MODEL,
+     .help = "a model name looked up in --model-dir, or a CTranslate2 model directory"},
+    {STENO_OPT_STRING, "--model-dir|--model_dir", "DIR", AT(model_dir),
+     .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models", .help = "where named models live"},
+    {STENO_OPT_STRING, "-o|--output", "FILE", AT(output), .help = "the file to write (replaced atomically on success)"},
+    {STENO_OPT_FLAG, "--f32", .at = AT(f32), .help = "write every tensor as float32 (ggml ftype 0) instead of float16"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
+};
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .err_prefix = "steno convert: ",
+    .verb = "convert", .usage = convert_usage, .help_col = 25,
+};
+
 static void convert_usage(FILE *f) {
     fputs("usage: steno convert --to ggml [--model NAME|DIR] [--model-dir DIR] -o OUT.bin [--f32]\n"
           "\n"
@@ -27,80 +55,22 @@ static void convert_usage(FILE *f) {
           "whisper.cpp's models/convert-pt-to-ggml.py: float16 weights; float32 biases, norms and\n"
           "positional embeddings; openai-whisper tensor names; Slaney mel filters; the BPE vocabulary).\n"
           "\n"
-          "options:\n"
-          "  --to FORMAT            output format; only \"ggml\" (whisper.cpp) for now\n"
-          "  --model NAME|DIR       a model name looked up in --model-dir, or a CTranslate2 model\n"
-          "                         directory (default: " DEFAULT_MODEL ")\n"
-          "  --model-dir DIR        where named models live (default: $STENO_MODELS_DIR, else\n"
-          "                         ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models)\n"
-          "  -o, --output FILE      the file to write (replaced atomically on success)\n"
-          "  --f32                  write every tensor as float32 (ggml ftype 0) instead of float16\n"
-          "  -h, --help             show this help\n"
-          "\n"
+          "options:\n",
+          f);
+    steno_opts_help(f, &SPEC, NULL);
+    fputs("\n"
           "example:\n"
           "  steno convert --to ggml --model tiny.en -o ggml-tiny.en.bin\n"
           "  whisper-cli -m ggml-tiny.en.bin -f jfk.wav\n",
           f);
 }
 
-/* "--name=value" or "--name value"; returns the value or NULL (and reports) when missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *arg, const char *eq) {
-    if (eq) return eq + 1;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "steno convert: %s needs a value (see 'steno convert --help')\n", arg);
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 int steno_cmd_convert(int argc, char **argv) {
-    const char *to = NULL, *model = DEFAULT_MODEL, *model_dir = NULL, *output = NULL;
-    int use_f16 = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            convert_usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-            printf("steno %s\n", STENO_VERSION);
-            return 0;
-        }
-        if (!strcmp(a, "--f32")) {
-            use_f16 = 0;
-            continue;
-        }
-        if (!strcmp(a, "-o")) {
-            if (!(output = opt_value(argc, argv, &i, a, NULL))) return 2;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "steno convert: unexpected argument '%s' (see 'steno convert --help')\n", a);
-            return 2;
-        }
-        const char *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        const char *v;
-#define IS(name) (n == strlen(name) && !strncmp(a, name, n))
-        if (IS("--to")) {
-            if (!(v = opt_value(argc, argv, &i, a, eq))) return 2;
-            to = v;
-        } else if (IS("--model")) {
-            if (!(v = opt_value(argc, argv, &i, a, eq))) return 2;
-            model = v;
-        } else if (IS("--model-dir") || IS("--model_dir")) {
-            if (!(v = opt_value(argc, argv, &i, a, eq))) return 2;
-            model_dir = v;
-        } else if (IS("--output")) {
-            if (!(v = opt_value(argc, argv, &i, a, eq))) return 2;
-            output = v;
-        } else {
-            fprintf(stderr, "steno convert: unknown option '%.*s' (see 'steno convert --help')\n",
-                    (int)n, a);
-            return 2;
-        }
-#undef IS
-    }
+    convert_opts o = {.model = DEFAULT_MODEL};
+    const int parsed = steno_opts_parse(&SPEC, &o, argc, argv);
+    if (parsed >= 0) return parsed;
+    const char *to = o.to, *model = o.model, *model_dir = o.model_dir, *output = o.output;
+    const int use_f16 = !o.f32;
     if (!to) {
         fputs("steno convert: --to is required (only \"ggml\" for now)\n", stderr);
         return 2;

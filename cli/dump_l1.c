@@ -7,6 +7,7 @@
 
 #include "audio/mel.h"
 #include "commands.h"
+#include "options.h"
 #include "whisper/forward.h"
 
 static int write_f32(const char *path, const float *x, size_t n) {
@@ -19,35 +20,50 @@ static int write_f32(const char *path, const float *x, size_t n) {
     return fclose(f) != 0;
 }
 
-static void print_usage(FILE *f) {
-    fprintf(f, "usage: steno dump-l1 --model DIR --audio FILE [--tokens ID,ID,...] "
-               "[--encoder-out E.f32] [--logits-out L.f32] [--seek FRAMES]\n");
-}
+typedef struct {
+    const char *model_dir, *audio, *tokens, *enc_out, *log_out;
+    int seek;
+} dump_opts;
 
-static int usage(void) {
-    print_usage(stderr);
-    return 2;
+static void print_usage(FILE *f);
+
+#define AT(field) STENO_OPT_AT(dump_opts, field)
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_STRING, "--model", "DIR", AT(model_dir), .help = "CTranslate2 model directory (required)"},
+    {STENO_OPT_STRING, "--audio", "FILE", AT(audio), .help = "the audio (required); its first 30-s window is used"},
+    {STENO_OPT_STRING, "--tokens", "IDS", AT(tokens), .help = "ID,ID,...: the teacher-forced decoder tokens"},
+    {STENO_OPT_STRING, "--encoder-out", "FILE", AT(enc_out), .help = "write the encoder output (float32) here"},
+    {STENO_OPT_STRING, "--logits-out", "FILE", AT(log_out), .help = "write the tokens' logits (float32) here"},
+    {STENO_OPT_INT, "--seek", "FRAMES", AT(seek), STENO_OPT_MIN(0), .def = "0",
+     .help = "the window starts at this mel frame"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+};
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .err_prefix = "steno dump-l1: ",
+    .verb = "dump-l1", .usage = print_usage, .help_col = 24,
+};
+
+static void print_usage(FILE *f) {
+    fputs("usage: steno dump-l1 --model DIR --audio FILE [--tokens ID,ID,...] [--encoder-out E.f32]\n"
+          "                     [--logits-out L.f32] [--seek FRAMES]\n"
+          "\n",
+          f);
+    steno_opts_help(f, &SPEC, NULL);
 }
 
 int steno_cmd_dump_l1(int argc, char **argv) {
-    const char *model_dir = NULL, *audio = NULL, *tokens_arg = NULL, *enc_out = NULL, *log_out = NULL;
-    int seek = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            print_usage(stdout);
-            return 0;
-        }
-        if (i + 1 >= argc) return usage();
-        if (!strcmp(a, "--model")) model_dir = argv[++i];
-        else if (!strcmp(a, "--audio")) audio = argv[++i];
-        else if (!strcmp(a, "--tokens")) tokens_arg = argv[++i];
-        else if (!strcmp(a, "--encoder-out")) enc_out = argv[++i];
-        else if (!strcmp(a, "--logits-out")) log_out = argv[++i];
-        else if (!strcmp(a, "--seek")) seek = atoi(argv[++i]);
-        else return usage();
+    dump_opts o = {0};
+    const int parsed = steno_opts_parse(&SPEC, &o, argc, argv);
+    if (parsed >= 0) return parsed;
+    const char *model_dir = o.model_dir, *audio = o.audio, *tokens_arg = o.tokens, *enc_out = o.enc_out,
+               *log_out = o.log_out;
+    int seek = o.seek;
+    if (!model_dir || !audio) {
+        fprintf(stderr, "steno dump-l1: --model and --audio are required (see 'steno dump-l1 --help')\n");
+        return 2;
     }
-    if (!model_dir || !audio || seek < 0) return usage();
 
     int *tokens = NULL, n_tokens = 0, rc = 1;
     if (tokens_arg) {
@@ -58,7 +74,8 @@ int steno_cmd_dump_l1(int argc, char **argv) {
             long v = strtol(s, &end, 10);
             if (end == s) {
                 free(tokens);
-                return usage();
+                fprintf(stderr, "steno dump-l1: --tokens: expected ID,ID,..., got '%s'\n", tokens_arg);
+                return 2;
             }
             tokens[n_tokens++] = (int)v;
             s = *end == ',' ? end + 1 : end;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 #include "sched/sched.h"
 #include "steno_llm.h"
 
@@ -26,6 +27,43 @@ typedef struct {
     steno_sampler_params sp;
 } batch_item;
 
+typedef struct {
+    const char *model, *file;
+    int parallel, n_predict, threads, n_ctx, chunk;
+    bool no_bos;
+    double temp;
+    unsigned long long seed;
+} batch_opts;
+
+static void usage(FILE *f);
+
+#define AT(field) STENO_OPT_AT(batch_opts, field)
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_STRING, "-m|--model", "NAME|FILE", AT(model), .help = "the LLM (smollm2, gemma3, a .gguf or llama2.c file)"},
+    {STENO_OPT_INT, "--parallel", "N", AT(parallel), STENO_OPT_RANGE(1, 256), .help = "rows decoded together"},
+    {STENO_OPT_STRING, "-f|--file", "PATH", AT(file), .help = "the prompts (- = standard input)"},
+    {STENO_OPT_INT, "-n|--n-predict", "N", AT(n_predict), STENO_OPT_RANGE(1, 1 << 20), .def = "128",
+     .help = "default max_tokens per prompt"},
+    {STENO_OPT_DOUBLE, "--temp", "T", AT(temp), STENO_OPT_RANGE(0, 100), .def = "0 = greedy",
+     .help = "default temperature"},
+    {STENO_OPT_U64, "-s|--seed", "N", AT(seed), STENO_OPT_RANGE(0, 9007199254740991.0), .def = "0",
+     .help = "default seed"},
+    {STENO_OPT_INT, "-t|--threads", "N", AT(threads), STENO_OPT_RANGE(0, 256), .def = "0: the CPUs",
+     .help = "threads of the batched pass, in all"},
+    {STENO_OPT_INT, "-c|--ctx-size", "N", AT(n_ctx), STENO_OPT_RANGE(16, 1 << 20),
+     .def = "min(4096, the model's)", .help = "context per row in tokens"},
+    {STENO_OPT_INT, "--prefill-chunk", "N", AT(chunk), STENO_OPT_RANGE(1, 3840), .def = "64",
+     .help = "prompt tokens fed per pass"},
+    {STENO_OPT_FLAG, "--no-bos", .at = AT(no_bos), .help = "do not add the BOS token"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+};
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .err_prefix = "steno generate: ",
+    .verb = "generate --parallel 1", .usage = usage, .help_col = 26,
+};
+
 static void usage(FILE *f) {
     fputs("usage: steno generate --parallel N -f PROMPTS.jsonl -m MODEL [options]\n"
           "\n"
@@ -35,18 +73,9 @@ static void usage(FILE *f) {
           "continuously batched pass (the server's scheduler). Prints one JSON object per line, in\n"
           "input order; the aggregate speed goes to standard error. Every line is checked and\n"
           "tokenized before the run: one bad or over-long prompt stops it with its line number.\n"
-          "\n"
-          "  -m, --model NAME|FILE    the LLM (smollm2, gemma3, a .gguf or llama2.c file)\n"
-          "  --parallel N             rows decoded together (1..256)\n"
-          "  -f, --file PATH          the prompts (- = standard input)\n"
-          "  -n, --n-predict N        default max_tokens per prompt (128)\n"
-          "  --temp T                 default temperature (0 = greedy, the default here)\n"
-          "  -s, --seed N             default seed (0)\n"
-          "  -t, --threads N          threads of the batched pass, in all (0 = default: the CPUs)\n"
-          "  -c, --ctx-size N         context per row in tokens (default: min(4096, the model's))\n"
-          "  --prefill-chunk N        prompt tokens fed per pass (1..3840, default 64)\n"
-          "  --no-bos                 do not add the BOS token\n",
+          "\n",
           f);
+    steno_opts_help(f, &SPEC, NULL);
 }
 
 /* The whole stream, NUL-terminated, its length in *len; NULL on a read error (errno set). */
@@ -109,64 +138,14 @@ static const char *parse_line(const char *line, batch_item *it, char *why_buf, s
 }
 
 int steno_cmd_generate_batch(int argc, char **argv) {
-    const char *model = NULL, *file = NULL;
-    int parallel = 0, n_predict = 128, threads = 0, n_ctx = 0, chunk = 0, no_bos = 0;
-    double temp = 0;
-    unsigned long long seed = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--no-bos")) {
-            no_bos = 1;
-            continue;
-        }
-        static const char *const valued[] = {"-m", "--model", "-f", "--file", "--parallel", "-n", "--n-predict",
-                                             "-t", "--threads", "-c", "--ctx-size", "--prefill-chunk", "-s",
-                                             "--seed", "--temp", NULL};
-        int known = 0;
-        for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
-        if (!known) {
-            fprintf(stderr, "steno generate: unknown option '%s' with --parallel (see steno generate --parallel 1 --help)\n", a);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno generate: %s needs a value (see steno generate --parallel 1 --help)\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        char *end = NULL;
-        errno = 0;
-        const double num = strtod(v, &end);
-        const int is_num = end && end != v && !*end && errno == 0;
-#define INT_OPT(lo, hi, dst)                                                                      \
-    do {                                                                                          \
-        if (!is_num || num < (lo) || num > (hi) || num != (double)(long long)num) {               \
-            fprintf(stderr, "steno generate: %s %s: need an integer in %lld..%lld\n", a, v,       \
-                    (long long)(lo), (long long)(hi));                                            \
-            return 2;                                                                             \
-        }                                                                                         \
-        dst = num;                                                                                \
-    } while (0)
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) file = v;
-        else if (!strcmp(a, "--parallel")) INT_OPT(1, 256, parallel);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) INT_OPT(1, 1 << 20, n_predict);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) INT_OPT(0, 256, threads);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) INT_OPT(16, 1 << 20, n_ctx);
-        else if (!strcmp(a, "--prefill-chunk")) INT_OPT(1, 3840, chunk);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) INT_OPT(0, 9007199254740991.0, seed);
-        else if (!strcmp(a, "--temp")) {
-            if (!is_num || num < 0 || num > 100) {
-                fprintf(stderr, "steno generate: --temp %s: need a number in 0..100\n", v);
-                return 2;
-            }
-            temp = num;
-        }
-#undef INT_OPT
-    }
+    batch_opts o = {.n_predict = 128};
+    const int parsed = steno_opts_parse(&SPEC, &o, argc, argv);
+    if (parsed >= 0) return parsed;
+    const char *model = o.model, *file = o.file;
+    const int parallel = o.parallel, n_predict = o.n_predict, threads = o.threads, n_ctx = o.n_ctx, chunk = o.chunk;
+    const int no_bos = o.no_bos;
+    const double temp = o.temp;
+    const unsigned long long seed = o.seed;
     if (!model || !file || parallel <= 0) {
         fprintf(stderr, "steno generate: --parallel needs -m MODEL and -f PROMPTS.jsonl\n");
         return 2;

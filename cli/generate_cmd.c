@@ -1,18 +1,15 @@
 /* generate_cmd.c — `steno generate`: text generation from a prompt with a GGUF or llama2.c model.
  *
- * Prototypes for cli/commands.h (wired by cli/main.c):
- *   int steno_cmd_generate(int argc, char **argv);
- *   int steno_cmd_chat(int argc, char **argv);      (cli/chat_cmd.c)
- *
  *   steno generate -m MODEL -p PROMPT [-n N] [sampling flags] [--max-kv-size N --keep K]
  *
  * The generated text goes to standard output as it is produced; the prompt and decode speeds
  * (tokens/s) go to standard error. Exit status: 0 ok, 1 runtime error (one line
- * "steno: <input>: <reason>" on stderr), 2 usage error. This file also holds the option parsing
- * shared with `steno chat` (steno_llm_cli_open).
+ * "steno: <input>: <reason>" on stderr), 2 usage error. This file also holds the options shared
+ * with `steno chat` and `steno perplexity` (cli/llm_cli.h).
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -20,288 +17,130 @@
 #include <string.h>
 #include <time.h>
 
+#include "commands.h"
+#include "llm_cli.h"
 #include "steno_llm.h"
 
-int steno_cmd_generate(int argc, char **argv);
-int steno_cmd_generate_batch(int argc, char **argv); /* cli/generate_batch_cmd.c */
-/** Shared with cli/chat_cmd.c: parses argv[1..] (the verb's own options first through `extra`,
- *  which returns how many arguments it consumed at index i, 0 if none, -1 on a usage error), then
- *  the model/context/sampling options; loads the model and creates the context and sampler.
- *  Returns -1 on success, else the exit status to return (help printed: 0, usage: 2, load: 1). */
-int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(void *user, int argc, char **argv, int i),
-                       void *user, void (*usage)(FILE *f), steno_llm **m, steno_llm_ctx **c, steno_sampler **s,
-                       int *n_predict, int *n_probs);
-
-typedef struct llm_cli_opts {
-    const char *model;
-    const char *tokenizer;
-    steno_llm_ctx_params ctx;
-    steno_sampler_params samp;
-    steno_logit_bias bias[64];
-    int n_predict;
-    int seed_given;
-} llm_cli_opts;
-
-
-static void llm_cli_defaults(llm_cli_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->ctx = steno_llm_ctx_default_params();
-    o->samp = steno_sampler_default_params();
-    o->samp.seed = (uint64_t)time(NULL);
-    o->n_predict = -1;
-}
-
-static void llm_cli_common_usage(FILE *f) {
-    fputs("model:\n"
-          "  -m, --model MODEL        .gguf file, llama2.c .bin, or a known name (smollm2, gemma3) in the\n"
-          "                           model cache (scripts/fetch_llm_models.sh)\n"
-          "      --tokenizer PATH     llama2.c tokenizer (default: tokenizer.bin or tok<vocab>.bin beside MODEL)\n"
-          "  -t, --threads N          threads (default and 0: all CPUs)\n"
-          "  -c, --ctx-size N         context length in tokens (default: the model's)\n"
-          "  -b, --batch-size N       prompt tokens per forward pass (default 256)\n"
-          "KV cache:\n"
-          "      --max-kv-size N      rotating cache of N slots for every global layer (default: plain)\n"
-          "      --keep K             tokens at the start the rotating cache never evicts (default 0)\n"
-          "      --kv-reserve N       history kept beyond the window for rollback (default 32)\n"
-          "      --kv-type f16|f32    cache element type (default: f32 for llama2.c, f16 for GGUF)\n"
-          "      --kv KIND            plain (default) | q8 | q4 (MLX affine groups, keys and values) |\n"
-          "                           tq4 | tq3 | tq2 (TurboQuant: 8-bit keys, 4/3/2-bit rotated values)\n"
-          "      --kv-group 32|64     q8/q4 group size (default 32; 64 = mlx-lm's)\n"
-          "      --kv-quant-start N   keep the first N tokens unquantized, then convert (default 0)\n"
-          "      --kv-key-bits 8|4    tq*: key bits (default 8)\n"
-          "      --kv-sink N          q8..tq2 (no effect on plain): the first N tokens also kept unquantized\n"
-          "                           and read by attention (attention sinks; default 4, 0 = as mlx-lm)\n"
-          "      --kv-rotate 1|0      q8..tq2: Walsh-Hadamard-rotate keys (and q8/q4 values) before\n"
-          "                           quantizing them (default: 1 for power-of-two head_dim; 0 = mlx-lm's codes)\n"
-          "      --kv-center 1|0      q8..tq2: quantize keys minus the mean key of the first quantized\n"
-          "                           tokens (default 1; 0 = raw keys)\n"
-          "      --compute ggml|f32   arithmetic: llama.cpp's (q8 activations, default) or f32 evaluation\n"
-          "                           precision (dequantized weights, f32 activations; docs/LLM.md)\n"
-          "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):\n"
-          "  -n, --n-predict N        tokens to generate (default: until end of text / context)\n"
-          "      --temp T             temperature; 0 = greedy (default 0.8)\n"
-          "      --top-k K            (default 40; 0 = off)\n"
-          "      --top-p P            (default 0.95; 1 = off)\n"
-          "      --min-p P            (default 0.05; 0 = off)\n"
-          "      --repeat-penalty R   (default 1.0 = off)\n"
-          "      --repeat-last-n N    tokens the penalties look at (default 64; -1 = all)\n"
-          "      --presence-penalty P (default 0)\n"
-          "      --frequency-penalty P (default 0)\n"
-          "      --logit-bias ID(+|-)B  add B to token ID's logit (repeatable; ID-inf bans it)\n"
-          "  -s, --seed S             RNG seed (default: time); same seed, same text\n"
-          "      --n-probs N          print the top N log-probabilities of each token to standard error\n",
-          f);
-}
-
-static int want_value(int argc, char **argv, int *i, const char *verb) {
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "steno %s: option %s needs a value\n", verb, argv[*i]);
-        return 0;
-    }
-    return 1;
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out) {
-    char *e;
-    errno = 0;
-    long v = strtol(s, &e, 10);
-    if (errno || e == s || *e || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_float(const char *s, double *out) {
-    char *e;
-    errno = 0;
-    double v = strtod(s, &e);
-    if (errno || e == s || *e || isnan(v)) return 0;
-    *out = v;
-    return 1;
-}
-
-static int llm_cli_parse_common(llm_cli_opts *o, int argc, char **argv, int *i, const char *verb) {
-    const char *a = argv[*i];
-    long iv;
-    double fv;
-#define IS(s) (strcmp(a, s) == 0)
-#define VAL() (want_value(argc, argv, i, verb) ? argv[++*i] : NULL)
-#define BAD(what)                                                                                   \
-    do {                                                                                            \
-        fprintf(stderr, "steno %s: invalid value for %s: '%s' (%s)\n", verb, a, argv[*i], what);      \
-        return -1;                                                                                  \
-    } while (0)
-    if (IS("-m") || IS("--model")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        o->model = v;
-    } else if (IS("--tokenizer")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        o->tokenizer = v;
-    } else if (IS("-t") || IS("--threads")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 256, &iv)) BAD("0..256, 0 = all CPUs");
-        o->ctx.n_threads = (int)iv;
-    } else if (IS("-c") || IS("--ctx-size")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1 << 24, &iv)) BAD("0..16777216");
-        o->ctx.n_ctx = (int)iv;
-    } else if (IS("-b") || IS("--batch-size")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 1, 4096, &iv)) BAD("1..4096");
-        o->ctx.n_batch = (int)iv;
-    } else if (IS("--max-kv-size")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 1, 1 << 24, &iv)) BAD("a positive count");
-        o->ctx.max_kv_size = (int)iv;
-    } else if (IS("--keep")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1 << 24, &iv)) BAD("a count >= 0");
-        o->ctx.keep = (int)iv;
-    } else if (IS("--kv-reserve")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1 << 20, &iv)) BAD("a count >= 0");
-        o->ctx.kv_reserve = (int)iv;
-    } else if (IS("--kv-type")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (strcmp(v, "f16") == 0) o->ctx.kv_type = STENO_KV_F16;
-        else if (strcmp(v, "f32") == 0) o->ctx.kv_type = STENO_KV_F32;
-        else BAD("f16 or f32");
-    } else if (IS("--kv")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        static const char *const names[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
-        int k = -1;
-        for (int n = 0; n < 6; n++)
-            if (strcmp(v, names[n]) == 0) k = n;
-        if (k < 0) BAD("plain, q8, q4, tq4, tq3 or tq2");
+static bool parse_kv(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    static const char *const names[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
+    llm_cli_opts *o = (llm_cli_opts *)((char *)dst - offsetof(llm_cli_opts, ctx.kv_quant));
+    for (int k = 0; k < 6; k++) {
+        if (strcmp(v, names[k]) != 0) continue;
         o->ctx.kv_quant = (steno_kv_quant)k;
-    } else if (IS("--kv-group")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 32, 64, &iv) || (iv != 32 && iv != 64)) BAD("32 or 64");
-        o->ctx.kv_group = (int)iv;
-    } else if (IS("--kv-quant-start")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1 << 24, &iv)) BAD("a count >= 0");
-        o->ctx.kv_quant_start = (int)iv;
-    } else if (IS("--kv-key-bits")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 4, 8, &iv) || (iv != 4 && iv != 8)) BAD("4 or 8");
-        o->ctx.kv_key_bits = (int)iv;
-    } else if (IS("--kv-sink")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 4096, &iv)) BAD("0..4096");
-        o->ctx.kv_sink = (int)iv;
-    } else if (IS("--kv-rotate") || IS("--kv-center")) {
-        const int rot = IS("--kv-rotate");
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1, &iv)) BAD("1 or 0");
-        if (rot) o->ctx.kv_rotate = (int)iv;
-        else o->ctx.kv_center = (int)iv;
-    } else if (IS("--compute")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (strcmp(v, "ggml") == 0) o->ctx.compute = STENO_LLM_COMPUTE_GGML;
-        else if (strcmp(v, "f32") == 0) o->ctx.compute = STENO_LLM_COMPUTE_F32;
-        else BAD("ggml or f32");
-    } else if (IS("-n") || IS("--n-predict")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, -1, 1 << 24, &iv)) BAD("-1 or a count");
-        o->n_predict = (int)iv;
-    } else if (IS("--temp") || IS("--temperature")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv) || fv < 0) BAD("a number >= 0");
-        o->samp.temperature = (float)fv;
-    } else if (IS("--top-k")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 1 << 24, &iv)) BAD("a count >= 0");
-        o->samp.top_k = (int)iv;
-    } else if (IS("--top-p")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv) || fv < 0 || fv > 1) BAD("0..1");
-        o->samp.top_p = (float)fv;
-    } else if (IS("--min-p")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv) || fv < 0 || fv > 1) BAD("0..1");
-        o->samp.min_p = (float)fv;
-    } else if (IS("--repeat-penalty")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv) || fv <= 0) BAD("a number > 0");
-        o->samp.repeat_penalty = (float)fv;
-    } else if (IS("--repeat-last-n")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, -1, 1 << 20, &iv)) BAD("-1 or a count");
-        o->samp.penalty_last_n = (int)iv;
-    } else if (IS("--presence-penalty")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv)) BAD("a number");
-        o->samp.presence_penalty = (float)fv;
-    } else if (IS("--frequency-penalty")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_float(v, &fv)) BAD("a number");
-        o->samp.frequency_penalty = (float)fv;
-    } else if (IS("--logit-bias")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        const char *sgn = v + strspn(v, "0123456789");
-        if (sgn == v || (*sgn != '+' && *sgn != '-')) BAD("ID+BIAS or ID-BIAS");
-        char idbuf[32];
-        size_t il = (size_t)(sgn - v);
-        if (il >= sizeof idbuf) BAD("token id too long");
-        memcpy(idbuf, v, il);
-        idbuf[il] = '\0';
-        double b;
-        if (strcmp(sgn, "-inf") == 0) b = -INFINITY;
-        else if (!parse_float(sgn, &b)) BAD("ID+BIAS or ID-BIAS");
-        if (!parse_int(idbuf, 0, 1 << 24, &iv)) BAD("token id");
-        if (o->samp.n_logit_bias >= 64) BAD("at most 64 biases");
-        o->bias[o->samp.n_logit_bias].token = (int)iv;
-        o->bias[o->samp.n_logit_bias].bias = (float)b;
-        o->samp.n_logit_bias++;
-        o->samp.logit_bias = o->bias;
-    } else if (IS("--n-probs")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        if (!parse_int(v, 0, 100, &iv)) BAD("0..100");
-        o->samp.n_probs = (int)iv;
-    } else if (IS("-s") || IS("--seed")) {
-        const char *v = VAL();
-        if (!v) return -1;
-        char *e;
-        errno = 0;
-        unsigned long long s = strtoull(v, &e, 10);
-        if (errno || e == v || *e) BAD("an unsigned integer");
-        o->samp.seed = (uint64_t)s;
-        o->seed_given = 1;
-    } else {
-        return 0;
+        o->kv_given = true;
+        return true;
     }
-    return 1;
-#undef IS
-#undef VAL
-#undef BAD
+    return false;
 }
+
+/* ID+BIAS, ID-BIAS or ID-inf */
+static bool parse_logit_bias(const char *v, void *dst, steno_opt_error *err) {
+    llm_cli_opts *o = (llm_cli_opts *)((char *)dst - offsetof(llm_cli_opts, bias));
+    const char *sgn = v + strspn(v, "0123456789");
+    if (sgn == v || (*sgn != '+' && *sgn != '-') || sgn - v > 8) return false;
+    char *end;
+    errno = 0;
+    const long id = strtol(v, &end, 10);
+    double b = -INFINITY;
+    if (strcmp(sgn, "-inf") != 0) {
+        b = strtod(sgn, &end);
+        if (end == sgn || *end || errno || isnan(b)) return false;
+    }
+    if (id > 1 << 24) {
+        snprintf(err->msg, sizeof err->msg, "token id %ld is above %d", id, 1 << 24);
+        return false;
+    }
+    if (o->samp.n_logit_bias >= 64) {
+        snprintf(err->msg, sizeof err->msg, "at most 64 biases");
+        return false;
+    }
+    o->bias[o->samp.n_logit_bias].token = (int)id;
+    o->bias[o->samp.n_logit_bias].bias = (float)b;
+    o->samp.n_logit_bias++;
+    o->samp.logit_bias = o->bias;
+    return true;
+}
+
+_Static_assert(sizeof(steno_kv_type) == sizeof(int) && sizeof(steno_llm_compute) == sizeof(int) &&
+               sizeof(steno_draft_kind) == sizeof(int), "choices are stored as int");
+
+#define AT(field) STENO_OPT_AT(llm_cli_opts, field)
+#define COUNT(lo, hi) STENO_OPT_RANGE(lo, hi)
+static const steno_opt LLM_OPTIONS[] = {
+    {STENO_OPT_SECTION, .help = "model:"},
+    {STENO_OPT_STRING, "-m|--model", "MODEL", AT(model),
+     .help = ".gguf file, llama2.c .bin, or a known name (smollm2, gemma3) in the model cache "
+             "(scripts/fetch_llm_models.sh)"},
+    {STENO_OPT_STRING, "--tokenizer", "PATH", AT(tokenizer),
+     .help = "llama2.c tokenizer", .def = "tokenizer.bin or tok<vocab>.bin beside MODEL"},
+    {STENO_OPT_INT, "-t|--threads", "N", AT(ctx.n_threads), COUNT(0, 256), .def = "0 = all CPUs", .help = "threads"},
+    {STENO_OPT_INT, "-c|--ctx-size", "N", AT(ctx.n_ctx), COUNT(0, 1 << 24), .def = "0 = the model's",
+     .help = "context length in tokens"},
+    {STENO_OPT_INT, "-b|--batch-size", "N", AT(ctx.n_batch), COUNT(1, 4096), .def = "256",
+     .help = "prompt tokens per forward pass"},
+    {STENO_OPT_SECTION, .help = "KV cache:"},
+    {STENO_OPT_INT, "--max-kv-size", "N", AT(ctx.max_kv_size), COUNT(1, 1 << 24), .def = "plain",
+     .help = "rotating cache of N slots for every global layer"},
+    {STENO_OPT_INT, "--keep", "K", AT(ctx.keep), COUNT(0, 1 << 24), .def = "0",
+     .help = "tokens at the start the rotating cache never evicts"},
+    {STENO_OPT_INT, "--kv-reserve", "N", AT(ctx.kv_reserve), COUNT(0, 1 << 20), .def = "32",
+     .help = "history kept beyond the window for rollback"},
+    {STENO_OPT_CHOICE, "--kv-type", NULL, AT(ctx.kv_type), .choices = "f16|f32",
+     .values = (const int[]){STENO_KV_F16, STENO_KV_F32}, .def = "f32 for llama2.c, f16 for GGUF",
+     .help = "cache element type"},
+    {STENO_OPT_CUSTOM, "--kv", "plain|q8|q4|tq4|tq3|tq2", AT(ctx.kv_quant), .parse = parse_kv,
+     .expect = "plain, q8, q4, tq4, tq3 or tq2", .def = "plain",
+     .help = "q8 | q4: MLX affine groups, keys and values; tq4 | tq3 | tq2: TurboQuant, 8-bit keys, 4/3/2-bit "
+             "rotated values"},
+    {STENO_OPT_CHOICE, "--kv-group", NULL, AT(ctx.kv_group), .choices = "32|64", .values = (const int[]){32, 64},
+     .def = "32; 64 = mlx-lm's", .help = "q8/q4 group size"},
+    {STENO_OPT_INT, "--kv-quant-start", "N", AT(ctx.kv_quant_start), COUNT(0, 1 << 24), .def = "0",
+     .help = "keep the first N tokens unquantized, then convert"},
+    {STENO_OPT_CHOICE, "--kv-key-bits", NULL, AT(ctx.kv_key_bits), .choices = "8|4", .values = (const int[]){8, 4},
+     .def = "8", .help = "tq*: key bits"},
+    {STENO_OPT_INT, "--kv-sink", "N", AT(ctx.kv_sink), COUNT(0, 4096), .def = "4; 0 = as mlx-lm",
+     .help = "q8..tq2 (no effect on plain): the first N tokens also kept unquantized and read by attention "
+             "(attention sinks)"},
+    {STENO_OPT_CHOICE, "--kv-rotate", NULL, AT(ctx.kv_rotate), .choices = "1|0", .values = (const int[]){1, 0},
+     .def = "1 for power-of-two head_dim; 0 = mlx-lm's codes",
+     .help = "q8..tq2: Walsh-Hadamard-rotate keys (and q8/q4 values) before quantizing them"},
+    {STENO_OPT_CHOICE, "--kv-center", NULL, AT(ctx.kv_center), .choices = "1|0", .values = (const int[]){1, 0},
+     .def = "1; 0 = raw keys",
+     .help = "q8..tq2: quantize keys minus the mean key of the first quantized tokens"},
+    {STENO_OPT_CHOICE, "--compute", NULL, AT(ctx.compute), .choices = "ggml|f32",
+     .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_F32}, .def = "ggml",
+     .help = "arithmetic: llama.cpp's (q8 activations) or f32 evaluation precision (dequantized weights, f32 "
+             "activations; docs/LLM.md)"},
+    {STENO_OPT_SECTION, .help = "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):"},
+    {STENO_OPT_INT, "-n|--n-predict", "N", AT(n_predict), COUNT(-1, 1 << 24),
+     .def = "-1: until end of text / context", .help = "tokens to generate"},
+    {STENO_OPT_FLOAT, "--temp|--temperature", "T", AT(samp.temperature), STENO_OPT_MIN(0), .def = "0.8",
+     .help = "temperature; 0 = greedy"},
+    {STENO_OPT_INT, "--top-k", "K", AT(samp.top_k), COUNT(0, 1 << 24), .def = "40; 0 = off", .help = "top-k"},
+    {STENO_OPT_FLOAT, "--top-p", "P", AT(samp.top_p), STENO_OPT_RANGE(0, 1), .def = "0.95; 1 = off",
+     .help = "top-p"},
+    {STENO_OPT_FLOAT, "--min-p", "P", AT(samp.min_p), STENO_OPT_RANGE(0, 1), .def = "0.05; 0 = off",
+     .help = "min-p"},
+    {STENO_OPT_FLOAT, "--repeat-penalty", "R", AT(samp.repeat_penalty), STENO_OPT_ABOVE(0), .def = "1.0 = off",
+     .help = "repeat penalty"},
+    {STENO_OPT_INT, "--repeat-last-n", "N", AT(samp.penalty_last_n), COUNT(-1, 1 << 20), .def = "64; -1 = all",
+     .help = "tokens the penalties look at"},
+    {STENO_OPT_FLOAT, "--presence-penalty", "P", AT(samp.presence_penalty), .def = "0", .help = "presence penalty"},
+    {STENO_OPT_FLOAT, "--frequency-penalty", "P", AT(samp.frequency_penalty), .def = "0",
+     .help = "frequency penalty"},
+    {STENO_OPT_CUSTOM, "--logit-bias", "ID(+|-)B", AT(bias), .parse = parse_logit_bias,
+     .expect = "ID+BIAS or ID-BIAS", .help = "add B to token ID's logit (repeatable; ID-inf bans it)"},
+    {STENO_OPT_U64, "-s|--seed", "S", AT(samp.seed), .def = "time",
+     .help = "RNG seed; same seed, same text"},
+    {STENO_OPT_INT, "--n-probs", "N", AT(samp.n_probs), COUNT(0, 100),
+     .help = "print the top N log-probabilities of each token to standard error"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
+};
+#undef AT
+
+const steno_opts_spec steno_llm_cli_spec = {.opts = LLM_OPTIONS, .n_opts = sizeof LLM_OPTIONS / sizeof LLM_OPTIONS[0]};
 
 static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
     *m = NULL;
@@ -332,41 +171,20 @@ static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c,
     return 0;
 }
 
-int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(void *user, int argc, char **argv, int i),
-                       void *user, void (*usage)(FILE *f), steno_llm **m, steno_llm_ctx **c, steno_sampler **s,
-                       int *n_predict, int *n_probs) {
-    llm_cli_opts o;
-    llm_cli_defaults(&o);
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
-            printf("steno %s\n", STENO_VERSION);
-            return 0;
-        }
-        int k = extra ? extra(user, argc, argv, i) : 0;
-        if (k < 0) return 2;
-        if (k > 0) {
-            i += k - 1;
-            continue;
-        }
-        int r = llm_cli_parse_common(&o, argc, argv, &i, verb);
-        if (r < 0) return 2;
-        if (r == 0) {
-            fprintf(stderr, "steno %s: unknown option '%s' (see 'steno %s --help')\n", verb, argv[i], verb);
-            return 2;
-        }
-    }
-    if (!o.model) {
-        fprintf(stderr, "steno %s: no model (-m MODEL)\n", verb);
+int steno_llm_cli_open(int argc, char **argv, const steno_opts_spec *spec, void *verb_opts, llm_cli_opts *o,
+                       steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
+    memset(o, 0, sizeof *o);
+    o->ctx = steno_llm_ctx_default_params();
+    o->samp = steno_sampler_default_params();
+    o->samp.seed = (uint64_t)time(NULL);
+    o->n_predict = -1;
+    const int rc = steno_opts_parse_shared(spec, verb_opts, o, argc, argv);
+    if (rc >= 0) return rc;
+    if (!o->model) {
+        fprintf(stderr, "steno %s: no model (-m MODEL)\n", spec->verb);
         return 2;
     }
-    if (llm_cli_load(&o, m, c, s) != 0) return 1;
-    *n_predict = o.n_predict;
-    if (n_probs) *n_probs = o.samp.n_probs;
-    return -1;
+    return llm_cli_load(o, m, c, s) != 0 ? 1 : -1;
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -374,9 +192,60 @@ int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(voi
 typedef struct {
     const char *prompt;
     const char *prompt_file;
-    int no_bos, special, echo, n_probs, verbose_prompt;
+    bool no_bos, special, echo, verbose_prompt;
     steno_spec_params spec;
 } gen_opts;
+
+bool steno_llm_cli_num_draft(const char *v, steno_spec_params *sp, int max) {
+    if (strcmp(v, "adaptive") == 0) {
+        sp->adaptive = 1;
+        sp->n_draft = 8;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    const long n = strtol(v, &end, 10);
+    if (end == v || *end || errno || n < 1 || n > max) return false;
+    sp->adaptive = 0;
+    sp->n_draft = (int)n;
+    return true;
+}
+
+static bool parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    return steno_llm_cli_num_draft(v, (steno_spec_params *)((char *)dst - offsetof(steno_spec_params, n_draft)), 64);
+}
+
+static void generate_usage(FILE *f);
+
+#define AT(field) STENO_OPT_AT(gen_opts, field)
+static const steno_opt GEN_OPTIONS[] = {
+    {STENO_OPT_SECTION, .help = "prompt:"},
+    {STENO_OPT_STRING, "-p|--prompt", "TEXT", AT(prompt), .help = "the prompt (\"\" = start from BOS only)"},
+    {STENO_OPT_STRING, "-f|--file", "PATH", AT(prompt_file), .help = "read the prompt from a file"},
+    {STENO_OPT_FLAG, "--no-bos", .at = AT(no_bos), .help = "do not add the BOS token the model's tokenizer asks for"},
+    {STENO_OPT_FLAG, "--special", .at = AT(special),
+     .help = "parse control tokens written in the prompt (<|im_start|>, ...)"},
+    {STENO_OPT_FLAG, "--echo", .at = AT(echo), .help = "print the prompt before the generated text"},
+    {STENO_OPT_FLAG, "--verbose-prompt", .at = AT(verbose_prompt), .help = "print the prompt's tokens to standard error"},
+    {STENO_OPT_SECTION, .help = "speculative decoding (the text is identical to plain decoding's, at any temperature):"},
+    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(spec.kind), .choices = "none|ngram",
+     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM}, .def = "none",
+     .help = "ngram: prompt lookup, the continuation of the latest earlier match of the last tokens"},
+    {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(spec.n_draft), .parse = parse_num_draft,
+     .expect = "1..64 or adaptive", .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail",
+     .help = "most draft tokens per round"},
+    {STENO_OPT_INT, "--ngram-min", "N", AT(spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
+     .help = "shortest n-gram tried (longest first)"},
+    {STENO_OPT_INT, "--ngram-max", "N", AT(spec.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
+     .help = "longest n-gram tried"},
+};
+#undef AT
+
+static const steno_opts_spec GEN_SPEC = {
+    .opts = GEN_OPTIONS, .n_opts = sizeof GEN_OPTIONS / sizeof GEN_OPTIONS[0], .err_prefix = "steno generate: ",
+    .verb = "generate", .usage = generate_usage, .help_col = 27, .align_long = true, .shared = &steno_llm_cli_spec,
+};
 
 static void generate_usage(FILE *f) {
     fputs("usage: steno generate -m MODEL -p PROMPT [options]\n"
@@ -384,73 +253,11 @@ static void generate_usage(FILE *f) {
           "Generates text from PROMPT with a GGUF (llama, gemma3) or llama2.c model. The text goes to\n"
           "standard output; prompt and decode speeds (tokens/s) to standard error.\n"
           "\n"
-          "prompt:\n"
-          "  -p, --prompt TEXT        the prompt (\"\" = start from BOS only)\n"
-          "  -f, --file PATH          read the prompt from a file\n"
-          "      --no-bos             do not add the BOS token the model's tokenizer asks for\n"
-          "      --special            parse control tokens written in the prompt (<|im_start|>, ...)\n"
-          "      --echo               print the prompt before the generated text\n"
-          "      --verbose-prompt     print the prompt's tokens to standard error\n"
-          "\n"
-          "speculative decoding (the text is identical to plain decoding's, at any temperature):\n"
-          "      --draft-kind none|ngram  ngram: prompt lookup, the continuation of the latest earlier\n"
-          "                           match of the last tokens (default none)\n"
-          "      --num-draft-tokens N|adaptive  most draft tokens per round, 1..64 (default adaptive:\n"
-          "                           up to 8, lengthened while drafts hold, 0 while they fail)\n"
-          "      --ngram-min N, --ngram-max N  n-gram lengths tried, longest first (default 1, 4)\n"
-          "\n"
           "many prompts at once: steno generate --parallel N -f PROMPTS.jsonl -m MODEL (see\n"
-          "steno generate --parallel 1 --help)\n",
+          "steno generate --parallel 1 --help)\n"
+          "\n",
           f);
-    llm_cli_common_usage(f);
-}
-
-static int gen_extra(void *user, int argc, char **argv, int i) {
-    gen_opts *g = user;
-    const char *a = argv[i];
-    if (strcmp(a, "-p") == 0 || strcmp(a, "--prompt") == 0 || strcmp(a, "-f") == 0 || strcmp(a, "--file") == 0) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno generate: option %s needs a value\n", a);
-            return -1;
-        }
-        if (a[1] == 'p' || strcmp(a, "--prompt") == 0) g->prompt = argv[i + 1];
-        else g->prompt_file = argv[i + 1];
-        return 2;
-    }
-    if (!strcmp(a, "--draft-kind") || !strcmp(a, "--num-draft-tokens") || !strcmp(a, "--ngram-min") ||
-        !strcmp(a, "--ngram-max")) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno generate: option %s needs a value\n", a);
-            return -1;
-        }
-        const char *v = argv[i + 1];
-        long n;
-        if (!strcmp(a, "--draft-kind")) {
-            if (!strcmp(v, "none")) g->spec.kind = STENO_DRAFT_NONE;
-            else if (!strcmp(v, "ngram")) g->spec.kind = STENO_DRAFT_NGRAM;
-            else {
-                fprintf(stderr, "steno generate: invalid value for --draft-kind: '%s' (none or ngram)\n", v);
-                return -1;
-            }
-        } else if (!strcmp(a, "--num-draft-tokens") && !strcmp(v, "adaptive")) {
-            g->spec.adaptive = 1;
-            g->spec.n_draft = 8;
-        } else if (!parse_int(v, 1, 64, &n)) {
-            fprintf(stderr, "steno generate: invalid value for %s: '%s' (1..64%s)\n", a, v,
-                    !strcmp(a, "--num-draft-tokens") ? " or adaptive" : "");
-            return -1;
-        } else if (!strcmp(a, "--num-draft-tokens")) {
-            g->spec.adaptive = 0;
-            g->spec.n_draft = (int)n;
-        } else if (!strcmp(a, "--ngram-min")) g->spec.ngram_min = (int)n;
-        else g->spec.ngram_max = (int)n;
-        return 2;
-    }
-    if (strcmp(a, "--no-bos") == 0) { g->no_bos = 1; return 1; }
-    if (strcmp(a, "--special") == 0) { g->special = 1; return 1; }
-    if (strcmp(a, "--echo") == 0) { g->echo = 1; return 1; }
-    if (strcmp(a, "--verbose-prompt") == 0) { g->verbose_prompt = 1; return 1; }
-    return 0;
+    steno_opts_help(f, &GEN_SPEC, NULL);
 }
 
 static int print_piece(void *user, int token, const char *piece, int n) {
@@ -494,10 +301,10 @@ int steno_cmd_generate(int argc, char **argv) {
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
-    int n_predict;
-    int rc = steno_llm_cli_open(argc, argv, "generate", gen_extra, &g, generate_usage, &m, &c, &s, &n_predict,
-                                &g.n_probs);
+    llm_cli_opts lo;
+    int rc = steno_llm_cli_open(argc, argv, &GEN_SPEC, &g, &lo, &m, &c, &s);
     if (rc >= 0) return rc;
+    const int n_predict = lo.n_predict, n_probs = lo.samp.n_probs;
     char *owned = NULL;
     const char *prompt = g.prompt;
     if (g.spec.ngram_max < g.spec.ngram_min) {
@@ -506,7 +313,7 @@ int steno_cmd_generate(int argc, char **argv) {
         rc = 2;
         goto out;
     }
-    if (g.spec.kind != STENO_DRAFT_NONE && g.n_probs > 0)
+    if (g.spec.kind != STENO_DRAFT_NONE && n_probs > 0)
         fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");
     if (g.prompt_file) {
         owned = slurp(g.prompt_file);
@@ -552,7 +359,7 @@ int steno_cmd_generate(int argc, char **argv) {
     }
     steno_gen_stats st;
     steno_status gs;
-    if (g.n_probs > 0) {
+    if (n_probs > 0) {
         /* token by token, printing log-probabilities */
         steno_llm_info info;
         steno_llm_get_info(m, &info);
@@ -575,7 +382,7 @@ int steno_cmd_generate(int argc, char **argv) {
             if (pl > 0) fwrite(piece, 1, (size_t)pl, stdout);
             fflush(stdout);
             fprintf(stderr, "[%d] token %d logprob %.4f | top:", i, tok, lp);
-            for (int k = 0; k < g.n_probs && k < info.n_vocab; k++) fprintf(stderr, " %d:%.4f", top[k].token, top[k].logprob);
+            for (int k = 0; k < n_probs && k < info.n_vocab; k++) fprintf(stderr, " %d:%.4f", top[k].token, top[k].logprob);
             fputc('\n', stderr);
             st.n_generated++;
             prev = tok;

@@ -26,98 +26,55 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "steno_llm.h"
-
-int steno_cmd_perplexity(int argc, char **argv);
-int steno_llm_cli_open(int argc, char **argv, const char *verb, int (*extra)(void *user, int argc, char **argv, int i),
-                       void *user, void (*usage)(FILE *f), steno_llm **m, steno_llm_ctx **c, steno_sampler **s,
-                       int *n_predict, int *n_probs);
+#include "commands.h"
+#include "llm_cli.h"
 
 typedef struct {
     const char *file;
-    long max_tokens, repeat, decode;
-    int ref_kv_type; /* 0: the test context's --kv-type */
+    int max_tokens, repeat, decode;
+    int ref_kv_type;   /* 0: the test context's --kv-type */
     const char *kinds; /* comma-separated list of --kv kinds compared in one run, or NULL */
-    int saw_kv;        /* --kv was given (it and --kinds exclude each other) */
 } ppl_opts;
 
 static const char *const KV_NAMES[] = {"plain", "q8", "q4", "tq4", "tq3", "tq2"};
 #define MAX_TEST 8
+
+static void ppl_usage(FILE *f);
+
+#define AT(field) STENO_OPT_AT(ppl_opts, field)
+static const steno_opt PPL_OPTIONS[] = {
+    {STENO_OPT_SECTION, .help = "perplexity:"},
+    {STENO_OPT_STRING, "-f|--file", "PATH", AT(file), .help = "the text (UTF-8)"},
+    {STENO_OPT_INT, "--max-tokens", "N", AT(max_tokens), STENO_OPT_RANGE(2, 1 << 24), .def = "all",
+     .help = "score at most N tokens"},
+    {STENO_OPT_INT, "--repeat", "R", AT(repeat), STENO_OPT_RANGE(1, 1 << 24), .def = "1",
+     .help = "repeat the text R times before cutting"},
+    {STENO_OPT_INT, "--decode", "N", AT(decode), STENO_OPT_RANGE(0, 1 << 24), .def = "0",
+     .help = "then decode N greedy tokens with each context, interleaved"},
+    {STENO_OPT_CHOICE, "--ref-kv-type", NULL, AT(ref_kv_type), .choices = "f16|f32",
+     .values = (const int[]){STENO_KV_F16, STENO_KV_F32}, .def = "--kv-type's",
+     .help = "element type of the reference's plain cache"},
+    {STENO_OPT_STRING, "--kinds", "KINDS", AT(kinds),
+     .help = "K1,K2,...: compare several --kv kinds against one plain reference in one run (one JSON line "
+             "each; at most 8)"},
+};
+#undef AT
+
+static const steno_opts_spec PPL_SPEC = {
+    .opts = PPL_OPTIONS, .n_opts = sizeof PPL_OPTIONS / sizeof PPL_OPTIONS[0], .err_prefix = "steno perplexity: ",
+    .verb = "perplexity", .usage = ppl_usage, .help_col = 27, .align_long = true, .shared = &steno_llm_cli_spec,
+};
 
 static void ppl_usage(FILE *f) {
     fputs("usage: steno perplexity -m MODEL -f TEXT [--kv KIND] [options]\n"
           "\n"
           "Scores TEXT with the KV cache the options select and with the plain cache, in the same run;\n"
           "prints one JSON object: perplexities, mean KL(plain || test), top-1 agreement, KV bytes per\n"
-          "token, and with --decode N the greedy decode speed of both after the text.\n"
-          "\n"
-          "  -f, --file PATH          the text (UTF-8)\n"
-          "      --max-tokens N       score at most N tokens (default: all)\n"
-          "      --repeat R           repeat the text R times before cutting (default 1)\n"
-          "      --decode N           then decode N greedy tokens with each context, interleaved\n"
-          "      --ref-kv-type f16|f32  element type of the reference's plain cache (default: --kv-type's)\n"
-          "      --kinds K1,K2,...    compare several --kv kinds against one plain reference in one run\n"
-          "                           (one JSON line each; at most 8)\n"
-          "(the model/KV options of 'steno generate --help' apply; sampling options are ignored)\n",
+          "token, and with --decode N the greedy decode speed of both after the text. The sampling\n"
+          "options are accepted and ignored.\n"
+          "\n",
           f);
-}
-
-static int ppl_extra(void *user, int argc, char **argv, int i) {
-    ppl_opts *o = user;
-    const char *a = argv[i];
-    long *dst = NULL;
-    long lo = 1;
-    if (strcmp(a, "-f") == 0 || strcmp(a, "--file") == 0) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
-            return -1;
-        }
-        o->file = argv[i + 1];
-        return 2;
-    }
-    if (strcmp(a, "--kv") == 0) o->saw_kv = 1; /* not consumed: the shared parser reads it */
-    if ((strcmp(a, "--kv") == 0 && o->kinds) || (strcmp(a, "--kinds") == 0 && o->saw_kv)) {
-        fprintf(stderr, "steno perplexity: --kv and --kinds exclude each other (--kinds lists every kind to compare)\n");
-        return -1;
-    }
-    if (strcmp(a, "--kinds") == 0) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
-            return -1;
-        }
-        o->kinds = argv[i + 1];
-        return 2;
-    }
-    if (strcmp(a, "--ref-kv-type") == 0) {
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
-            return -1;
-        }
-        if (strcmp(argv[i + 1], "f16") == 0) o->ref_kv_type = STENO_KV_F16;
-        else if (strcmp(argv[i + 1], "f32") == 0) o->ref_kv_type = STENO_KV_F32;
-        else {
-            fprintf(stderr, "steno perplexity: invalid value for %s: '%s' (f16 or f32)\n", a, argv[i + 1]);
-            return -1;
-        }
-        return 2;
-    }
-    if (strcmp(a, "--max-tokens") == 0) dst = &o->max_tokens, lo = 2;
-    else if (strcmp(a, "--repeat") == 0) dst = &o->repeat;
-    else if (strcmp(a, "--decode") == 0) dst = &o->decode, lo = 0;
-    if (!dst) return 0;
-    if (i + 1 >= argc) {
-        fprintf(stderr, "steno perplexity: option %s needs a value\n", a);
-        return -1;
-    }
-    char *e;
-    errno = 0;
-    long v = strtol(argv[i + 1], &e, 10);
-    if (errno || e == argv[i + 1] || *e || v < lo || v > (1L << 24)) {
-        fprintf(stderr, "steno perplexity: invalid value for %s: '%s' (an integer >= %ld)\n", a, argv[i + 1], lo);
-        return -1;
-    }
-    *dst = v;
-    return 2;
+    steno_opts_help(f, &PPL_SPEC, NULL);
 }
 
 static char *read_text(const char *path) {
@@ -171,13 +128,20 @@ typedef struct {
 } test_ctx;
 
 int steno_cmd_perplexity(int argc, char **argv) {
-    ppl_opts o = {NULL, 0, 1, 0, 0, NULL, 0};
+    ppl_opts o = {.repeat = 1};
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
-    int n_predict;
-    int rc = steno_llm_cli_open(argc, argv, "perplexity", ppl_extra, &o, ppl_usage, &m, &c, &s, &n_predict, NULL);
+    llm_cli_opts lo;
+    int rc = steno_llm_cli_open(argc, argv, &PPL_SPEC, &o, &lo, &m, &c, &s);
     if (rc >= 0) return rc;
+    if (o.kinds && lo.kv_given) {
+        fprintf(stderr, "steno perplexity: --kv and --kinds exclude each other (--kinds lists every kind to compare)\n");
+        steno_sampler_free(s);
+        steno_llm_ctx_free(c);
+        steno_llm_free(m);
+        return 2;
+    }
     steno_llm_ctx *ref = NULL;
     test_ctx tc[MAX_TEST];
     int nt_ctx = 0;

@@ -7,8 +7,134 @@
 #include <string.h>
 
 #include "commands.h"
+#include "llm_cli.h"
+#include "options.h"
 #include "server/server.h"
 #include "steno_llm.h"
+
+/* "268435456", "256M", "1G": bytes (K/M/G are powers of 1024), at most 1 TiB. */
+static bool parse_bytes(const char *s, void *dst, steno_opt_error *err) {
+    (void)err;
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9') return false; /* no sign, no space */
+    const unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno) return false;
+    unsigned long long mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
+    if (*end || v > (1ull << 40) / mul) return false;
+    *(size_t *)dst = (size_t)(v * mul);
+    return true;
+}
+
+static bool parse_nonempty(const char *v, void *dst, steno_opt_error *err) {
+    if (!*v) {
+        snprintf(err->msg, sizeof err->msg, "the value is empty");
+        return false;
+    }
+    *(const char **)dst = v;
+    return true;
+}
+
+static bool parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    return steno_llm_cli_num_draft(v, (steno_spec_params *)((char *)dst - offsetof(steno_spec_params, n_draft)), 32);
+}
+
+typedef struct {
+    server_opts o;
+    const char *whisper, *llm, *model_dir;
+    bool quiet;
+} serve_args;
+
+static void serve_usage(FILE *f);
+
+_Static_assert(sizeof(steno_path) == sizeof(int) && sizeof(steno_weights) == sizeof(int) &&
+               sizeof(steno_draft_kind) == sizeof(int), "choices are stored as int");
+
+#define AT(field) STENO_OPT_AT(serve_args, field)
+#define BYTES_EXPECT "bytes up to 1T (a number, optionally with K, M or G: powers of 1024)"
+#define SECONDS(name, field, text) {STENO_OPT_DOUBLE, name, "S", AT(field), STENO_OPT_RANGE(0, 1e7), .help = text}
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_SECTION, .help = "models (with neither, the default Whisper model tiny.en is served):"},
+    {STENO_OPT_STRING, "--whisper-model", "NAME|DIR", AT(whisper),
+     .help = "a Whisper model: a name in the model cache (tiny.en, base) or a CTranslate2 directory"},
+    {STENO_OPT_STRING, "--llm-model", "NAME|FILE", AT(llm),
+     .help = "an LLM: a known name (smollm2, gemma3), a .gguf or llama2.c file"},
+    {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir), .def = "$STENO_MODELS_DIR, else ~/.cache/steno/models",
+     .help = "where named models live"},
+    {STENO_OPT_CHOICE, "--path", NULL, AT(o.whisper_opts.path), .choices = "fast|faithful",
+     .values = (const int[]){STENO_PATH_FAST, STENO_PATH_FAITHFUL}, .def = "fast", .help = "Whisper implementation"},
+    {STENO_OPT_CHOICE, "--weights", NULL, AT(o.whisper_opts.weights), .choices = "f16|f32",
+     .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32}, .def = "f16",
+     .help = "Whisper fast-path decoder weights"},
+    {STENO_OPT_SECTION, .help = "\nserving:"},
+    {STENO_OPT_STRING, "--host", "ADDR", AT(o.host), .def = "127.0.0.1",
+     .help = "address to bind (0.0.0.0 or :: for every interface)"},
+    {STENO_OPT_INT, "--port", "N", AT(o.port), STENO_OPT_RANGE(0, 65535), .def = "8080; 0 = any free port, printed",
+     .help = "TCP port"},
+    {STENO_OPT_INT, "--parallel", "N", AT(o.n_parallel), STENO_OPT_RANGE(1, 256), .def = "1",
+     .help = "requests computed at once: transcriptions each on its own slot, generations as rows of one "
+             "continuously batched pass"},
+    {STENO_OPT_INT, "-t|--threads", "N", AT(o.n_threads), STENO_OPT_RANGE(0, 256), .def = "0: CPUs / parallel",
+     .help = "threads per slot; the batched generation pass uses threads x parallel, at most the CPUs"},
+    {STENO_OPT_INT, "--prefill-chunk", "N", AT(o.prefill_chunk), STENO_OPT_RANGE(1, 3840), .def = "64",
+     .help = "prompt tokens fed per batched pass, so a long prompt delays the running streams by one chunk at a "
+             "time"},
+    {STENO_OPT_INT, "-c|--ctx-size", "N", AT(o.n_ctx), STENO_OPT_RANGE(16, 1 << 20),
+     .def = "min(4096, the model's)", .help = "LLM context per slot in tokens"},
+    {STENO_OPT_CUSTOM, "--kv-budget", "BYTES", AT(o.kv_budget_bytes), .parse = parse_bytes, .expect = BYTES_EXPECT,
+     .def = "0: no cap",
+     .help = "KV-cache bytes of all generation rows together: a request waits until the running ones leave room "
+             "for its prompt + max_tokens, or gets a 400 if it never fits"},
+    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(o.spec.kind), .choices = "none|ngram",
+     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM}, .def = "none",
+     .help = "speculative decoding of generations (prompt lookup); the text is the same either way"},
+    {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(o.spec.n_draft), .parse = parse_num_draft,
+     .expect = "1..32 or adaptive", .def = "adaptive", .help = "draft tokens per row and pass"},
+    {STENO_OPT_INT, "--ngram-min", "N", AT(o.spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
+     .help = "shortest n-gram the lookup tries"},
+    {STENO_OPT_INT, "--ngram-max", "N", AT(o.spec.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
+     .help = "longest n-gram the lookup tries"},
+    {STENO_OPT_CUSTOM, "--prompt-cache-bytes", "BYTES", AT(o.prompt_cache_bytes), .parse = parse_bytes,
+     .expect = BYTES_EXPECT, .def = "256M; 0 = no prompt cache",
+     .help = "RAM for saved prompt states, reused by later requests that share a prefix"},
+    {STENO_OPT_CUSTOM, "--prompt-cache-dir", "DIR", AT(o.prompt_cache_dir), .parse = parse_nonempty,
+     .help = "keep them as files in DIR too, reloaded at the next start"},
+    {STENO_OPT_CUSTOM, "--api-key", "KEY", AT(o.api_key), .parse = parse_nonempty, .def = "$STENO_API_KEY",
+     .help = "require 'Authorization: Bearer KEY' on every endpoint but /health and the page at /"},
+    {STENO_OPT_SECTION, .help = "\nlimits (each rejection is an OpenAI-style JSON error):"},
+    {STENO_OPT_SIZE, "--max-body", "N", AT(o.max_body_bytes), STENO_OPT_RANGE(1024, 4294967296.0),
+     .def = "26214400 = 25 MB", .help = "largest request body in bytes, then 413"},
+    SECONDS("--max-audio-seconds", o.max_audio_seconds, "longest audio, then 413 (default: 7200)"),
+    {STENO_OPT_INT, "--max-tokens", "N", AT(o.max_tokens), STENO_OPT_RANGE(1, 1 << 20), .def = "4096",
+     .help = "most tokens generated per request"},
+    {STENO_OPT_INT, "--max-queue", "N", AT(o.max_queue), STENO_OPT_RANGE(0, 1 << 20), .def = "64",
+     .help = "requests waiting for a slot, then 429 with Retry-After"},
+    {STENO_OPT_INT, "--max-connections", "N", AT(o.max_connections), STENO_OPT_RANGE(1, 65536), .def = "256",
+     .help = "open connections"},
+    SECONDS("--header-timeout", o.header_timeout,
+            "seconds to send the request line and headers (default: 15); also how long an idle keep-alive "
+            "connection stays open (0 = no limit)"),
+    SECONDS("--body-timeout", o.body_timeout, "seconds to send the whole body (default: 120; 0 = no limit)"),
+    SECONDS("--request-timeout", o.request_timeout,
+            "seconds a request may wait and run, then 504 (default: 600; 0 = none)"),
+    SECONDS("--shutdown-timeout", o.shutdown_timeout, "seconds in-flight requests get after SIGTERM (default: 30)"),
+    {STENO_OPT_SECTION, .help = ""},
+    {STENO_OPT_STRING, "--port-file", "FILE", AT(o.port_file), .help = "write the bound port to FILE once listening"},
+    {STENO_OPT_FLAG, "-q|--quiet", .at = AT(quiet), .help = "no per-request log lines"},
+    {STENO_OPT_HELP, "-h|--help", .help = "this help"},
+};
+#undef SECONDS
+#undef BYTES_EXPECT
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .err_prefix = "steno serve: ", .verb = "serve",
+    .usage = serve_usage, .help_col = 28,
+};
 
 static void serve_usage(FILE *f) {
     fputs("usage: steno serve [options]\n"
@@ -16,216 +142,18 @@ static void serve_usage(FILE *f) {
           "An OpenAI-compatible HTTP server: POST /v1/audio/transcriptions, /v1/audio/translations,\n"
           "/inference (whisper.cpp), /v1/chat/completions, /v1/completions; GET /v1/models, /health,\n"
           "/metrics, and a web page at /. Stops gracefully on SIGINT/SIGTERM. See docs/SERVER.md.\n"
-          "\n"
-          "models (with neither, the default Whisper model tiny.en is served):\n"
-          "  --whisper-model NAME|DIR  a Whisper model: a name in the model cache (tiny.en, base) or a\n"
-          "                            CTranslate2 directory\n"
-          "  --llm-model NAME|FILE     an LLM: a known name (smollm2, gemma3), a .gguf or llama2.c file\n"
-          "  --model-dir DIR           where named models live (default: $STENO_MODELS_DIR, else\n"
-          "                            ~/.cache/steno/models)\n"
-          "  --path fast|faithful      Whisper implementation (fast)\n"
-          "  --weights f16|f32         Whisper fast-path decoder weights (f16)\n"
-          "\n"
-          "serving:\n"
-          "  --host ADDR               address to bind (127.0.0.1; 0.0.0.0 or :: for every interface)\n"
-          "  --port N                  TCP port (8080; 0 = any free port, printed)\n"
-          "  --parallel N              requests computed at once (1): transcriptions each on its own\n"
-          "                            slot, generations as rows of one continuously batched pass\n"
-          "  -t, --threads N           threads per slot (default: CPUs / parallel); the batched\n"
-          "                            generation pass uses threads x parallel, at most the CPUs\n"
-          "  --prefill-chunk N         prompt tokens fed per batched pass, so a long prompt delays\n"
-          "                            the running streams by one chunk at a time (64)\n"
-          "  -c, --ctx-size N          LLM context per slot in tokens (default: min(4096, the model's))\n"
-          "  --kv-budget N             KV-cache bytes of all generation rows together (suffix K, M, G;\n"
-          "                            default and 0: no cap): a request waits until the running ones leave\n"
-          "                            room for its prompt + max_tokens, or gets a 400 if it never fits\n"
-          "  --draft-kind none|ngram   speculative decoding of generations (prompt lookup); the text\n"
-          "                            is the same either way (default none)\n"
-          "  --num-draft-tokens N|adaptive  draft tokens per row and pass, 1..32 (default adaptive)\n"
-          "  --ngram-min N, --ngram-max N  n-gram lengths the lookup tries (default 1, 4)\n"
-          "  --prompt-cache-bytes N    RAM for saved prompt states, reused by later requests that share\n"
-          "                            a prefix (256M; suffix K, M or G; 0 = no prompt cache)\n"
-          "  --prompt-cache-dir DIR    keep them as files in DIR too, reloaded at the next start\n"
-          "  --api-key KEY             require 'Authorization: Bearer KEY' on every endpoint but /health\n"
-          "                            and the page at / (or set STENO_API_KEY)\n"
-          "\n"
-          "limits (each rejection is an OpenAI-style JSON error):\n"
-          "  --max-body BYTES          largest request body, then 413 (26214400 = 25 MB)\n"
-          "  --max-audio-seconds S     longest audio, then 413 (7200)\n"
-          "  --max-tokens N            most tokens generated per request (4096)\n"
-          "  --max-queue N             requests waiting for a slot, then 429 with Retry-After (64)\n"
-          "  --max-connections N       open connections (256)\n"
-          "  --header-timeout S        seconds to send the request line and headers (15); also how long\n"
-          "                            an idle keep-alive connection stays open (0 = no limit)\n"
-          "  --body-timeout S          seconds to send the whole body (120; 0 = no limit)\n"
-          "  --request-timeout S       seconds a request may wait and run, then 504 (600; 0 = none)\n"
-          "  --shutdown-timeout S      seconds in-flight requests get after SIGTERM (30)\n"
-          "\n"
-          "  --port-file FILE          write the bound port to FILE once listening\n"
-          "  -q, --quiet               no per-request log lines\n"
-          "  -h, --help                this help\n",
+          "\n",
           f);
-}
-
-/* "268435456", "256M", "1G": bytes (K/M/G are powers of 1024), at most 1 TiB. */
-static int parse_bytes(const char *s, size_t *out) {
-    char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9') return -1; /* no sign, no space */
-    const unsigned long long v = strtoull(s, &end, 10);
-    if (end == s || errno) return -1;
-    unsigned long long mul = 1;
-    if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
-    else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
-    else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
-    if (*end || v > (1ull << 40) / mul) return -1;
-    *out = (size_t)(v * mul);
-    return 0;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    const long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const char *s, double *out) {
-    char *end;
-    errno = 0;
-    const double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v) || v < 0 || v > 1e7) return -1;
-    *out = v;
-    return 0;
+    steno_opts_help(f, &SPEC, NULL);
 }
 
 int steno_cmd_serve(int argc, char **argv) {
-    server_opts o = server_default_opts();
-    const char *whisper = NULL, *llm = NULL, *model_dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            serve_usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o.quiet = 1;
-            continue;
-        }
-        if (a[0] != '-') {
-            fprintf(stderr, "steno serve: unexpected argument '%s' (see steno serve --help)\n", a);
-            return 2;
-        }
-        static const char *const valued[] = {
-            "--host", "--port", "--whisper-model", "--llm-model", "--model-dir", "--parallel", "-t", "--threads", "-c",
-            "--ctx-size", "--api-key", "--max-body", "--max-audio-seconds", "--max-tokens", "--max-queue",
-            "--max-connections", "--header-timeout", "--body-timeout", "--request-timeout", "--shutdown-timeout",
-            "--port-file", "--path", "--weights", "--prefill-chunk", "--prompt-cache-bytes", "--prompt-cache-dir", "--kv-budget", "--draft-kind", "--num-draft-tokens", "--ngram-min",
-            "--ngram-max", NULL};
-        int known = 0;
-        for (int k = 0; valued[k]; k++) known |= strcmp(a, valued[k]) == 0;
-        if (!known) {
-            fprintf(stderr, "steno serve: unknown option %s (see steno serve --help)\n", a);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "steno serve: %s needs a value\n", a);
-            return 2;
-        }
-        const char *v = argv[++i];
-        long n = 0;
-        double d = 0;
-#define NUM(lo, hi, dst)                                                                    \
-    do {                                                                                    \
-        if (parse_long(v, lo, hi, &n) != 0) {                                               \
-            fprintf(stderr, "steno serve: %s: expected an integer from %ld to %ld, got '%s'\n", a, (long)(lo), \
-                    (long)(hi), v);                                                         \
-            return 2;                                                                       \
-        }                                                                                   \
-        dst = n;                                                                            \
-    } while (0)
-#define SECS(dst)                                                                                 \
-    do {                                                                                          \
-        if (parse_seconds(v, &d) != 0) {                                                          \
-            fprintf(stderr, "steno serve: %s: expected seconds >= 0, got '%s'\n", a, v);           \
-            return 2;                                                                             \
-        }                                                                                         \
-        dst = d;                                                                                  \
-    } while (0)
-        if (!strcmp(a, "--api-key") && !*v) {
-            fprintf(stderr, "steno serve: --api-key: the key is empty\n");
-            return 2;
-        }
-        if (!strcmp(a, "--host")) o.host = v;
-        else if (!strcmp(a, "--port")) NUM(0, 65535, o.port);
-        else if (!strcmp(a, "--whisper-model")) whisper = v;
-        else if (!strcmp(a, "--llm-model")) llm = v;
-        else if (!strcmp(a, "--model-dir")) model_dir = v;
-        else if (!strcmp(a, "--parallel")) NUM(1, 256, o.n_parallel);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) NUM(0, 256, o.n_threads);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) NUM(16, 1 << 20, o.n_ctx);
-        else if (!strcmp(a, "--api-key")) o.api_key = v;
-        else if (!strcmp(a, "--max-body")) NUM(1024, 1L << 32, o.max_body_bytes);
-        else if (!strcmp(a, "--max-audio-seconds")) SECS(o.max_audio_seconds);
-        else if (!strcmp(a, "--max-tokens")) NUM(1, 1 << 20, o.max_tokens);
-        else if (!strcmp(a, "--max-queue")) NUM(0, 1 << 20, o.max_queue);
-        else if (!strcmp(a, "--prefill-chunk")) NUM(1, 3840, o.prefill_chunk);
-        else if (!strcmp(a, "--prompt-cache-bytes") || !strcmp(a, "--kv-budget")) {
-            if (parse_bytes(v, a[2] == 'p' ? &o.prompt_cache_bytes : &o.kv_budget_bytes) != 0) {
-                fprintf(stderr, "steno serve: %s: expected bytes up to 1T (a number, optionally with K, M or G: powers of 1024), got '%s'\n", a, v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--draft-kind")) {
-            if (!strcmp(v, "none")) o.spec.kind = STENO_DRAFT_NONE;
-            else if (!strcmp(v, "ngram")) o.spec.kind = STENO_DRAFT_NGRAM;
-            else {
-                fprintf(stderr, "steno serve: --draft-kind: expected none or ngram, got '%s'\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--num-draft-tokens") && !strcmp(v, "adaptive")) {
-            o.spec.adaptive = 1;
-            o.spec.n_draft = 8;
-        } else if (!strcmp(a, "--num-draft-tokens")) {
-            NUM(1, 32, o.spec.n_draft);
-            o.spec.adaptive = 0;
-        } else if (!strcmp(a, "--ngram-min")) NUM(1, 64, o.spec.ngram_min);
-        else if (!strcmp(a, "--ngram-max")) NUM(1, 64, o.spec.ngram_max);
-        else if (!strcmp(a, "--prompt-cache-dir")) {
-            if (!*v) {
-                fprintf(stderr, "steno serve: --prompt-cache-dir: the directory is empty\n");
-                return 2;
-            }
-            o.prompt_cache_dir = v;
-        }
-        else if (!strcmp(a, "--max-connections")) NUM(1, 65536, o.max_connections);
-        else if (!strcmp(a, "--header-timeout")) SECS(o.header_timeout);
-        else if (!strcmp(a, "--body-timeout")) SECS(o.body_timeout);
-        else if (!strcmp(a, "--request-timeout")) SECS(o.request_timeout);
-        else if (!strcmp(a, "--shutdown-timeout")) SECS(o.shutdown_timeout);
-        else if (!strcmp(a, "--port-file")) o.port_file = v;
-        else if (!strcmp(a, "--path")) {
-            if (!strcmp(v, "fast")) o.whisper_opts.path = STENO_PATH_FAST;
-            else if (!strcmp(v, "faithful")) o.whisper_opts.path = STENO_PATH_FAITHFUL;
-            else {
-                fprintf(stderr, "steno serve: --path: expected fast or faithful, got '%s'\n", v);
-                return 2;
-            }
-        } else if (!strcmp(a, "--weights")) {
-            if (!strcmp(v, "f16")) o.whisper_opts.weights = STENO_WEIGHTS_F16;
-            else if (!strcmp(v, "f32")) o.whisper_opts.weights = STENO_WEIGHTS_F32;
-            else {
-                fprintf(stderr, "steno serve: --weights: expected f16 or f32, got '%s'\n", v);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "steno serve: unknown option %s (see steno serve --help)\n", a);
-            return 2;
-        }
-#undef NUM
-#undef SECS
-    }
+    serve_args args = {.o = server_default_opts()};
+    const int parsed = steno_opts_parse(&SPEC, &args, argc, argv);
+    if (parsed >= 0) return parsed;
+    server_opts o = args.o;
+    const char *whisper = args.whisper, *llm = args.llm, *model_dir = args.model_dir;
+    o.quiet = args.quiet;
     if (o.spec.ngram_max < o.spec.ngram_min) {
         fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
                 o.spec.ngram_min, o.spec.ngram_max);

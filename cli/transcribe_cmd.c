@@ -10,6 +10,7 @@
  * the other inputs are still transcribed); 2 usage error.
  */
 #include "commands.h"
+#include "options.h"
 #include "steno.h"
 
 #include <ctype.h>
@@ -33,117 +34,6 @@ static const char *const FORMATS[] = {"txt", "vtt", "srt", "tsv", "json", "csv",
 #define N_FORMATS 7
 #define N_ALL_FORMATS 5
 
-
-void steno_transcribe_usage(FILE *f) {
-    fputs(
-        "usage: steno transcribe [options] FILE...\n"
-        "\n"
-        "Transcribes speech in each FILE (any format FFmpeg decodes; \"-\" reads standard input)\n"
-        "with a Whisper model, like openai-whisper's `whisper` command. The model is loaded once.\n"
-        "\n"
-        "options (openai-whisper's names; --name_with_underscores is accepted too; True|False\n"
-        "values also read true/false, yes/no and 1/0, in any case; None turns a threshold off):\n"
-        "  --model NAME|DIR        a model name looked up in --model-dir, or a CTranslate2 model\n"
-        "                          directory (model.bin, config.json, vocabulary.txt, tokenizer.json)\n"
-        "                          (default: " DEFAULT_MODEL ")\n"
-        "  --model-dir DIR         where named models live (default: $STENO_MODELS_DIR, else\n"
-        "                          ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models); fetch tiny.en\n"
-        "                          with scripts/fetch_model.sh\n"
-        "  -o, --output-dir DIR    write <DIR>/<FILE's name without extension>.<format>\n"
-        "                          (default: .; created if missing; stdin is named \"stdin\");\n"
-        "                          \"-\" prints the transcript to standard output instead\n"
-        "  -f, --output-format F   txt, vtt, srt, tsv, json, all (those five; the default, txt\n"
-        "                          with -o -, where all is refused), or whisper.cpp's csv, lrc\n"
-        "  --verbose True|False    print each segment as \"[00:00.000 --> 00:05.000] text\" to\n"
-        "                          standard output as it is decoded (default: True, False with\n"
-        "                          -o -, where the lines go to standard error)\n"
-        "  --progress              show a progress bar on standard error: position, speed (x real\n"
-        "                          time), ETA (default: on a terminal, for inputs over a minute)\n"
-        "  --language LANG         the spoken language (code or name), or auto (default): a\n"
-        "                          multilingual model detects it on the first 30 s and prints\n"
-        "                          \"Detected language: <Name> with probability <p>\" to stderr;\n"
-        "                          English-only (.en) models accept only en (and auto)\n"
-        "  --task transcribe|translate\n"
-        "                          translate: English text from speech in another language\n"
-        "                          (multilingual models only; default: transcribe)\n"
-        "  --detect-language       print each FILE's 5 most probable languages (TSV: file, code,\n"
-        "                          name, probability) and stop (multilingual models only)\n"
-        "  --temperature T         sampling temperature (default: 0)\n"
-        "  --temperature-increment-on-fallback INC\n"
-        "                          retry ladder T, T+INC, ... <= 1.0 when decoding fails the\n"
-        "                          thresholds below (default: 0.2; None: no fallback)\n"
-        "  --compression-ratio-threshold X  fail a window whose gzip ratio is above X (2.4; None)\n"
-        "  --logprob-threshold X   fail a window whose mean log-probability is below X (-1.0; None)\n"
-        "  --no-speech-threshold X treat a window as silent when its no-speech probability is above\n"
-        "                          X and the log-probability check failed (0.6; None)\n"
-        "  --condition-on-previous-text True|False\n"
-        "                          prompt each window with the previous text (default: True)\n"
-        "  --initial-prompt TEXT   prompt for the first window\n"
-        "  --word-timestamps True|False  word-level timestamps (default False): \"words\" in JSON,\n"
-        "                          subtitles built from words\n"
-        "  --prepend-punctuations P  merged into the next word (default \"'\u201c\u00bf([{-)\n"
-        "  --append-punctuations P   merged into the previous word (default \"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001)\n"
-        "  --highlight-words True|False  underline each word as it is spoken (srt, vtt; needs\n"
-        "                          --word-timestamps True)\n"
-        "  --max-line-width N      characters per subtitle line (srt, vtt; needs\n"
-        "                          --word-timestamps True)\n"
-        "  --max-line-count N      lines per subtitle (srt, vtt; needs --word-timestamps True and\n"
-        "                          --max-line-width)\n"
-        "  --max-words-per-line N  words per subtitle line (srt, vtt; needs --word-timestamps True;\n"
-        "                          not with --max-line-width)\n"
-        "  --hallucination-silence-threshold T  skip silences longer than T s before a possible\n"
-        "                          hallucination (None; needs --word-timestamps True)\n"
-        "  --carry-initial-prompt True|False\n"
-        "                          start the prompt of every window with the initial prompt\n"
-        "                          (openai-whisper's rule; default: False)\n"
-        "  --prefix TEXT           text that the first window's transcript starts with (forced\n"
-        "                          after the SOT sequence, faster-whisper's prefix)\n"
-        "  --hotwords TEXT         hint phrases put in the prompt of every window that has no\n"
-        "                          prefix (faster-whisper's hotwords)\n"
-        "  --clip-timestamps LIST  start,end,start,end,... seconds: transcribe only these clips;\n"
-        "                          the last end defaults to the end of the audio (default: 0)\n"
-        "  --suppress-tokens LIST  comma-separated token ids never to sample; -1 is the model's\n"
-        "                          non-speech set, \"\" none (default: -1)\n"
-        "  --suppress-blank True|False\n"
-        "                          no blank or end-of-text as the first sampled token (default: True)\n"
-        "  --without-timestamps True|False\n"
-        "                          sample text only: one segment per window (default: False)\n"
-        "  --beam-size N           beam search with N beams at temperature 0 (default: greedy;\n"
-        "                          openai-whisper's CLI uses 5, faster-whisper too)\n"
-        "  --patience P            beam search stops after round(N*P) finished hypotheses (1.0)\n"
-        "  --length-penalty A      rank hypotheses by sum logprob / length^A (1.0, faster-whisper's\n"
-        "                          meaning; 0: raw sum); None = 1.0\n"
-        "  --best-of N             at temperature > 0, draw N samples and keep the best (1)\n"
-        "  --seed S                seed of the sampler at temperature > 0 (default 0)\n"
-        "  -t, --threads N         CPU threads (default: 0 = all cores)\n"
-        "  --path fast|faithful    model math: fast (default; fused attention, planned decoder\n"
-        "                          step, gated token-exact against faithful) or faithful (an\n"
-        "                          op-for-op float32 port of openai-whisper's model.py)\n"
-        "  --weights f16|f32       fast path decoder weights (default f16: float16 weights and\n"
-        "                          cross-attention K/V, greedy logits screened by an int8 copy\n"
-        "                          with the chosen token exact; f32: the token-exact gate)\n"
-        "  --compute-type T        faster-whisper's spelling of --weights: default, auto or float16\n"
-        "                          (f16), float32 (f32); quantized types are not available\n"
-        "  --device cpu|auto       accepted (steno runs on the CPU); any other device is an error\n"
-        "  --fp16 True|False       accepted for openai-whisper's command lines; steno's precision\n"
-        "                          is --weights' (the encoder computes in float32 either way)\n"
-        "  --output-name NAME      stem of the output files instead of the input's (one input)\n"
-        "  --audio-ctx N           Lab: encode only the first N of 1500 positions (N/50 s of\n"
-        "                          each window); faster, less accurate (docs/PERFORMANCE.md)\n"
-        "  -h, --help              show this help\n"
-        "  --version               print the version\n"
-        "\n"
-        "exit status: 0 ok (silence gives an empty transcript); 1 when a file or the model could\n"
-        "not be processed (one line per failure on stderr; the other files are still done);\n"
-        "2 usage error.\n"
-        "\n"
-        "examples:\n"
-        "  steno transcribe talk.mp3                    # talk.txt .vtt .srt .tsv .json in .\n"
-        "  steno transcribe -f srt -o subs a.wav b.flac # subs/a.srt, subs/b.srt\n"
-        "  steno transcribe -f vtt -o - talk.wav        # WebVTT on standard output\n"
-        "  cat talk.wav | steno transcribe -o - -       # text on standard output\n",
-        f);
-}
 
 /* ---- small helpers ----------------------------------------------------------------------- */
 
@@ -176,12 +66,6 @@ static bool parse_double(const char *s, double *out) {
     return true;
 }
 
-/* openai-whisper's optional_float: a number or "None" (*is_none). */
-static bool parse_optional_double(const char *s, double *out, bool *is_none) {
-    *is_none = strcmp(s, "None") == 0;
-    return *is_none || parse_double(s, out);
-}
-
 static bool parse_int(const char *s, int *out) {
     char *end;
     errno = 0;
@@ -189,13 +73,6 @@ static bool parse_int(const char *s, int *out) {
     if (end == s || *end || errno == ERANGE || v < -1000000 || v > 1000000) return false;
     *out = (int)v;
     return true;
-}
-
-/* openai-whisper's str2bool, also accepting 1/0, yes/no and any case. */
-static bool parse_bool(const char *s, bool *out) {
-    if (!strcasecmp(s, "true") || !strcmp(s, "1") || !strcasecmp(s, "yes")) { *out = true; return true; }
-    if (!strcasecmp(s, "false") || !strcmp(s, "0") || !strcasecmp(s, "no")) { *out = false; return true; }
-    return false;
 }
 
 /* Splits a comma-separated list into *items (malloc'd, *n of them; "" gives none) with parse
@@ -400,7 +277,227 @@ typedef struct options {
     const char *prepend_punctuations, *append_punctuations;
     steno_writer_options writer; /* --max-line-width, --max-line-count, --max-words-per-line, --highlight-words */
     double hallucination_silence_threshold; /* < 0: None */
+    bool highlight_words;  /* --highlight-words, into writer */
+    steno_opt_list files;  /* the inputs */
 } options;
+
+/* ---- the options ------------------------------------------------------------------------- */
+
+/* --verbose True|False; -1 (not given) means True, or False with -o -. */
+static bool parse_verbose(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    bool b;
+    if (!steno_opts_parse_bool(v, &b)) return false;
+    *(int *)dst = b;
+    return true;
+}
+
+static bool parse_clip_timestamps(const char *v, void *dst, steno_opt_error *err) {
+    options *o = (options *)((char *)dst - offsetof(options, clip_timestamps));
+    free(o->clip_timestamps);
+    o->clip_timestamps = NULL;
+    if (!parse_list(v, sizeof(double), parse_seconds_item, (void **)&o->clip_timestamps, &o->n_clip_timestamps))
+        return false;
+    for (int k = 1; k < o->n_clip_timestamps; k += 2) {
+        const double start = o->clip_timestamps[k - 1], end = o->clip_timestamps[k];
+        if (end < start) {
+            snprintf(err->msg, sizeof err->msg, "clip %d ends at %g s, before its start %g s", k / 2 + 1, end, start);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool parse_suppress_tokens(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    options *o = (options *)((char *)dst - offsetof(options, suppress_tokens));
+    free(o->suppress_tokens);
+    o->suppress_tokens = NULL;
+    o->has_suppress_tokens = true;
+    return parse_list(v, sizeof(int), parse_token_item, (void **)&o->suppress_tokens, &o->n_suppress_tokens);
+}
+
+/* faster-whisper's --compute_type, mapped to the weight storage steno has */
+static bool parse_compute_type(const char *v, void *dst, steno_opt_error *err) {
+    if (!strcmp(v, "default") || !strcmp(v, "auto") || !strcmp(v, "float16")) *(steno_weights *)dst = STENO_WEIGHTS_F16;
+    else if (!strcmp(v, "float32")) *(steno_weights *)dst = STENO_WEIGHTS_F32;
+    else {
+        snprintf(err->msg, sizeof err->msg, "steno keeps Whisper weights as float16 (default, auto, float16) or "
+                 "float32; '%.60s' is not available (no quantized Whisper weights yet)", v);
+        return false;
+    }
+    return true;
+}
+
+static bool parse_device(const char *v, void *dst, steno_opt_error *err) {
+    (void)dst;
+    if (strcasecmp(v, "cpu") == 0 || strcasecmp(v, "auto") == 0) return true;
+    snprintf(err->msg, sizeof err->msg, "steno runs on the CPU (cpu or auto), got '%.60s'", v);
+    return false;
+}
+
+static bool parse_output_name(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    if (!*v || strchr(v, '/')) return false;
+    *(const char **)dst = v;
+    return true;
+}
+
+_Static_assert(sizeof(steno_path) == sizeof(int) && sizeof(steno_weights) == sizeof(int) &&
+               sizeof(steno_task) == sizeof(int), "choices are stored as int");
+
+#define AT(field) STENO_OPT_AT(options, field)
+#define BOOL_OPT(name, field, def_, text) \
+    {STENO_OPT_BOOL, name, .at = AT(field), .def = def_, .help = text}
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_STRING, "--model", "NAME|DIR", AT(model), .def = DEFAULT_MODEL,
+     .help = "a model name looked up in --model-dir, or a CTranslate2 model directory (model.bin, config.json, "
+             "vocabulary.txt, tokenizer.json)"},
+    {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir),
+     .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models",
+     .help = "where named models live; fetch tiny.en with scripts/fetch_model.sh"},
+    {STENO_OPT_STRING, "-o|--output-dir", "DIR", AT(output_dir), .def = ".",
+     .help = "write <DIR>/<FILE's name without extension>.<format> (created if missing; stdin is named \"stdin\"); "
+             "\"-\" prints the transcript to standard output instead"},
+    {STENO_OPT_CHOICE, "-f|--output-format", NULL, AT(output_format), .flags = STENO_OPT_AS_STRING,
+     .choices = "txt|vtt|srt|tsv|json|csv|lrc|all", .def = "all, txt with -o -, where all is refused",
+     .help = "txt, vtt, srt, tsv, json, all (those five), or whisper.cpp's csv, lrc"},
+    {STENO_OPT_CUSTOM, "--verbose", "True|False", AT(verbose), .parse = parse_verbose, .expect = "True or False",
+     .def = "True, False with -o -, where the lines go to standard error",
+     .help = "print each segment as \"[00:00.000 --> 00:05.000] text\" to standard output as it is decoded"},
+    {STENO_OPT_FLAG, "--progress", .at = AT(progress), .def = "on a terminal, for inputs over a minute",
+     .help = "show a progress bar on standard error: position, speed (x real time), ETA"},
+    {STENO_OPT_STRING, "--language", "LANG", AT(language), .def = "auto",
+     .help = "the spoken language (code or name), or auto: a multilingual model detects it on the first 30 s and "
+             "prints \"Detected language: <Name> with probability <p>\" to stderr; English-only (.en) models "
+             "accept only en (and auto)"},
+    {STENO_OPT_CHOICE, "--task", NULL, AT(task), .choices = "transcribe|translate",
+     .values = (const int[]){STENO_TASK_TRANSCRIBE, STENO_TASK_TRANSLATE}, .def = "transcribe",
+     .help = "translate: English text from speech in another language (multilingual models only)"},
+    {STENO_OPT_FLAG, "--detect-language", .at = AT(detect_language),
+     .help = "print each FILE's 5 most probable languages (TSV: file, code, name, probability) and stop "
+             "(multilingual models only)"},
+    {STENO_OPT_DOUBLE, "--temperature", "T", AT(temperature), STENO_OPT_MIN(0), .def = "0",
+     .help = "sampling temperature"},
+    {STENO_OPT_DOUBLE, "--temperature-increment-on-fallback", "INC", AT(increment), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_ABOVE(0), .none_value = NAN, .def = "0.2",
+     .help = "retry ladder T, T+INC, ... <= 1.0 when decoding fails the thresholds below; None: no fallback"},
+    {STENO_OPT_DOUBLE, "--compression-ratio-threshold", "X", AT(compression_ratio_threshold),
+     .flags = STENO_OPT_NONE_OK, .none_value = NAN, .def = "2.4",
+     .help = "fail a window whose gzip ratio is above X"},
+    {STENO_OPT_DOUBLE, "--logprob-threshold", "X", AT(logprob_threshold), .flags = STENO_OPT_NONE_OK,
+     .none_value = NAN, .def = "-1.0", .help = "fail a window whose mean log-probability is below X"},
+    {STENO_OPT_DOUBLE, "--no-speech-threshold", "X", AT(no_speech_threshold), .flags = STENO_OPT_NONE_OK,
+     .none_value = NAN, .def = "0.6",
+     .help = "treat a window as silent when its no-speech probability is above X and the log-probability check "
+             "failed"},
+    BOOL_OPT("--condition-on-previous-text", condition_on_previous_text, "True",
+             "prompt each window with the previous text"),
+    {STENO_OPT_STRING, "--initial-prompt", "TEXT", AT(initial_prompt), .help = "prompt for the first window"},
+    BOOL_OPT("--word-timestamps", word_timestamps, "False",
+             "word-level timestamps: \"words\" in JSON, subtitles built from words"),
+    {STENO_OPT_STRING, "--prepend-punctuations", "CHARS", AT(prepend_punctuations), .def = "\"'\u201c\u00bf([{-",
+     .help = "merged into the next word"},
+    {STENO_OPT_STRING, "--append-punctuations", "CHARS", AT(append_punctuations),
+     .def = "\"'.\u3002,\uff0c!\uff01?\uff1f:\uff1a\u201d)]}\u3001", .help = "merged into the previous word"},
+    BOOL_OPT("--highlight-words", highlight_words, "False",
+             "underline each word as it is spoken (srt, vtt; needs --word-timestamps True)"),
+    {STENO_OPT_INT, "--max-line-width", "N", AT(writer.max_line_width), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_RANGE(1, 1000000), .none_value = 0,
+     .help = "characters per subtitle line (srt, vtt; needs --word-timestamps True)"},
+    {STENO_OPT_INT, "--max-line-count", "N", AT(writer.max_line_count), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_RANGE(1, 1000000), .none_value = 0,
+     .help = "lines per subtitle (srt, vtt; needs --word-timestamps True and --max-line-width)"},
+    {STENO_OPT_INT, "--max-words-per-line", "N", AT(writer.max_words_per_line), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_RANGE(1, 1000000), .none_value = 0,
+     .help = "words per subtitle line (srt, vtt; needs --word-timestamps True; not with --max-line-width)"},
+    {STENO_OPT_DOUBLE, "--hallucination-silence-threshold", "T", AT(hallucination_silence_threshold),
+     .flags = STENO_OPT_NONE_OK, STENO_OPT_MIN(0), .none_value = -1, .def = "None",
+     .help = "skip silences longer than T s before a possible hallucination (needs --word-timestamps True)"},
+    BOOL_OPT("--carry-initial-prompt", carry_initial_prompt, "False",
+             "start the prompt of every window with the initial prompt (openai-whisper's rule)"),
+    {STENO_OPT_STRING, "--prefix", "TEXT", AT(prefix),
+     .help = "text that the first window's transcript starts with (forced after the SOT sequence, "
+             "faster-whisper's prefix)"},
+    {STENO_OPT_STRING, "--hotwords", "TEXT", AT(hotwords),
+     .help = "hint phrases put in the prompt of every window that has no prefix (faster-whisper's hotwords)"},
+    {STENO_OPT_CUSTOM, "--clip-timestamps", "LIST", AT(clip_timestamps), .parse = parse_clip_timestamps,
+     .expect = "start,end,... in seconds (numbers >= 0)", .def = "0",
+     .help = "transcribe only these clips; the last end defaults to the end of the audio"},
+    {STENO_OPT_CUSTOM, "--suppress-tokens", "LIST", AT(suppress_tokens), .parse = parse_suppress_tokens,
+     .expect = "comma-separated token ids (-1 or >= 0)", .def = "-1",
+     .help = "token ids never to sample; -1 is the model's non-speech set, \"\" none"},
+    BOOL_OPT("--suppress-blank", suppress_blank, "True", "no blank or end-of-text as the first sampled token"),
+    BOOL_OPT("--without-timestamps", without_timestamps, "False", "sample text only: one segment per window"),
+    {STENO_OPT_INT, "--beam-size", "N", AT(beam_size), STENO_OPT_RANGE(1, 64),
+     .def = "greedy; openai-whisper's CLI uses 5, faster-whisper too",
+     .help = "beam search with N beams at temperature 0"},
+    {STENO_OPT_DOUBLE, "--patience", "P", AT(patience), .flags = STENO_OPT_NONE_OK, STENO_OPT_ABOVE(0),
+     .none_value = 1.0, .def = "1.0", .help = "beam search stops after round(N*P) finished hypotheses"},
+    {STENO_OPT_DOUBLE, "--length-penalty", "A", AT(length_penalty), .flags = STENO_OPT_NONE_OK, STENO_OPT_MIN(0),
+     .none_value = 1.0, .def = "1.0",
+     .help = "rank hypotheses by sum logprob / length^A (faster-whisper's meaning; 0: raw sum); None = 1.0"},
+    {STENO_OPT_INT, "--best-of", "N", AT(best_of), STENO_OPT_RANGE(1, 64), .def = "1",
+     .help = "at temperature > 0, draw N samples and keep the best"},
+    {STENO_OPT_U64, "--seed", "S", AT(seed), .def = "0", .help = "seed of the sampler at temperature > 0"},
+    {STENO_OPT_INT, "-t|--threads", "N", AT(threads), STENO_OPT_RANGE(0, 256), .def = "0 = all cores",
+     .help = "CPU threads"},
+    {STENO_OPT_CHOICE, "--path", NULL, AT(load.path), .choices = "fast|faithful",
+     .values = (const int[]){STENO_PATH_FAST, STENO_PATH_FAITHFUL}, .def = "fast",
+     .help = "model math: fast (fused attention, planned decoder step, gated token-exact against faithful) or "
+             "faithful (an op-for-op float32 port of openai-whisper's model.py)"},
+    {STENO_OPT_CHOICE, "--weights", NULL, AT(load.weights), .choices = "f16|f32",
+     .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32}, .def = "f16",
+     .help = "fast path decoder weights (f16: float16 weights and cross-attention K/V, greedy logits screened by "
+             "an int8 copy with the chosen token exact; f32: the token-exact gate)"},
+    {STENO_OPT_CUSTOM, "--compute-type", "default|auto|float16|float32", AT(load.weights), .parse = parse_compute_type,
+     .expect = "default, auto, float16 or float32",
+     .help = "faster-whisper's spelling of --weights: default, auto or float16 (f16), float32 (f32); quantized "
+             "types are not available"},
+    {STENO_OPT_CUSTOM, "--device", "cpu|auto", .parse = parse_device, .expect = "cpu or auto",
+     .help = "accepted (steno runs on the CPU); any other device is an error"},
+    {STENO_OPT_BOOL, "--fp16", .help = "accepted for openai-whisper's command lines; steno's precision is "
+                                       "--weights' (the encoder computes in float32 either way)"},
+    {STENO_OPT_CUSTOM, "--output-name", "NAME", AT(output_name), .parse = parse_output_name,
+     .expect = "a file name without '/'", .help = "stem of the output files instead of the input's (one input)"},
+    {STENO_OPT_INT, "--audio-ctx", "N", AT(load.audio_ctx), STENO_OPT_RANGE(0, 1500),
+     .help = "Lab: encode only the first N of 1500 positions (N/50 s of each window; Whisper's n_audio_ctx); "
+             "faster, less accurate (docs/PERFORMANCE.md)"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "--version", .help = "print the version"},
+};
+static const steno_opt FILES = {STENO_OPT_LIST, .metavar = "FILE", .at = AT(files)};
+#undef BOOL_OPT
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .positional = &FILES,
+    .err_prefix = "steno: ", .verb = "transcribe", .underscores = true, .usage = steno_transcribe_usage,
+    .help_col = 26,
+};
+
+void steno_transcribe_usage(FILE *f) {
+    fputs("usage: steno transcribe [options] FILE...\n"
+          "\n"
+          "Transcribes speech in each FILE (any format FFmpeg decodes; \"-\" reads standard input)\n"
+          "with a Whisper model, like openai-whisper's `whisper` command. The model is loaded once.\n"
+          "\n"
+          "options (openai-whisper's names; --name_with_underscores is accepted too; True|False\n"
+          "values also read true/false, yes/no and 1/0, in any case; None turns a threshold off):\n",
+          f);
+    steno_opts_help(f, &SPEC, NULL);
+    fputs("\n"
+          "exit status: 0 ok (silence gives an empty transcript); 1 when a file or the model could\n"
+          "not be processed (one line per failure on stderr; the other files are still done);\n"
+          "2 usage error.\n"
+          "\n"
+          "examples:\n"
+          "  steno transcribe talk.mp3                    # talk.txt .vtt .srt .tsv .json in .\n"
+          "  steno transcribe -f srt -o subs a.wav b.flac # subs/a.srt, subs/b.srt\n"
+          "  steno transcribe -f vtt -o - talk.wav        # WebVTT on standard output\n"
+          "  cat talk.wav | steno transcribe -o - -       # text on standard output\n",
+          f);
+}
 
 /* Writes r to <dir>/<stem>.<fmt> for each format, or to stdout. Returns false after reporting. */
 static bool write_outputs(const steno_result *r, const options *o, const char *input) {
@@ -512,206 +609,22 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .hallucination_silence_threshold = -1,
         .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
     };
-    const char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files) { report(NULL, "out of memory"); return 1; }
-    int n_files = 0;
-    bool only_files = false;
-#define FREE_ALL() (free(files), free(o.clip_timestamps), free(o.suppress_tokens))
+#define FREE_ALL() (steno_opt_list_free(&o.files), free(o.clip_timestamps), free(o.suppress_tokens))
 #define FAIL_USAGE(...) \
     do { FREE_ALL(); return usage_error(__VA_ARGS__); } while (0)
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) { files[n_files++] = a; continue; }
-        if (strcmp(a, "--") == 0) { only_files = true; continue; }
-        /* The option's name with underscores as dashes ("-o" → "output-dir"), and "=VALUE". */
-        char name[64];
-        const char *v = NULL;
-        if (strcmp(a, "-o") == 0) snprintf(name, sizeof name, "output-dir");
-        else if (strcmp(a, "-f") == 0) snprintf(name, sizeof name, "output-format");
-        else if (strcmp(a, "-h") == 0) snprintf(name, sizeof name, "help");
-        else if (strcmp(a, "-t") == 0) snprintf(name, sizeof name, "threads");
-        else if (strncmp(a, "--", 2) == 0 && strcspn(a + 2, "=") < sizeof name) {
-            size_t len = strcspn(a + 2, "=");
-            snprintf(name, sizeof name, "%.*s", (int)len, a + 2);
-            if (a[2 + len] == '=') v = a + 3 + len;
-            for (char *c = name; *c; c++) if (*c == '_') *c = '-';
-        } else {
-            FAIL_USAGE("unknown option '%s'", a);
-        }
-        if (!strcmp(name, "help") || !strcmp(name, "version") || !strcmp(name, "progress") ||
-            !strcmp(name, "detect-language")) {
-            if (v) FAIL_USAGE("option --%s takes no value", name);
-            if (!strcmp(name, "progress")) { o.progress = true; continue; }
-            if (!strcmp(name, "detect-language")) { o.detect_language = true; continue; }
-            if (!strcmp(name, "help")) steno_transcribe_usage(stdout);
-            else printf("steno %s\n", STENO_VERSION);
-            FREE_ALL();
-            return 0;
-        }
-        static const char *const with_value[] = {
-            "model", "model-dir", "output-dir", "output-format", "language", "initial-prompt",
-            "verbose", "condition-on-previous-text", "temperature",
-            "temperature-increment-on-fallback", "compression-ratio-threshold",
-            "logprob-threshold", "no-speech-threshold", "threads", "path", "weights", "audio-ctx",
-            "word-timestamps", "prepend-punctuations", "append-punctuations", "highlight-words",
-            "max-line-width", "max-line-count", "max-words-per-line", "hallucination-silence-threshold",
-            "carry-initial-prompt", "prefix", "hotwords", "clip-timestamps", "suppress-tokens",
-            "suppress-blank", "without-timestamps", "task",
-            /* faster-whisper's and openai-whisper's spellings */
-            "fp16", "device", "compute-type", "output-name",
-
-            "beam-size", "best-of", "patience", "length-penalty", "seed"};
-        bool known = false;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            known |= strcmp(name, with_value[k]) == 0;
-        if (!known) FAIL_USAGE("unknown option '%s'", a);
-        if (!v) {
-            if (i + 1 >= argc) FAIL_USAGE("option %s needs a value", a);
-            v = argv[++i];
-        }
-        bool b;
-        if (!strcmp(name, "model")) o.model = v;
-        else if (!strcmp(name, "model-dir")) o.model_dir = v;
-        else if (!strcmp(name, "output-dir")) o.output_dir = v;
-        else if (!strcmp(name, "output-format")) o.output_format = v;
-        else if (!strcmp(name, "language")) o.language = v;
-        else if (!strcmp(name, "initial-prompt")) o.initial_prompt = v;
-        else if (!strcmp(name, "task")) {
-            if (!strcmp(v, "transcribe")) o.task = STENO_TASK_TRANSCRIBE;
-            else if (!strcmp(v, "translate")) o.task = STENO_TASK_TRANSLATE;
-            else FAIL_USAGE("--task: expected transcribe or translate, got '%s'", v);
-        }
-        else if (!strcmp(name, "verbose")) {
-            if (!parse_bool(v, &b)) FAIL_USAGE("--verbose: expected True or False, got '%s'", v);
-            o.verbose = b;
-        } else if (!strcmp(name, "condition-on-previous-text")) {
-            if (!parse_bool(v, &o.condition_on_previous_text))
-                FAIL_USAGE("--condition-on-previous-text: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "carry-initial-prompt")) {
-            if (!parse_bool(v, &o.carry_initial_prompt))
-                FAIL_USAGE("--carry-initial-prompt: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "suppress-blank")) {
-            if (!parse_bool(v, &o.suppress_blank))
-                FAIL_USAGE("--suppress-blank: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "without-timestamps")) {
-            if (!parse_bool(v, &o.without_timestamps))
-                FAIL_USAGE("--without-timestamps: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "prefix")) {
-            o.prefix = v;
-        } else if (!strcmp(name, "hotwords")) {
-            o.hotwords = v;
-        } else if (!strcmp(name, "clip-timestamps")) {
-            free(o.clip_timestamps);
-            if (!parse_list(v, sizeof(double), parse_seconds_item, (void **)&o.clip_timestamps,
-                            &o.n_clip_timestamps))
-                FAIL_USAGE("--clip-timestamps: expected start,end,... in seconds (numbers >= 0), "
-                           "got '%s'", v);
-            for (int k = 1; k < o.n_clip_timestamps; k += 2) {
-                const double start = o.clip_timestamps[k - 1], end = o.clip_timestamps[k];
-                if (end < start) /* (FAIL_USAGE frees the list: print copies) */
-                    FAIL_USAGE("--clip-timestamps: clip %d ends at %g s, before its start %g s",
-                               k / 2 + 1, end, start);
-            }
-        } else if (!strcmp(name, "suppress-tokens")) {
-            free(o.suppress_tokens);
-            if (!parse_list(v, sizeof(int), parse_token_item, (void **)&o.suppress_tokens,
-                            &o.n_suppress_tokens))
-                FAIL_USAGE("--suppress-tokens: expected comma-separated token ids (-1 or >= 0), "
-                           "got '%s'", v);
-            o.has_suppress_tokens = true;
-        } else if (!strcmp(name, "temperature")) {
-            if (!parse_double(v, &o.temperature) || o.temperature < 0)
-                FAIL_USAGE("--temperature: expected a number >= 0, got '%s'", v);
-        } else if (!strcmp(name, "temperature-increment-on-fallback")) {
-            if (!parse_optional_double(v, &o.increment, &o.no_increment) ||
-                (!o.no_increment && !(o.increment > 0)))
-                FAIL_USAGE("--temperature-increment-on-fallback: expected a number > 0 or None, "
-                           "got '%s'", v);
-        } else if (!strcmp(name, "compression-ratio-threshold")) {
-            if (!parse_optional_double(v, &o.compression_ratio_threshold, &o.no_compression))
-                FAIL_USAGE("--compression-ratio-threshold: expected a number or None, got '%s'",
-                           v);
-        } else if (!strcmp(name, "logprob-threshold")) {
-            if (!parse_optional_double(v, &o.logprob_threshold, &o.no_logprob))
-                FAIL_USAGE("--logprob-threshold: expected a number or None, got '%s'", v);
-        } else if (!strcmp(name, "no-speech-threshold")) {
-            if (!parse_optional_double(v, &o.no_speech_threshold, &o.no_no_speech))
-                FAIL_USAGE("--no-speech-threshold: expected a number or None, got '%s'", v);
-        } else if (!strcmp(name, "threads")) {
-            if (!parse_int(v, &o.threads) || o.threads < 0 || o.threads > 256)
-                FAIL_USAGE("--threads: expected an integer in 0..256 (0 = all cores), got '%s'", v);
-        } else if (!strcmp(name, "path")) {
-            if (!strcmp(v, "fast")) o.load.path = STENO_PATH_FAST;
-            else if (!strcmp(v, "faithful")) o.load.path = STENO_PATH_FAITHFUL;
-            else FAIL_USAGE("--path: expected fast or faithful, got '%s'", v);
-        } else if (!strcmp(name, "weights")) {
-            if (!strcmp(v, "f16")) o.load.weights = STENO_WEIGHTS_F16;
-            else if (!strcmp(v, "f32")) o.load.weights = STENO_WEIGHTS_F32;
-            else FAIL_USAGE("--weights: expected f16 or f32, got '%s'", v);
-        } else if (!strcmp(name, "fp16")) {
-            /* openai-whisper's --fp16: accepted; steno's precision is --weights' */
-            if (!parse_bool(v, &b)) FAIL_USAGE("--fp16: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "device")) {
-            if (strcasecmp(v, "cpu") != 0 && strcasecmp(v, "auto") != 0)
-                FAIL_USAGE("--device: steno runs on the CPU (cpu or auto), got '%s'", v);
-        } else if (!strcmp(name, "compute-type")) {
-            /* faster-whisper's --compute_type, mapped to the weight storage steno has */
-            if (!strcmp(v, "default") || !strcmp(v, "auto") || !strcmp(v, "float16")) o.load.weights = STENO_WEIGHTS_F16;
-            else if (!strcmp(v, "float32")) o.load.weights = STENO_WEIGHTS_F32;
-            else
-                FAIL_USAGE("--compute-type: steno keeps Whisper weights as float16 (default, auto, float16) or "
-                           "float32; '%s' is not available (no quantized Whisper weights yet)", v);
-        } else if (!strcmp(name, "output-name")) {
-            if (!*v || strchr(v, '/')) FAIL_USAGE("--output-name: expected a file name without '/', got '%s'", v);
-            o.output_name = v;
-        } else if (!strcmp(name, "word-timestamps")) {
-            if (!parse_bool(v, &o.word_timestamps))
-                FAIL_USAGE("--word-timestamps: expected True or False, got '%s'", v);
-        } else if (!strcmp(name, "highlight-words")) {
-            if (!parse_bool(v, &b)) FAIL_USAGE("--highlight-words: expected True or False, got '%s'", v);
-            o.writer.highlight_words = b;
-        } else if (!strcmp(name, "prepend-punctuations")) {
-            o.prepend_punctuations = v;
-        } else if (!strcmp(name, "append-punctuations")) {
-            o.append_punctuations = v;
-        } else if (!strcmp(name, "max-line-width") || !strcmp(name, "max-line-count") ||
-                   !strcmp(name, "max-words-per-line")) {
-            /* openai's optional_int: an integer or None */
-            int *dst = !strcmp(name, "max-line-width")   ? &o.writer.max_line_width
-                       : !strcmp(name, "max-line-count") ? &o.writer.max_line_count
-                                                         : &o.writer.max_words_per_line;
-            if (strcmp(v, "None") == 0) *dst = 0;
-            else if (!parse_int(v, dst) || *dst < 1)
-                FAIL_USAGE("--%s: expected an integer >= 1 or None, got '%s'", name, v);
-        } else if (!strcmp(name, "hallucination-silence-threshold")) {
-            bool none;
-            if (!parse_optional_double(v, &o.hallucination_silence_threshold, &none) ||
-                (!none && !(o.hallucination_silence_threshold >= 0)))
-                FAIL_USAGE("--hallucination-silence-threshold: expected a number >= 0 or None, got '%s'", v);
-            if (none) o.hallucination_silence_threshold = -1;
-        } else if (!strcmp(name, "beam-size") || !strcmp(name, "best-of")) {
-            int *dst = !strcmp(name, "beam-size") ? &o.beam_size : &o.best_of;
-            if (!parse_int(v, dst) || *dst < 1 || *dst > 64)
-                FAIL_USAGE("--%s: expected an integer 1..64, got '%s'", name, v);
-        } else if (!strcmp(name, "patience") || !strcmp(name, "length-penalty")) {
-            double *dst = name[0] == 'p' ? &o.patience : &o.length_penalty;
-            bool none = false;
-            if (!parse_optional_double(v, dst, &none) || (!none && (!isfinite(*dst) || *dst < 0 ||
-                                                                    (name[0] == 'p' && *dst == 0))))
-                FAIL_USAGE("--%s: expected a number %s or None, got '%s'", name, name[0] == 'p' ? "> 0" : ">= 0", v);
-            if (none) *dst = 1.0;
-        } else if (!strcmp(name, "seed")) {
-            char *end;
-            errno = 0;
-            o.seed = strtoull(v, &end, 10);
-            if (!*v || *end || errno || v[0] == '-')
-                FAIL_USAGE("--seed: expected an integer >= 0, got '%s'", v);
-        } else if (!strcmp(name, "audio-ctx")) {
-            if (!parse_int(v, &o.load.audio_ctx) || o.load.audio_ctx < 0 || o.load.audio_ctx > 1500)
-                FAIL_USAGE("--audio-ctx: expected an integer in 0..1500 (Whisper's n_audio_ctx), got '%s'", v);
-        }
+    const int parsed = steno_opts_parse(&SPEC, &o, argc, argv);
+    if (parsed >= 0) {
+        FREE_ALL();
+        return parsed;
     }
+    const char **files = o.files.items;
+    const int n_files = o.files.n;
+    /* None (NAN) turns a threshold off */
+    o.no_increment = isnan(o.increment);
+    o.no_compression = isnan(o.compression_ratio_threshold);
+    o.no_logprob = isnan(o.logprob_threshold);
+    o.no_no_speech = isnan(o.no_speech_threshold);
+    o.writer.highlight_words = o.highlight_words;
 
     /* Validate everything before loading the model. */
     if (n_files == 0) FAIL_USAGE("transcribe: no input files");
@@ -721,11 +634,6 @@ int steno_cmd_transcribe(int argc, char **argv) {
                    o.beam_size);
     bool to_stdout = strcmp(o.output_dir, "-") == 0;
     if (!o.output_format) o.output_format = to_stdout ? "txt" : "all";
-    bool known_format = strcmp(o.output_format, "all") == 0;
-    for (int k = 0; k < N_FORMATS; k++) known_format |= strcmp(o.output_format, FORMATS[k]) == 0;
-    if (!known_format)
-        FAIL_USAGE("--output-format: expected txt, vtt, srt, tsv, json, csv, lrc or all, got '%s'",
-                   o.output_format);
     if (to_stdout && strcmp(o.output_format, "all") == 0)
         FAIL_USAGE("--output-format all cannot be written to standard output (-o -)");
     int n_stdin = 0;

@@ -6,6 +6,7 @@
  * ("not supported"), never silently ignored; README.md "For whisper.cpp users" has the table.
  */
 #include "commands.h"
+#include "options.h"
 #include "steno.h"
 
 #include <errno.h>
@@ -30,6 +31,7 @@ typedef struct {
     int n_inp;
     const char *fname_out[MAX_FILES];
     int n_out;
+    steno_opt_list inp, out; /* -f and positional, -of: while parsing */
 } wparams;
 
 static int default_threads(void) {
@@ -38,238 +40,140 @@ static int default_threads(void) {
     return nc < 4 ? (int)nc : 4;
 }
 
-static void usage(FILE *f, const wparams *p) {
-    fprintf(f,
-            "usage: steno whisper-cli [options] file0 file1 ...\n"
-            "       (or the steno binary run under the name whisper-cli)\n"
-            "\n"
-            "whisper.cpp's whisper-cli on steno's engine: the same flags, defaults, output lines and\n"
-            "output files. -m takes a CTranslate2 model directory or a model name (default tiny.en);\n"
-            "flags steno has no feature for are refused with \"not supported\" (README.md, \"For\n"
-            "whisper.cpp users\").\n"
-            "\n"
-            "options:\n");
-    fprintf(f, "  -h,        --help              [default] show this help message and exit\n");
-    fprintf(f, "  -t N,      --threads N         [%-7d] number of threads to use during computation\n", p->n_threads);
-    fprintf(f, "  -p N,      --processors N      [%-7d] number of processors (only 1)\n", p->n_processors);
-    fprintf(f, "  -ot N,     --offset-t N        [%-7d] time offset in milliseconds\n", p->offset_t_ms);
-    fprintf(f, "  -on N,     --offset-n N        [%-7d] segment index offset\n", p->offset_n);
-    fprintf(f, "  -d  N,     --duration N        [%-7d] duration of audio to process in milliseconds\n", p->duration_ms);
-    fprintf(f, "  -mc N,     --max-context N     [%-7d] maximum number of text context tokens to store\n", p->max_context);
-    fprintf(f, "  -ml N,     --max-len N         [%-7d] maximum segment length in characters\n", p->max_len);
-    fprintf(f, "  -sow,      --split-on-word     [%-7s] split on word rather than on token\n", p->split_on_word ? "true" : "false");
-    fprintf(f, "  -bo N,     --best-of N         [%-7d] number of best candidates to keep\n", p->best_of);
-    fprintf(f, "  -bs N,     --beam-size N       [%-7d] beam size for beam search\n", p->beam_size);
-    fprintf(f, "  -ac N,     --audio-ctx N       [%-7d] audio context size (0 - all)\n", p->audio_ctx);
-    fprintf(f, "  -wt N,     --word-thold N      [%-7.2f] word timestamp probability threshold (accepted, unused)\n", p->word_thold);
-    fprintf(f, "  -et N,     --entropy-thold N   [%-7.2f] entropy threshold for decoder fail (compression ratio)\n", p->entropy_thold);
-    fprintf(f, "  -lpt N,    --logprob-thold N   [%-7.2f] log probability threshold for decoder fail\n", p->logprob_thold);
-    fprintf(f, "  -nth N,    --no-speech-thold N [%-7.2f] no speech threshold\n", p->no_speech_thold);
-    fprintf(f, "  -tp,       --temperature N     [%-7.2f] The sampling temperature, between 0 and 1\n", p->temperature);
-    fprintf(f, "  -tpi,      --temperature-inc N [%-7.2f] The increment of temperature, between 0 and 1\n", p->temperature_inc);
-    fprintf(f, "  -tr,       --translate         [%-7s] translate from source language to english\n", p->translate ? "true" : "false");
-    fprintf(f, "  -nf,       --no-fallback       [%-7s] do not use temperature fallback while decoding\n", p->no_fallback ? "true" : "false");
-    fprintf(f, "  -otxt,     --output-txt        [%-7s] output result in a text file\n", p->output_txt ? "true" : "false");
-    fprintf(f, "  -ovtt,     --output-vtt        [%-7s] output result in a vtt file\n", p->output_vtt ? "true" : "false");
-    fprintf(f, "  -osrt,     --output-srt        [%-7s] output result in a srt file\n", p->output_srt ? "true" : "false");
-    fprintf(f, "  -olrc,     --output-lrc        [%-7s] output result in a lrc file\n", p->output_lrc ? "true" : "false");
-    fprintf(f, "  -ocsv,     --output-csv        [%-7s] output result in a CSV file\n", p->output_csv ? "true" : "false");
-    fprintf(f, "  -oj,       --output-json       [%-7s] output result in a JSON file\n", p->output_jsn ? "true" : "false");
-    fprintf(f, "  -ojf,      --output-json-full  [%-7s] include more information in the JSON file\n", p->output_jsn_full ? "true" : "false");
-    fprintf(f, "  -of FNAME, --output-file FNAME [%-7s] output file path (without file extension)\n", "");
-    fprintf(f, "  -np,       --no-prints         [%-7s] do not print anything other than the results\n", p->no_prints ? "true" : "false");
-    fprintf(f, "  -pp,       --print-progress    [%-7s] print progress\n", p->print_progress ? "true" : "false");
-    fprintf(f, "  -nt,       --no-timestamps     [%-7s] do not print timestamps\n", p->no_timestamps ? "true" : "false");
-    fprintf(f, "  -l LANG,   --language LANG     [%-7s] spoken language ('auto' for auto-detect)\n", p->language);
-    fprintf(f, "  -dl,       --detect-language   [%-7s] exit after automatically detecting language\n", p->detect_language ? "true" : "false");
-    fprintf(f, "             --prompt PROMPT     [%-7s] initial prompt (max n_text_ctx/2 tokens)\n", p->prompt ? p->prompt : "");
-    fprintf(f, "  -m FNAME,  --model FNAME       [%-7s] model: CTranslate2 directory or name\n", p->model);
-    fprintf(f, "  -f FNAME,  --file FNAME        [%-7s] input audio file path\n", "");
-    fprintf(f, "  -ng,       --no-gpu            [%-7s] disable GPU (steno runs on the CPU)\n", "true");
-    fprintf(f, "  -fa,       --flash-attn        [%-7s] flash attention (steno's attention is fused)\n", "true");
-    fprintf(f, "  -sns,      --suppress-nst      [%-7s] suppress non-speech tokens\n", p->suppress_nst ? "true" : "false");
-    fprintf(f, "\nnot supported: -debug -di -tdrz -owts -fp -ps -pc -oved -dtw -ls --suppress-regex\n"
-               "--grammar --grammar-rule --grammar-penalty --vad and the -v* VAD options\n");
-}
-
 #define ERR_PREFIX "steno: whisper-cli: "
 
-/* Flags of whisper-cli that steno has no feature for, with the reason. */
-static const char *unsupported_reason(const char *a) {
-    static const struct { const char *s, *l, *why; } t[] = {
-        {"-debug", "--debug-mode", "no mel dump"},
-        {"-di", "--diarize", "no stereo diarization"},
-        {"-tdrz", "--tinydiarize", "no tinydiarize models"},
-        {"-owts", "--output-words", "no karaoke script writer"},
-        {"-fp", "--font-path", "no karaoke script writer"},
-        {"-ps", "--print-special", "special tokens are not kept in segment text"},
-        {"-pc", "--print-colors", "no per-token probabilities"},
-        {"-oved", "--ov-e-device", "no OpenVINO encoder"},
-        {"-dtw", "--dtw", "no per-token DTW timestamps; word timestamps come with -ml"},
-        {"-ls", "--log-score", "no per-token probabilities"},
-        {NULL, "--suppress-regex", "no token regex suppression"},
-        {NULL, "--grammar", "no GBNF grammar sampling"},
-        {NULL, "--grammar-rule", "no GBNF grammar sampling"},
-        {NULL, "--grammar-penalty", "no GBNF grammar sampling"},
-        {NULL, "--vad", "steno has no voice activity detection yet"},
-        {"-vm", "--vad-model", "steno has no voice activity detection yet"},
-        {"-vt", "--vad-threshold", "steno has no voice activity detection yet"},
-        {"-vspd", "--vad-min-speech-duration-ms", "steno has no voice activity detection yet"},
-        {"-vsd", "--vad-min-silence-duration-ms", "steno has no voice activity detection yet"},
-        {"-vmsd", "--vad-max-speech-duration-s", "steno has no voice activity detection yet"},
-        {"-vp", "--vad-speech-pad-ms", "steno has no voice activity detection yet"},
-        {"-vo", "--vad-samples-overlap", "steno has no voice activity detection yet"},
+/* whisper.cpp's defaults (cli.cpp whisper_params) */
+static wparams default_params(void) {
+    return (wparams){
+        .n_threads = default_threads(), .n_processors = 1, .max_context = -1, .best_of = 5, .beam_size = 5,
+        .word_thold = 0.01f, .entropy_thold = 2.40f, .logprob_thold = -1.00f, .no_speech_thold = 0.6f,
+        .temperature = 0.0f, .temperature_inc = 0.2f, .language = "en", .model = "tiny.en",
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if ((t[i].s && strcmp(a, t[i].s) == 0) || strcmp(a, t[i].l) == 0) return t[i].why;
-    return NULL;
 }
 
-static bool parse_int(const char *s, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || errno || v < -2147483647L || v > 2147483647L) return false;
-    *out = (int)v;
-    return true;
-}
+#define AT(field) STENO_OPT_AT(wparams, field)
+#define INT_OPT(names, field, text, ...) {STENO_OPT_INT, names, "N", AT(field), .help = text, __VA_ARGS__}
+#define FLT_OPT(names, field, text, ...) {STENO_OPT_FLOAT, names, "N", AT(field), .help = text, __VA_ARGS__}
+#define FLAG_OPT(names, field, text) {STENO_OPT_FLAG, names, .at = AT(field), .help = text}
+/* Flags of whisper-cli that steno has no feature for, with the reason. */
+#define NOT_SUPPORTED(names, why) {STENO_OPT_UNSUPPORTED, names, .help = why}
+#define NO_VAD "steno has no voice activity detection yet"
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_HELP, "-h|--help", .def = "default", .help = "show this help message and exit"},
+    INT_OPT("-t|--threads", n_threads, "number of threads to use during computation", STENO_OPT_MIN(1)),
+    INT_OPT("-p|--processors", n_processors, "number of processors (only 1)"),
+    INT_OPT("-ot|--offset-t", offset_t_ms, "time offset in milliseconds", STENO_OPT_MIN(0)),
+    INT_OPT("-on|--offset-n", offset_n, "segment index offset"),
+    INT_OPT("-d|--duration", duration_ms, "duration of audio to process in milliseconds", STENO_OPT_MIN(0)),
+    INT_OPT("-mc|--max-context", max_context, "maximum number of text context tokens to store"),
+    INT_OPT("-ml|--max-len", max_len, "maximum segment length in characters", STENO_OPT_MIN(0)),
+    FLAG_OPT("-sow|--split-on-word", split_on_word, "split on word rather than on token"),
+    INT_OPT("-bo|--best-of", best_of, "number of best candidates to keep", .has_max = true, .max = 64),
+    INT_OPT("-bs|--beam-size", beam_size, "beam size for beam search", .has_max = true, .max = 64),
+    INT_OPT("-ac|--audio-ctx", audio_ctx, "audio context size (0 - all)"),
+    FLT_OPT("-wt|--word-thold", word_thold, "word timestamp probability threshold (accepted, unused)"),
+    FLT_OPT("-et|--entropy-thold", entropy_thold, "entropy threshold for decoder fail (compression ratio)"),
+    FLT_OPT("-lpt|--logprob-thold", logprob_thold, "log probability threshold for decoder fail"),
+    FLT_OPT("-nth|--no-speech-thold", no_speech_thold, "no speech threshold"),
+    FLT_OPT("-tp|--temperature", temperature, "The sampling temperature, between 0 and 1", STENO_OPT_RANGE(0, 1)),
+    FLT_OPT("-tpi|--temperature-inc", temperature_inc, "The increment of temperature, between 0 and 1",
+            STENO_OPT_MIN(0)),
+    FLAG_OPT("-tr|--translate", translate, "translate from source language to english"),
+    FLAG_OPT("-nf|--no-fallback", no_fallback, "do not use temperature fallback while decoding"),
+    FLAG_OPT("-otxt|--output-txt", output_txt, "output result in a text file"),
+    FLAG_OPT("-ovtt|--output-vtt", output_vtt, "output result in a vtt file"),
+    FLAG_OPT("-osrt|--output-srt", output_srt, "output result in a srt file"),
+    FLAG_OPT("-olrc|--output-lrc", output_lrc, "output result in a lrc file"),
+    FLAG_OPT("-ocsv|--output-csv", output_csv, "output result in a CSV file"),
+    FLAG_OPT("-oj|--output-json", output_jsn, "output result in a JSON file"),
+    FLAG_OPT("-ojf|--output-json-full", output_jsn_full, "include more information in the JSON file"),
+    {STENO_OPT_LIST, "-of|--output-file", "FNAME", AT(out), .max_items = MAX_FILES, .items = "-of names",
+     .def = "", .help = "output file path (without file extension)"},
+    FLAG_OPT("-np|--no-prints", no_prints, "do not print anything other than the results"),
+    FLAG_OPT("-pp|--print-progress", print_progress, "print progress"),
+    FLAG_OPT("-nt|--no-timestamps", no_timestamps, "do not print timestamps"),
+    {STENO_OPT_STRING, "-l|--language", "LANG", AT(language), .help = "spoken language ('auto' for auto-detect)"},
+    FLAG_OPT("-dl|--detect-language", detect_language, "exit after automatically detecting language"),
+    {STENO_OPT_STRING, "--prompt", "PROMPT", AT(prompt), .help = "initial prompt (max n_text_ctx/2 tokens)"},
+    {STENO_OPT_STRING, "-m|--model", "FNAME", AT(model), .help = "model: CTranslate2 directory or name"},
+    {STENO_OPT_LIST, "-f|--file", "FNAME", AT(inp), .max_items = MAX_FILES, .items = "input files", .def = "",
+     .help = "input audio file path"},
+    {STENO_OPT_FLAG, "-ng|--no-gpu", .def = "true", .help = "disable GPU (steno runs on the CPU)"},
+    {STENO_OPT_FLAG, "-fa|--flash-attn", .def = "true", .help = "flash attention (steno's attention is fused)"},
+    FLAG_OPT("-sns|--suppress-nst", suppress_nst, "suppress non-speech tokens"),
+    NOT_SUPPORTED("-debug|--debug-mode", "no mel dump"),
+    NOT_SUPPORTED("-di|--diarize", "no stereo diarization"),
+    NOT_SUPPORTED("-tdrz|--tinydiarize", "no tinydiarize models"),
+    NOT_SUPPORTED("-owts|--output-words", "no karaoke script writer"),
+    NOT_SUPPORTED("-fp|--font-path", "no karaoke script writer"),
+    NOT_SUPPORTED("-ps|--print-special", "special tokens are not kept in segment text"),
+    NOT_SUPPORTED("-pc|--print-colors", "no per-token probabilities"),
+    NOT_SUPPORTED("-oved|--ov-e-device", "no OpenVINO encoder"),
+    NOT_SUPPORTED("-dtw|--dtw", "no per-token DTW timestamps; word timestamps come with -ml"),
+    NOT_SUPPORTED("-ls|--log-score", "no per-token probabilities"),
+    NOT_SUPPORTED("--suppress-regex", "no token regex suppression"),
+    NOT_SUPPORTED("--grammar", "no GBNF grammar sampling"),
+    NOT_SUPPORTED("--grammar-rule", "no GBNF grammar sampling"),
+    NOT_SUPPORTED("--grammar-penalty", "no GBNF grammar sampling"),
+    NOT_SUPPORTED("--vad", NO_VAD),
+    NOT_SUPPORTED("-vm|--vad-model", NO_VAD),
+    NOT_SUPPORTED("-vt|--vad-threshold", NO_VAD),
+    NOT_SUPPORTED("-vspd|--vad-min-speech-duration-ms", NO_VAD),
+    NOT_SUPPORTED("-vsd|--vad-min-silence-duration-ms", NO_VAD),
+    NOT_SUPPORTED("-vmsd|--vad-max-speech-duration-s", NO_VAD),
+    NOT_SUPPORTED("-vp|--vad-speech-pad-ms", NO_VAD),
+    NOT_SUPPORTED("-vo|--vad-samples-overlap", NO_VAD),
+};
+/* the input files: positional arguments go to -f's list, in argv order */
+static const steno_opt FILES = {STENO_OPT_LIST, .at = AT(inp), .max_items = MAX_FILES, .items = "input files"};
+#undef NO_VAD
+#undef NOT_SUPPORTED
+#undef FLAG_OPT
+#undef FLT_OPT
+#undef INT_OPT
+#undef AT
 
-static bool parse_float(const char *s, float *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v)) return false;
-    *out = (float)v;
-    return true;
+static void usage(FILE *f);
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .positional = &FILES,
+    .err_prefix = ERR_PREFIX, .verb = "whisper-cli", .usage = usage, .style = STENO_OPTS_WCPP,
+};
+
+static void usage(FILE *f) {
+    const wparams p = default_params();
+    fputs("usage: steno whisper-cli [options] file0 file1 ...\n"
+          "       (or the steno binary run under the name whisper-cli)\n"
+          "\n"
+          "whisper.cpp's whisper-cli on steno's engine: the same flags, defaults, output lines and\n"
+          "output files. -m takes a CTranslate2 model directory or a model name (default tiny.en);\n"
+          "flags steno has no feature for are refused with \"not supported\" (README.md, \"For\n"
+          "whisper.cpp users\").\n"
+          "\n"
+          "options:\n",
+          f);
+    steno_opts_help(f, &SPEC, &p);
+    fputc('\n', f);
+    steno_opts_help_unsupported(f, &SPEC, 100);
 }
 
 /* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, wparams *p) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-") == 0 || a[0] != '-') {
-            if (p->n_inp == MAX_FILES) {
-                fprintf(stderr, ERR_PREFIX "too many input files (at most %d)\n", MAX_FILES);
-                return 2;
-            }
-            p->fname_inp[p->n_inp++] = a;
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout, p);
-            return 0;
-        }
-        const char *why = unsupported_reason(a);
-        if (why) {
-            fprintf(stderr, ERR_PREFIX "not supported: %s (%s)\n", a, why);
-            return 2;
-        }
-#define IS(s, l) (!strcmp(a, s) || !strcmp(a, l))
-#define NEXT()                                                                    \
-    (i + 1 < argc ? argv[++i]                                                     \
-                  : (fprintf(stderr, ERR_PREFIX "argument %s requires value\n", a), \
-                     (const char *)NULL))
-#define INT(field)                                                                            \
-    do {                                                                                      \
-        const char *v = NEXT();                                                               \
-        if (!v) return 2;                                                                     \
-        if (!parse_int(v, &p->field)) {                                                       \
-            fprintf(stderr, ERR_PREFIX "%s: expected an integer, got '%s'\n", a, v);          \
-            return 2;                                                                         \
-        }                                                                                     \
-    } while (0)
-#define FLT(field)                                                                            \
-    do {                                                                                      \
-        const char *v = NEXT();                                                               \
-        if (!v) return 2;                                                                     \
-        if (!parse_float(v, &p->field)) {                                                     \
-            fprintf(stderr, ERR_PREFIX "%s: expected a number, got '%s'\n", a, v);            \
-            return 2;                                                                         \
-        }                                                                                     \
-    } while (0)
-#define STR(field)                  \
-    do {                            \
-        const char *v = NEXT();     \
-        if (!v) return 2;           \
-        p->field = v;               \
-    } while (0)
-        if (IS("-t", "--threads")) INT(n_threads);
-        else if (IS("-p", "--processors")) INT(n_processors);
-        else if (IS("-ot", "--offset-t")) INT(offset_t_ms);
-        else if (IS("-on", "--offset-n")) INT(offset_n);
-        else if (IS("-d", "--duration")) INT(duration_ms);
-        else if (IS("-mc", "--max-context")) INT(max_context);
-        else if (IS("-ml", "--max-len")) INT(max_len);
-        else if (IS("-bo", "--best-of")) INT(best_of);
-        else if (IS("-bs", "--beam-size")) INT(beam_size);
-        else if (IS("-ac", "--audio-ctx")) INT(audio_ctx);
-        else if (IS("-wt", "--word-thold")) FLT(word_thold);
-        else if (IS("-et", "--entropy-thold")) FLT(entropy_thold);
-        else if (IS("-lpt", "--logprob-thold")) FLT(logprob_thold);
-        else if (IS("-nth", "--no-speech-thold")) FLT(no_speech_thold);
-        else if (IS("-tp", "--temperature")) FLT(temperature);
-        else if (IS("-tpi", "--temperature-inc")) FLT(temperature_inc);
-        else if (IS("-tr", "--translate")) p->translate = true;
-        else if (IS("-sow", "--split-on-word")) p->split_on_word = true;
-        else if (IS("-nf", "--no-fallback")) p->no_fallback = true;
-        else if (IS("-otxt", "--output-txt")) p->output_txt = true;
-        else if (IS("-ovtt", "--output-vtt")) p->output_vtt = true;
-        else if (IS("-osrt", "--output-srt")) p->output_srt = true;
-        else if (IS("-olrc", "--output-lrc")) p->output_lrc = true;
-        else if (IS("-ocsv", "--output-csv")) p->output_csv = true;
-        else if (IS("-oj", "--output-json")) p->output_jsn = true;
-        else if (IS("-ojf", "--output-json-full")) p->output_jsn_full = p->output_jsn = true;
-        else if (IS("-of", "--output-file")) {
-            const char *v = NEXT();
-            if (!v) return 2;
-            if (p->n_out == MAX_FILES) {
-                fprintf(stderr, ERR_PREFIX "too many -of names (at most %d)\n", MAX_FILES);
-                return 2;
-            }
-            p->fname_out[p->n_out++] = v;
-        } else if (IS("-np", "--no-prints")) p->no_prints = true;
-        else if (IS("-pp", "--print-progress")) p->print_progress = true;
-        else if (IS("-nt", "--no-timestamps")) p->no_timestamps = true;
-        else if (IS("-l", "--language")) STR(language);
-        else if (IS("-dl", "--detect-language")) p->detect_language = true;
-        else if (!strcmp(a, "--prompt")) STR(prompt);
-        else if (IS("-m", "--model")) STR(model);
-        else if (IS("-f", "--file")) {
-            const char *v = NEXT();
-            if (!v) return 2;
-            if (p->n_inp == MAX_FILES) {
-                fprintf(stderr, ERR_PREFIX "too many input files (at most %d)\n", MAX_FILES);
-                return 2;
-            }
-            p->fname_inp[p->n_inp++] = v;
-        } else if (IS("-ng", "--no-gpu")) { /* steno runs on the CPU */
-        } else if (IS("-fa", "--flash-attn")) { /* steno's attention is always fused */
-        } else if (IS("-sns", "--suppress-nst")) p->suppress_nst = true;
-        else {
-            fprintf(stderr, ERR_PREFIX "unknown argument: %s (see 'steno whisper-cli --help')\n", a);
-            return 2;
-        }
-#undef IS
-#undef NEXT
-#undef INT
-#undef FLT
-#undef STR
-    }
-    return -1;
+    int rc = steno_opts_parse(&SPEC, p, argc, argv);
+    for (int k = 0; k < p->inp.n; k++) p->fname_inp[k] = p->inp.items[k];
+    for (int k = 0; k < p->out.n; k++) p->fname_out[k] = p->out.items[k];
+    p->n_inp = p->inp.n;
+    p->n_out = p->out.n;
+    steno_opt_list_free(&p->inp);
+    steno_opt_list_free(&p->out);
+    if (p->output_jsn_full) p->output_jsn = true;
+    return rc;
 }
 
 /* Checks of values whisper-cli takes but steno can only partly honour. Returns 0 or 2. */
 static int check(const wparams *p) {
-    if (p->n_threads < 1) {
-        fprintf(stderr, ERR_PREFIX "-t: expected at least 1 thread, got %d\n", p->n_threads);
-        return 2;
-    }
     if (p->n_processors != 1) {
         fprintf(stderr, ERR_PREFIX "not supported: -p %d (steno runs one processor; use -t)\n", p->n_processors);
-        return 2;
-    }
-    if (p->offset_t_ms < 0 || p->duration_ms < 0) {
-        fprintf(stderr, ERR_PREFIX "-ot/-d: expected milliseconds >= 0\n");
         return 2;
     }
     if (p->max_context > 0 && p->max_context < 224) {
@@ -277,18 +181,6 @@ static int check(const wparams *p) {
                 ERR_PREFIX "not supported: -mc %d (steno keeps 0 or up to 223 previous-text tokens: use -mc 0 or "
                            "-mc -1)\n",
                 p->max_context);
-        return 2;
-    }
-    if (p->max_len < 0) {
-        fprintf(stderr, ERR_PREFIX "-ml: expected a length >= 0, got %d\n", p->max_len);
-        return 2;
-    }
-    if (p->beam_size > 64 || p->best_of > 64) {
-        fprintf(stderr, ERR_PREFIX "-bs/-bo: at most 64\n");
-        return 2;
-    }
-    if (p->temperature < 0 || p->temperature > 1 || p->temperature_inc < 0) {
-        fprintf(stderr, ERR_PREFIX "-tp/-tpi: expected a temperature in 0..1 and an increment >= 0\n");
         return 2;
     }
     return 0;
@@ -456,20 +348,7 @@ static bool write_outputs(const wparams *p, const steno_result *r, const char *b
 /* ---- the command ------------------------------------------------------------------------- */
 
 int steno_cmd_whisper_cli(int argc, char **argv) {
-    wparams p = {0};
-    p.n_threads = default_threads();
-    p.n_processors = 1;
-    p.max_context = -1;
-    p.best_of = 5;
-    p.beam_size = 5;
-    p.word_thold = 0.01f;
-    p.entropy_thold = 2.40f;
-    p.logprob_thold = -1.00f;
-    p.no_speech_thold = 0.6f;
-    p.temperature = 0.0f;
-    p.temperature_inc = 0.2f;
-    p.language = "en";
-    p.model = "tiny.en";
+    wparams p = default_params();
 
     int rc = parse(argc, argv, &p);
     if (rc >= 0) return rc;
