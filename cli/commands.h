@@ -58,6 +58,9 @@ void steno_vad_usage(FILE *f);
  *  ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models. */
 void steno_cli_models_root(const char *model_dir, char *out, size_t size);
 
+/** Where scripts/fetch_vad.sh installs the Silero VAD weights, under the models root. */
+#define STENO_VAD_MODEL_FILE "silero_vad/silero_vad_v6.safetensors"
+
 /** Resolves `--model NAME|DIR` into out: a path containing '/' as given; else NAME under
  *  steno_cli_models_root(model_dir); else a directory NAME in the current directory. Returns 0, or
  *  1 after printing "steno: model NAME not found in ROOT; run 'steno pull NAME' ...". Whether the

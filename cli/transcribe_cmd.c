@@ -278,6 +278,9 @@ typedef struct options {
     steno_writer_options writer; /* --max-line-width, --max-line-count, --max-words-per-line, --highlight-words */
     double hallucination_silence_threshold; /* < 0: None */
     bool highlight_words;  /* --highlight-words, into writer */
+    bool vad;              /* --vad: faster-whisper's vad_filter (steno_transcribe_vad) */
+    const char *vad_model; /* NULL: the model cache's silero_vad/ */
+    steno_vad_options vad_opts;
     steno_opt_list files;  /* the inputs */
 } options;
 
@@ -463,6 +466,26 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--audio-ctx", "N", AT(load.audio_ctx), STENO_OPT_RANGE(0, 1500),
      .help = "Lab: encode only the first N of 1500 positions (N/50 s of each window; Whisper's n_audio_ctx); "
              "faster, less accurate (docs/PERFORMANCE.md)"},
+    BOOL_OPT("--vad|--vad-filter", vad, "False",
+             "voice activity detection first (Silero VAD v6, as faster-whisper's vad_filter): only the speech is "
+             "transcribed, times stay the input's; not with --clip-timestamps (which then win, as in "
+             "faster-whisper); holds the input's samples in memory"),
+    {STENO_OPT_STRING, "--vad-model", "PATH", AT(vad_model),
+     .def = STENO_VAD_MODEL_FILE " in --model-dir (scripts/fetch_vad.sh)", .help = "the VAD's weights"},
+    {STENO_OPT_DOUBLE, "--vad-threshold", "P", AT(vad_opts.threshold), STENO_OPT_RANGE(0, 1), .def = "0.5",
+     .help = "a 32-ms frame with speech probability >= P is speech"},
+    {STENO_OPT_DOUBLE, "--vad-neg-threshold", "P", AT(vad_opts.neg_threshold), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_RANGE(0, 1), .none_value = -1, .def = "None: max(threshold - 0.15, 0.01)",
+     .help = "speech ends below P"},
+    {STENO_OPT_INT, "--vad-min-speech-duration-ms", "MS", AT(vad_opts.min_speech_duration_ms),
+     STENO_OPT_RANGE(0, 86400000), .def = "0", .help = "speech spans not longer than MS are dropped"},
+    {STENO_OPT_DOUBLE, "--vad-max-speech-duration-s", "S", AT(vad_opts.max_speech_duration_s),
+     .flags = STENO_OPT_NONE_OK, STENO_OPT_ABOVE(0), .none_value = INFINITY, .def = "None: no limit",
+     .help = "longer spans are split at a silence (or cut)"},
+    {STENO_OPT_INT, "--vad-min-silence-duration-ms", "MS", AT(vad_opts.min_silence_duration_ms),
+     STENO_OPT_RANGE(0, 86400000), .def = "2000", .help = "a silence this long ends a speech span"},
+    {STENO_OPT_INT, "--vad-speech-pad-ms", "MS", AT(vad_opts.speech_pad_ms), STENO_OPT_RANGE(0, 86400000),
+     .def = "400", .help = "padding kept on each side of a speech span"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
     {STENO_OPT_VERSION, "--version", .help = "print the version"},
 };
@@ -544,10 +567,12 @@ static void language_name(const char *code, char *out, size_t n) {
 }
 
 /* --detect-language: prints the 5 most probable languages of samples as TSV lines. */
-static steno_status print_languages(steno_whisper *w, const char *input, steno_audio *audio) {
+static steno_status print_languages(steno_whisper *w, const char *input, steno_audio *audio, const float *samples,
+                                    size_t n) {
     steno_language_prob top[5];
     int n_top = 0;
-    steno_status st = steno_detect_language_audio(w, audio, top, 5, &n_top);
+    steno_status st = audio ? steno_detect_language_audio(w, audio, top, 5, &n_top)
+                            : steno_detect_language(w, samples, n, top, 5, &n_top);
     for (int i = 0; st == STENO_OK && i < n_top; i++) {
         char name[64];
         language_name(top[i].code, name, sizeof name);
@@ -599,6 +624,23 @@ static int load_model(const options *o, const char *model_path, const char **lan
     return 0;
 }
 
+/* --vad's network: --vad-model, else the model cache's. Returns 0, or 1 with the error printed. */
+static int load_vad(const options *o, steno_vad **out) {
+    char path[8192];
+    if (o->vad_model) {
+        snprintf(path, sizeof path, "%s", o->vad_model);
+    } else {
+        char root[4096];
+        steno_cli_models_root(o->model_dir, root, sizeof root);
+        snprintf(path, sizeof path, "%s/%s", root, STENO_VAD_MODEL_FILE);
+    }
+    if (steno_vad_load(path, out) != STENO_OK) {
+        fprintf(stderr, "steno: --vad: %s%s\n", steno_errmsg(), o->vad_model ? "" : " (run scripts/fetch_vad.sh)");
+        return 1;
+    }
+    return 0;
+}
+
 int steno_cmd_transcribe(int argc, char **argv) {
     options o = {
         .model = DEFAULT_MODEL, .output_dir = ".", .output_format = NULL, .verbose = -1,
@@ -608,6 +650,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .load = steno_whisper_default_options(), .writer = steno_writer_default_options(),
         .hallucination_silence_threshold = -1,
         .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
+        .vad_opts = steno_vad_default_options(),
     };
 #define FREE_ALL() (steno_opt_list_free(&o.files), free(o.clip_timestamps), free(o.suppress_tokens))
 #define FAIL_USAGE(...) \
@@ -666,6 +709,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (o.hallucination_silence_threshold >= 0)
             FAIL_USAGE("--hallucination-silence-threshold requires --word-timestamps True");
     }
+    if (o.vad && o.n_clip_timestamps > 0)
+        fprintf(stderr, "steno: warning: --vad is not applied with --clip-timestamps (as in faster-whisper)\n");
     if (o.writer.max_line_count && !o.writer.max_line_width)
         fprintf(stderr, "steno: warning: --max-line-count has no effect without --max-line-width\n");
     if (o.writer.max_words_per_line && o.writer.max_line_width)
@@ -689,16 +734,21 @@ int steno_cmd_transcribe(int argc, char **argv) {
      * then fails fast and small (a bad upload costs no model load), and the model-dependent usage
      * checks still come before any transcription. */
     steno_whisper *w = NULL;
+    steno_vad *vad = NULL; /* --vad: loaded with the model */
     o.load.n_threads = o.threads;
+    o.vad_opts.n_threads = o.threads;
     run_state rs = {0};
     if (o.verbose == 1 || (o.verbose == -1 && !to_stdout)) rs.verbose_to = to_stdout ? stderr : stdout;
     rs.progress_tty = isatty(STDERR_FILENO);
 
     for (int k = 0; k < n_files; k++) {
         const char *input = files[k];
-        /* opened, not loaded: memory stays flat in the input's length (steno_audio_open) */
+        /* opened, not loaded: memory stays flat in the input's length (steno_audio_open); the VAD
+         * reads every sample, so --vad loads them */
         steno_audio *audio = NULL;
-        if (steno_audio_open(input, &audio) != STENO_OK) {
+        float *samples = NULL;
+        size_t n_samples = 0;
+        if ((o.vad ? steno_audio_load(input, &samples, &n_samples) : steno_audio_open(input, &audio)) != STENO_OK) {
             /* the library's message already names the input ("stdin" for "-") */
             const int named = strstr(steno_errmsg(), strcmp(input, "-") == 0 ? "stdin" : input) != NULL;
             report(named ? NULL : input, steno_errmsg());
@@ -708,18 +758,22 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s\n", steno_warnmsg());
         if (!w) {
             int r = load_model(&o, model_path, &lang, &w);
+            if (r == 0 && o.vad && (r = load_vad(&o, &vad)) != 0) steno_whisper_free(w);
             if (r != 0) {
                 steno_audio_close(audio);
+                free(samples);
                 FREE_ALL();
                 return r;
             }
         }
+        if (audio) n_samples = steno_audio_n_samples(audio);
         if (o.detect_language) {
-            if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, audio) != STENO_OK) {
+            if (print_languages(w, strcmp(input, "-") == 0 ? "stdin" : input, audio, samples, n_samples) != STENO_OK) {
                 report(NULL, steno_errmsg());
                 rc = 1;
             }
             steno_audio_close(audio);
+            free(samples);
             continue;
         }
         steno_transcribe_params p = steno_transcribe_default_params();
@@ -754,7 +808,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.seed = o.seed;
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
-        rs.duration = (double)steno_audio_n_samples(audio) / STENO_SAMPLE_RATE;
+        rs.duration = (double)n_samples / STENO_SAMPLE_RATE;
         /* asked for, or on a terminal for inputs over a minute (shorter ones finish at once) */
         p.on_progress = o.progress || (rs.progress_tty && rs.duration > 60.0) ? on_progress : NULL;
         p.user = &rs;
@@ -764,8 +818,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rs.progress_shown = false;
 
         steno_result *res = NULL;
-        steno_status st = steno_transcribe_audio(w, audio, &p, &res);
+        steno_status st = audio ? steno_transcribe_audio(w, audio, &p, &res)
+                                : steno_transcribe_vad(w, NULL, vad, &o.vad_opts, samples, n_samples, &p, &res);
         steno_audio_close(audio);
+        free(samples);
         clear_progress(&rs);
         if (st != STENO_OK) {
             report(strstr(steno_errmsg(), input) ? NULL : rs.input, steno_errmsg());
@@ -786,6 +842,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rc = 1;
     }
     steno_whisper_free(w);
+    steno_vad_free(vad);
     FREE_ALL();
     return rc;
 #undef FREE_ALL

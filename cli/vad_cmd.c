@@ -11,8 +11,6 @@
 #include "commands.h"
 #include "steno.h"
 
-#define VAD_MODEL_FILE "silero_vad/silero_vad_v6.safetensors"
-
 void steno_vad_usage(FILE *f) {
     fputs("usage: steno vad [options] FILE...\n"
           "\n"
@@ -22,7 +20,7 @@ void steno_vad_usage(FILE *f) {
           "\n"
           "options:\n"
           "  --model PATH                  the converted weights (default: the model cache's\n"
-          "                                " VAD_MODEL_FILE "; scripts/fetch_vad.sh)\n"
+          "                                " STENO_VAD_MODEL_FILE "; scripts/fetch_vad.sh)\n"
           "  --threshold P                 speech when probability >= P (0.5)\n"
           "  --neg-threshold P             silence below P (default: max(threshold - 0.15, 0.01))\n"
           "  --min-speech-duration-ms MS   drop spans not longer than MS (0)\n"
@@ -149,7 +147,7 @@ int steno_cmd_vad(int argc, char **argv) {
     } else {
         char root[4096];
         steno_cli_models_root(NULL, root, sizeof root);
-        snprintf(path, sizeof path, "%s/%s", root, VAD_MODEL_FILE);
+        snprintf(path, sizeof path, "%s/%s", root, STENO_VAD_MODEL_FILE);
     }
     steno_vad *vad = NULL;
     if (steno_vad_load(path, &vad) != STENO_OK) {
