@@ -10,6 +10,7 @@
 #include "steno.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,6 +27,10 @@ typedef struct {
     bool translate, detect_language, split_on_word, no_fallback;
     bool output_txt, output_vtt, output_srt, output_csv, output_jsn, output_jsn_full, output_lrc;
     bool no_prints, print_progress, no_timestamps, suppress_nst;
+    bool vad; /* --vad: the speech spans of steno's Silero VAD (steno_transcribe_vad) */
+    const char *vad_model;
+    float vad_threshold, vad_max_speech_s;
+    int vad_min_speech_ms, vad_min_silence_ms, vad_speech_pad_ms;
     const char *language, *prompt, *model;
     const char *fname_inp[MAX_FILES];
     int n_inp;
@@ -48,6 +53,9 @@ static wparams default_params(void) {
         .n_threads = default_threads(), .n_processors = 1, .max_context = -1, .best_of = 5, .beam_size = 5,
         .word_thold = 0.01f, .entropy_thold = 2.40f, .logprob_thold = -1.00f, .no_speech_thold = 0.6f,
         .temperature = 0.0f, .temperature_inc = 0.2f, .language = "en", .model = "tiny.en",
+        /* whisper.h whisper_vad_default_params */
+        .vad_threshold = 0.5f, .vad_min_speech_ms = 250, .vad_min_silence_ms = 100, .vad_max_speech_s = FLT_MAX,
+        .vad_speech_pad_ms = 30,
     };
 }
 
@@ -57,7 +65,6 @@ static wparams default_params(void) {
 #define FLAG_OPT(names, field, text) {STENO_OPT_FLAG, names, .at = AT(field), .help = text}
 /* Flags of whisper-cli that steno has no feature for, with the reason. */
 #define NOT_SUPPORTED(names, why) {STENO_OPT_UNSUPPORTED, names, .help = why}
-#define NO_VAD "steno has no voice activity detection yet"
 static const steno_opt OPTIONS[] = {
     {STENO_OPT_HELP, "-h|--help", .def = "default", .help = "show this help message and exit"},
     INT_OPT("-t|--threads", n_threads, "number of threads to use during computation", STENO_OPT_MIN(1)),
@@ -115,14 +122,19 @@ static const steno_opt OPTIONS[] = {
     NOT_SUPPORTED("--grammar", "no GBNF grammar sampling"),
     NOT_SUPPORTED("--grammar-rule", "no GBNF grammar sampling"),
     NOT_SUPPORTED("--grammar-penalty", "no GBNF grammar sampling"),
-    NOT_SUPPORTED("--vad", NO_VAD),
-    NOT_SUPPORTED("-vm|--vad-model", NO_VAD),
-    NOT_SUPPORTED("-vt|--vad-threshold", NO_VAD),
-    NOT_SUPPORTED("-vspd|--vad-min-speech-duration-ms", NO_VAD),
-    NOT_SUPPORTED("-vsd|--vad-min-silence-duration-ms", NO_VAD),
-    NOT_SUPPORTED("-vmsd|--vad-max-speech-duration-s", NO_VAD),
-    NOT_SUPPORTED("-vp|--vad-speech-pad-ms", NO_VAD),
-    NOT_SUPPORTED("-vo|--vad-samples-overlap", NO_VAD),
+    FLAG_OPT("--vad", vad, "enable Voice Activity Detection (steno's Silero VAD v6; spans joined and times "
+                           "mapped back as faster-whisper's vad_filter)"),
+    {STENO_OPT_STRING, "-vm|--vad-model", "FNAME", AT(vad_model), .def = STENO_VAD_MODEL_FILE " in the model cache",
+     .help = "VAD weights: steno's safetensors conversion (scripts/fetch_vad.sh), not a ggml file"},
+    FLT_OPT("-vt|--vad-threshold", vad_threshold, "VAD threshold for speech recognition", STENO_OPT_RANGE(0, 1)),
+    INT_OPT("-vspd|--vad-min-speech-duration-ms", vad_min_speech_ms, "VAD min speech duration (0.0-1.0)",
+            STENO_OPT_MIN(0)),
+    INT_OPT("-vsd|--vad-min-silence-duration-ms", vad_min_silence_ms, "VAD min silence duration (to split segments)",
+            STENO_OPT_MIN(0)),
+    FLT_OPT("-vmsd|--vad-max-speech-duration-s", vad_max_speech_s, "VAD max speech duration (auto-split longer)",
+            STENO_OPT_ABOVE(0)),
+    INT_OPT("-vp|--vad-speech-pad-ms", vad_speech_pad_ms, "VAD speech padding (extend segments)", STENO_OPT_MIN(0)),
+    NOT_SUPPORTED("-vo|--vad-samples-overlap", "steno joins the speech spans without overlap, as faster-whisper"),
 };
 /* the input files: positional arguments go to -f's list, in argv order */
 static const steno_opt FILES = {STENO_OPT_LIST, .at = AT(inp), .max_items = MAX_FILES, .items = "input files"};
@@ -397,20 +409,45 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         return 2;
     }
 
+    steno_vad *vad = NULL;
+    steno_vad_options vo = steno_vad_default_options();
+    if (p.vad) {
+        vo.threshold = p.vad_threshold;
+        vo.min_speech_duration_ms = p.vad_min_speech_ms;
+        vo.min_silence_duration_ms = p.vad_min_silence_ms;
+        vo.max_speech_duration_s = p.vad_max_speech_s >= FLT_MAX ? INFINITY : p.vad_max_speech_s;
+        vo.speech_pad_ms = p.vad_speech_pad_ms;
+        vo.n_threads = p.n_threads;
+        char vpath[8192];
+        if (p.vad_model) {
+            snprintf(vpath, sizeof vpath, "%s", p.vad_model);
+        } else {
+            char root[4096];
+            steno_cli_models_root(NULL, root, sizeof root);
+            snprintf(vpath, sizeof vpath, "%s/%s", root, STENO_VAD_MODEL_FILE);
+        }
+        if (steno_vad_load(vpath, &vad) != STENO_OK) {
+            fprintf(stderr, ERR_PREFIX "--vad: %s%s\n", steno_errmsg(), p.vad_model ? "" : " (run scripts/fetch_vad.sh)");
+            steno_whisper_free(w);
+            return 1;
+        }
+    }
     int suppress_none = 0; /* whisper.cpp suppresses non-speech tokens only with -sns */
     rc = 0;
     for (int k = 0; k < p.n_inp; k++) {
         const char *input = p.fname_inp[k];
         const char *base = k < p.n_out && p.fname_out[k][0] ? p.fname_out[k] : input;
         steno_audio *audio = NULL; /* opened, not loaded: memory flat in the input's length */
-        if (steno_audio_open(input, &audio) != STENO_OK) {
+        float *samples = NULL;     /* --vad reads every sample */
+        size_t n_samples = 0;
+        if ((p.vad ? steno_audio_load(input, &samples, &n_samples) : steno_audio_open(input, &audio)) != STENO_OK) {
             const char *msg = steno_errmsg();
             if (strstr(msg, strcmp(input, "-") == 0 ? "stdin" : input)) fprintf(stderr, ERR_PREFIX "%s\n", msg);
             else fprintf(stderr, ERR_PREFIX "%s: %s\n", input, msg);
             rc = 1;
             continue;
         }
-        const size_t n_samples = steno_audio_n_samples(audio);
+        if (audio) n_samples = steno_audio_n_samples(audio);
         if (!p.no_prints)
             fprintf(stderr, "\nmain: processing '%s' (%zu samples, %.1f sec), %d threads, %d processors, %d beams + "
                             "best of %d, lang = %s, task = %s, timestamps = %d ...\n\n",
@@ -422,7 +459,9 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
             } else {
                 steno_language_prob lp[1];
                 int n_lp = 0;
-                if (steno_detect_language_audio(w, audio, lp, 1, &n_lp) != STENO_OK || n_lp < 1) {
+                if ((audio ? steno_detect_language_audio(w, audio, lp, 1, &n_lp)
+                           : steno_detect_language(w, samples, n_samples, lp, 1, &n_lp)) != STENO_OK ||
+                    n_lp < 1) {
                     fprintf(stderr, ERR_PREFIX "%s\n", steno_errmsg());
                     rc = 1;
                 } else {
@@ -431,6 +470,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
                 }
             }
             steno_audio_close(audio);
+            free(samples);
             continue;
         }
         steno_transcribe_params tp = steno_transcribe_default_params();
@@ -463,8 +503,10 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         tp.on_progress = p.print_progress ? on_progress : NULL;
         tp.user = &rs;
         steno_result *res = NULL;
-        steno_status st = steno_transcribe_audio(w, audio, &tp, &res);
+        steno_status st = audio ? steno_transcribe_audio(w, audio, &tp, &res)
+                                : steno_transcribe_vad(w, NULL, vad, &vo, samples, n_samples, &tp, &res);
         steno_audio_close(audio);
+        free(samples);
         if (st != STENO_OK) {
             fprintf(stderr, ERR_PREFIX "%s: %s\n", input, steno_errmsg());
             rc = 1;
@@ -481,6 +523,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
                 fprintf(stderr, ERR_PREFIX "out of memory\n");
                 steno_result_free(res);
                 steno_whisper_free(w);
+                steno_vad_free(vad);
                 return 1;
             }
             view.segments = split;
@@ -496,5 +539,6 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         steno_result_free(res);
     }
     steno_whisper_free(w);
+    steno_vad_free(vad);
     return rc;
 }

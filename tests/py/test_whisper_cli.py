@@ -283,8 +283,8 @@ def bad_input():
     rc, out, err = run("steno", ["-m", MODEL, "--no-such-flag", JFK], d)
     check(rc == 2 and one_line(err) and "--no-such-flag" in err, "unknown flag: rc %d %r" % (rc, err))
     for who in ("steno", "alias"):
-        rc, out, err = run(who, ["-m", MODEL, "--vad", JFK], d)
-        check(rc == 2 and one_line(err) and "not supported: --vad" in err, "%s --vad: rc %d %r" % (who, rc, err))
+        rc, out, err = run(who, ["-m", MODEL, "-vo", "0.1", JFK], d)
+        check(rc == 2 and one_line(err) and "not supported: -vo" in err, "%s -vo: rc %d %r" % (who, rc, err))
     rc, out, err = run("alias", ["-m", MODEL, "-tdrz", JFK], d)
     check(rc == 2 and one_line(err) and err.startswith("steno: whisper-cli: not supported: -tdrz"),
           "-tdrz: rc %d %r" % (rc, err))
@@ -295,6 +295,39 @@ def bad_input():
     check(rc == 0 and "-otxt" in out and "--output-file" in out, "-h: rc %d" % rc)
 
 
+def timed_lines(out):
+    """[(start s, end s, text)] of whisper-cli's "[HH:MM:SS.mmm --> HH:MM:SS.mmm]  text" lines."""
+    def sec(t):
+        h, m, rest = t.split(":")
+        return int(h) * 3600 + int(m) * 60 + float(rest)
+    rows = []
+    for line in out.splitlines():
+        m = re.fullmatch(r"\[(%s) --> (%s)\]  (.*)" % (TS, TS), line)
+        if m:
+            rows.append((sec(m.group(1)), sec(m.group(2)), m.group(3)))
+    return rows
+
+
+def vad():
+    """--vad with whisper.cpp's VAD flags: 10 s of zeros + jfk.wav + 10 s of zeros gives jfk.wav's
+    words with times on the input's timeline; 30 s of zeros gives no segment."""
+    pad = [0] * (10 * 16000)
+    padded, silent = os.path.join(TMP, "padded.wav"), os.path.join(TMP, "silent.wav")
+    se.write_wav16k(padded, pad + se.read_wav16k(JFK) + pad)
+    se.write_wav16k(silent, [0] * (30 * 16000))
+    rc, out, err = run("alias", ["-m", MODEL, "-np", "-bs", "1", "-bo", "1", "-f", JFK], TMP)
+    alone = " ".join(t for _, _, t in timed_lines(out))
+    rc, out, err = run("alias", ["-m", MODEL, "-np", "-bs", "1", "-bo", "1", "--vad", "-vsd", "2000", "-vp", "400",
+                                 "-vspd", "0", "-vt", "0.5", "-f", padded], TMP)
+    segs = timed_lines(out)
+    check(rc == 0 and segs and segs[0][0] >= 9.6 and segs[-1][1] <= 21.5,
+          "--vad: segments %r should lie within the speech (9.6..21.5 s), rc %d %r" % (segs, rc, err[-300:]))
+    check(se.normalize_en(" ".join(t for _, _, t in segs)) == se.normalize_en(alone),
+          "--vad: %r, jfk.wav alone: %r" % (segs, alone))
+    rc, out, err = run("alias", ["-m", MODEL, "-np", "--vad", "-f", silent], TMP)
+    check(rc == 0 and not timed_lines(out), "--vad on 30 s of zeros: rc %d, segments %r" % (rc, timed_lines(out)))
+
+
 def main():
     t0 = time.time()
     out, files = transcribe_both()
@@ -302,6 +335,7 @@ def main():
     output_file_and_nt()
     max_len_and_full_json()
     bad_input()
+    vad()
     shutil.rmtree(TMP, ignore_errors=True)
     print("%s in %.1f s" % ("FAIL (%d)" % len(failures) if failures else "PASS", time.time() - t0))
     sys.exit(1 if failures else 0)
