@@ -10,6 +10,7 @@
  * Exit status: 0 ok; 1 the cache cannot be read; 2 usage error.
  */
 #include "commands.h"
+#include "options.h"
 #include "steno.h"
 
 #include <dirent.h>
@@ -26,6 +27,23 @@
 #include "formats/llama2c.h"
 #include "kernels/quant.h"
 
+typedef struct {
+    const char *model_dir;
+} models_opts;
+
+static void models_usage(FILE *f);
+
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_STRING, "--model-dir", "DIR", STENO_OPT_AT(models_opts, model_dir),
+     .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models", .help = "the model cache"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+};
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .err_prefix = "steno models: ",
+    .verb = "models", .usage = models_usage, .help_col = 25,
+};
+
 static void models_usage(FILE *f) {
     fputs("usage: steno models [--model-dir DIR]\n"
           "\n"
@@ -33,11 +51,9 @@ static void models_usage(FILE *f) {
           "Whisper, GGUF LLM, llama2.c), weight type, size on disk and path. A download that\n"
           "'steno pull' has not finished is listed as a partial download.\n"
           "\n"
-          "options:\n"
-          "  --model-dir DIR        the model cache (default: $STENO_MODELS_DIR, else\n"
-          "                         ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models)\n"
-          "  -h, --help             show this help\n",
+          "options:\n",
           f);
+    steno_opts_help(f, &SPEC, NULL);
 }
 
 typedef struct {
@@ -175,19 +191,10 @@ static int by_name(const struct dirent **a, const struct dirent **b) {
 }
 
 int steno_cmd_models(int argc, char **argv) {
-    const char *model_dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            models_usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--model-dir") && i + 1 < argc && *argv[i + 1]) {
-            model_dir = argv[++i];
-        } else {
-            fprintf(stderr, "steno models: unexpected argument '%s' (see 'steno models --help')\n",
-                    argv[i]);
-            return 2;
-        }
-    }
+    models_opts o = {0};
+    const int parsed = steno_opts_parse(&SPEC, &o, argc, argv);
+    if (parsed >= 0) return parsed;
+    const char *model_dir = o.model_dir;
     char root[4096];
     steno_cli_models_root(model_dir, root, sizeof root);
     struct dirent **names = NULL;

@@ -13,6 +13,7 @@
  */
 #include "commands.h"
 #include "download.h"
+#include "options.h"
 #include "pull_stage.h"
 #include "steno.h"
 
@@ -53,6 +54,45 @@ static const struct {
 static const char *const WANTED[] = {"model.bin",      "config.json",     "tokenizer.json",
                                      "vocabulary.txt", "vocabulary.json", "preprocessor_config.json"};
 
+typedef struct {
+    const char *arg, *revision, *name, *model_dir;
+    bool force, progress, no_progress;
+    steno_opt_list args;
+} pull_opts;
+
+static void pull_usage(FILE *f);
+
+static bool parse_nonempty(const char *v, void *dst, steno_opt_error *err) {
+    if (!*v) {
+        snprintf(err->msg, sizeof err->msg, "the value is empty");
+        return false;
+    }
+    *(const char **)dst = v;
+    return true;
+}
+
+#define AT(field) STENO_OPT_AT(pull_opts, field)
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_CUSTOM, "--revision", "REV", AT(revision), .parse = parse_nonempty,
+     .def = "main", .help = "branch, tag or commit to download"},
+    {STENO_OPT_CUSTOM, "--name", "NAME", AT(name), .parse = parse_nonempty,
+     .def = "the short name, or the repository's", .help = "install as NAME"},
+    {STENO_OPT_CUSTOM, "--model-dir", "DIR", AT(model_dir), .parse = parse_nonempty,
+     .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models", .help = "the model cache"},
+    {STENO_OPT_FLAG, "--force", .at = AT(force), .help = "replace an installed model of that name"},
+    {STENO_OPT_FLAG, "--progress", .at = AT(progress),
+     .help = "draw the progress bar even when stderr is not a terminal"},
+    {STENO_OPT_FLAG, "--no-progress", .at = AT(no_progress), .help = "never draw it (wins over --progress)"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+};
+static const steno_opt ARGS = {STENO_OPT_LIST, .metavar = "NAME", .at = AT(args)};
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .positional = &ARGS,
+    .err_prefix = "steno pull: ", .verb = "pull", .usage = pull_usage, .help_col = 25,
+};
+
 static void pull_usage(FILE *f) {
     fputs("usage: steno pull [options] NAME|OWNER/REPO|URL\n"
           "\n"
@@ -69,16 +109,10 @@ static void pull_usage(FILE *f) {
           "  URL                    a repository's resolve root (or its tree/REV page), e.g.\n"
           "                         https://huggingface.co/Systran/faster-whisper-base/resolve/main\n"
           "\n"
-          "options:\n"
-          "  --revision REV         branch, tag or commit to download (default: main)\n"
-          "  --name NAME            install as NAME (default: the short name, or the repository's)\n"
-          "  --model-dir DIR        the model cache (default: $STENO_MODELS_DIR, else\n"
-          "                         ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models)\n"
-          "  --force                replace an installed model of that name\n"
-          "  --progress             draw the progress bar even when stderr is not a terminal\n"
-          "  --no-progress          never draw it\n"
-          "  -h, --help             show this help\n"
-          "\n"
+          "options:\n",
+          f);
+    steno_opts_help(f, &SPEC, NULL);
+    fputs("\n"
           "environment:\n"
           "  HF_ENDPOINT            the server (default: " DEFAULT_ENDPOINT ")\n"
           "  HF_TOKEN               a Hugging Face token, for gated or private repositories\n"
@@ -89,50 +123,20 @@ static void pull_usage(FILE *f) {
           f);
 }
 
-typedef struct {
-    const char *arg, *revision, *name, *model_dir;
-    int force, progress;
-} pull_opts;
-
-/* Returns 0, or 2 after a usage message; -1 when --help was printed. */
+/* Returns -1 to go on, or the exit status (0 after --help, 2 after a usage error). */
 static int parse_opts(int argc, char **argv, pull_opts *o) {
     *o = (pull_opts){.revision = "main", .progress = isatty(2)};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        /* --opt VALUE or --opt=VALUE */
-        const char *eq = strchr(a, '=');
-        size_t key = eq ? (size_t)(eq - a) : strlen(a);
-        const char **dst = NULL;
-        if (!strncmp(a, "--revision", key) && key == 10) dst = &o->revision;
-        else if (!strncmp(a, "--name", key) && key == 6) dst = &o->name;
-        else if (!strncmp(a, "--model-dir", key) && key == 11) dst = &o->model_dir;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            pull_usage(stdout);
-            return -1;
-        } else if (dst) {
-            const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !*v) {
-                fprintf(stderr, "steno pull: %.*s needs a value (see 'steno pull --help')\n", (int)key, a);
-                return 2;
-            }
-            *dst = v;
-        } else if (!strcmp(a, "--force")) o->force = 1;
-        else if (!strcmp(a, "--progress")) o->progress = 1;
-        else if (!strcmp(a, "--no-progress")) o->progress = 0;
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "steno pull: unknown option '%s' (see 'steno pull --help')\n", a);
-            return 2;
-        } else if (o->arg) {
-            fprintf(stderr, "steno pull: one model at a time ('%s' and '%s'; see 'steno pull --help')\n",
-                    o->arg, a);
-            return 2;
-        } else o->arg = a;
-    }
-    if (!o->arg) {
-        fprintf(stderr, "steno pull: which model? (see 'steno pull --help')\n");
+    const int parsed = steno_opts_parse(&SPEC, o, argc, argv);
+    const int n = o->args.n;
+    o->arg = n ? o->args.items[0] : NULL;
+    steno_opt_list_free(&o->args);
+    if (parsed >= 0) return parsed;
+    if (o->no_progress) o->progress = false;
+    if (n != 1) {
+        fprintf(stderr, "steno pull: %s (see 'steno pull --help')\n", n ? "one model at a time" : "which model?");
         return 2;
     }
-    return 0;
+    return -1;
 }
 
 typedef struct {
@@ -343,7 +347,7 @@ static int pull(const pull_opts *o) {
 int steno_cmd_pull(int argc, char **argv) {
     pull_opts o;
     int rc = parse_opts(argc, argv, &o);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc >= 0) return rc;
     char err[512];
     if (steno_dl_init(err, sizeof err) != 0) {
         fprintf(stderr, "steno: pull: %s\n", err);

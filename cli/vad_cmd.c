@@ -2,58 +2,65 @@
  * faster-whisper 1.2.1's get_speech_timestamps gives them (include/steno.h, docs/VAD.md). */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "options.h"
 #include "steno.h"
+
+typedef struct {
+    steno_vad_options vo;
+    const char *model, *output_format, *dump;
+    bool probs;
+    steno_opt_list files;
+} vad_opts;
+
+#define AT(field) STENO_OPT_AT(vad_opts, field)
+static const steno_opt OPTIONS[] = {
+    {STENO_OPT_STRING, "--model", "PATH", AT(model), .def = "the model cache's " STENO_VAD_MODEL_FILE,
+     .help = "the converted weights (scripts/fetch_vad.sh)"},
+    {STENO_OPT_DOUBLE, "--threshold", "P", AT(vo.threshold), STENO_OPT_RANGE(0, 1), .def = "0.5",
+     .help = "speech when the probability is >= P"},
+    {STENO_OPT_DOUBLE, "--neg-threshold", "P", AT(vo.neg_threshold), .flags = STENO_OPT_NONE_OK, STENO_OPT_RANGE(0, 1),
+     .none_value = -1, .def = "None: max(threshold - 0.15, 0.01)", .help = "silence below P"},
+    {STENO_OPT_INT, "--min-speech-duration-ms", "MS", AT(vo.min_speech_duration_ms), STENO_OPT_RANGE(0, 1000000000),
+     .def = "0", .help = "drop spans not longer than MS"},
+    {STENO_OPT_DOUBLE, "--max-speech-duration-s", "S", AT(vo.max_speech_duration_s), .flags = STENO_OPT_NONE_OK,
+     STENO_OPT_ABOVE(0), .none_value = INFINITY, .def = "None: no limit", .help = "split spans longer than S"},
+    {STENO_OPT_INT, "--min-silence-duration-ms", "MS", AT(vo.min_silence_duration_ms),
+     STENO_OPT_RANGE(0, 1000000000), .def = "2000", .help = "silence that ends a span"},
+    {STENO_OPT_INT, "--speech-pad-ms", "MS", AT(vo.speech_pad_ms), STENO_OPT_RANGE(0, 1000000000), .def = "400",
+     .help = "padding on each side of a span"},
+    {STENO_OPT_CHOICE, "--output-format", NULL, AT(output_format), .flags = STENO_OPT_AS_STRING, .choices = "tsv|json",
+     .def = "tsv", .help = "tsv: file, start and end in seconds, start and end in samples; json: an object per file"},
+    {STENO_OPT_FLAG, "--probs", .at = AT(probs),
+     .help = "print the per-frame (512-sample) speech probabilities instead of the spans"},
+    {STENO_OPT_INT, "--threads", "N", AT(vo.n_threads), STENO_OPT_RANGE(1, 256), .def = "all CPUs",
+     .help = "threads for the network"},
+    {STENO_OPT_STRING, "--dump-samples", "PATH", AT(dump),
+     .help = "also write the decoded samples (float32, 16 kHz mono; one FILE) for tools/vad_fixtures.py"},
+    {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+};
+static const steno_opt FILES = {STENO_OPT_LIST, .metavar = "FILE", .at = AT(files)};
+#undef AT
+
+static const steno_opts_spec SPEC = {
+    .opts = OPTIONS, .n_opts = sizeof OPTIONS / sizeof OPTIONS[0], .positional = &FILES, .err_prefix = "steno vad: ",
+    .verb = "vad", .underscores = true, .usage = steno_vad_usage, .help_col = 32,
+};
 
 void steno_vad_usage(FILE *f) {
     fputs("usage: steno vad [options] FILE...\n"
           "\n"
           "Prints the speech spans of each audio file (Silero VAD v6; faster-whisper 1.2.1's\n"
-          "get_speech_timestamps, same defaults). tsv: file, start and end in seconds, start and\n"
-          "end in samples at 16 kHz; json: one object per file per line.\n"
+          "get_speech_timestamps, same defaults).\n"
           "\n"
-          "options:\n"
-          "  --model PATH                  the converted weights (default: the model cache's\n"
-          "                                " STENO_VAD_MODEL_FILE "; scripts/fetch_vad.sh)\n"
-          "  --threshold P                 speech when probability >= P (0.5)\n"
-          "  --neg-threshold P             silence below P (default: max(threshold - 0.15, 0.01))\n"
-          "  --min-speech-duration-ms MS   drop spans not longer than MS (0)\n"
-          "  --max-speech-duration-s S     split spans longer than S (inf)\n"
-          "  --min-silence-duration-ms MS  silence that ends a span (2000)\n"
-          "  --speech-pad-ms MS            padding on each side of a span (400)\n"
-          "  --output-format tsv|json      (tsv)\n"
-          "  --probs                       print the per-frame (512-sample) speech probabilities\n"
-          "                                instead of the spans\n"
-          "  --threads N                   threads for the network (default: all CPUs)\n"
-          "  --dump-samples PATH           also write the decoded samples (float32, 16 kHz mono;\n"
-          "                                one FILE) for tools/vad_fixtures.py\n"
-          "  -h, --help                    show this help\n",
+          "options:\n",
           f);
-}
-
-static int usage_error(const char *msg, const char *arg) {
-    fprintf(stderr, "steno vad: %s '%s' (see 'steno vad --help')\n", msg, arg);
-    return 2;
-}
-
-static int parse_double(const char *s, double *out) {
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *s && !*end && errno == 0 && !isnan(*out);
-}
-
-static int parse_int(const char *s, int *out) {
-    double d;
-    if (!parse_double(s, &d) || d != floor(d) || d < 0 || d > 1e9) return 0;
-    *out = (int)d;
-    return 1;
+    steno_opts_help(f, &SPEC, NULL);
 }
 
 static void print_tsv(FILE *out, const char *file, const steno_speech_span *spans, int n, const float *probs,
@@ -97,48 +104,19 @@ static int dump_samples(const char *path, const float *samples, size_t n) {
 }
 
 int steno_cmd_vad(int argc, char **argv) {
-    enum { O_MODEL = 256, O_THR, O_NEG, O_MINSP, O_MAXSP, O_MINSIL, O_PAD, O_FMT, O_PROBS, O_THREADS, O_DUMP };
-    static const struct option longopts[] = {
-        {"model", required_argument, 0, O_MODEL}, {"threshold", required_argument, 0, O_THR},
-        {"neg-threshold", required_argument, 0, O_NEG}, {"min-speech-duration-ms", required_argument, 0, O_MINSP},
-        {"max-speech-duration-s", required_argument, 0, O_MAXSP},
-        {"min-silence-duration-ms", required_argument, 0, O_MINSIL}, {"speech-pad-ms", required_argument, 0, O_PAD},
-        {"output-format", required_argument, 0, O_FMT}, {"probs", no_argument, 0, O_PROBS},
-        {"threads", required_argument, 0, O_THREADS}, {"dump-samples", required_argument, 0, O_DUMP},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    steno_vad_options o = steno_vad_default_options();
-    const char *model = NULL, *dump = NULL;
-    int json = 0, want_probs = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int ok = 1;
-        switch (c) {
-        case O_MODEL: model = optarg; break;
-        case O_THR: ok = parse_double(optarg, &o.threshold) && o.threshold >= 0 && o.threshold <= 1; break;
-        case O_NEG: ok = parse_double(optarg, &o.neg_threshold) && o.neg_threshold >= 0 && o.neg_threshold <= 1; break;
-        case O_MINSP: ok = parse_int(optarg, &o.min_speech_duration_ms); break;
-        case O_MAXSP: ok = parse_double(optarg, &o.max_speech_duration_s) && o.max_speech_duration_s > 0; break;
-        case O_MINSIL: ok = parse_int(optarg, &o.min_silence_duration_ms); break;
-        case O_PAD: ok = parse_int(optarg, &o.speech_pad_ms); break;
-        case O_FMT:
-            ok = strcmp(optarg, "tsv") == 0 || strcmp(optarg, "json") == 0;
-            json = strcmp(optarg, "json") == 0;
-            break;
-        case O_PROBS: want_probs = 1; break;
-        case O_THREADS: ok = parse_int(optarg, &o.n_threads) && o.n_threads >= 1; break;
-        case O_DUMP: dump = optarg; break;
-        case 'h': steno_vad_usage(stdout); return 0;
-        default: return usage_error("unknown or incomplete option", argv[optind - 1]);
-        }
-        if (!ok) return usage_error("bad value", optarg);
+    vad_opts a = {.vo = steno_vad_default_options(), .output_format = "tsv"};
+    const int parsed = steno_opts_parse(&SPEC, &a, argc, argv);
+    if (parsed >= 0) {
+        steno_opt_list_free(&a.files);
+        return parsed;
     }
-    if (optind >= argc) {
-        fprintf(stderr, "steno vad: no input file (see 'steno vad --help')\n");
-        return 2;
-    }
-    if (dump && argc - optind != 1) {
-        fprintf(stderr, "steno vad: --dump-samples takes exactly one FILE\n");
+    steno_vad_options o = a.vo;
+    const char *model = a.model, *dump = a.dump;
+    const int json = strcmp(a.output_format, "json") == 0, want_probs = a.probs;
+    if (a.files.n == 0 || (dump && a.files.n != 1)) {
+        fprintf(stderr, "steno vad: %s (see 'steno vad --help')\n",
+                a.files.n == 0 ? "no input file" : "--dump-samples takes exactly one FILE");
+        steno_opt_list_free(&a.files);
         return 2;
     }
     char path[4200];
@@ -152,15 +130,17 @@ int steno_cmd_vad(int argc, char **argv) {
     steno_vad *vad = NULL;
     if (steno_vad_load(path, &vad) != STENO_OK) {
         fprintf(stderr, "steno: %s%s\n", steno_errmsg(), model ? "" : " (run scripts/fetch_vad.sh)");
+        steno_opt_list_free(&a.files);
         return 1;
     }
     int status = 0;
-    for (int i = optind; i < argc && status == 0; i++) {
+    for (int i = 0; i < a.files.n && status == 0; i++) {
+        const char *file = a.files.items[i];
         float *samples = NULL, *probs = NULL;
         size_t n = 0, n_probs = 0;
         steno_speech_span *spans = NULL;
         int n_spans = 0;
-        if (steno_audio_load(argv[i], &samples, &n) != STENO_OK ||
+        if (steno_audio_load(file, &samples, &n) != STENO_OK ||
             steno_vad_probs(vad, samples, n, o.n_threads, &probs, &n_probs) != STENO_OK ||
             steno_vad_spans_from_probs(probs, n_probs, n, &o, &spans, &n_spans) != STENO_OK) {
             fprintf(stderr, "steno: %s\n", steno_errmsg());
@@ -168,14 +148,15 @@ int steno_cmd_vad(int argc, char **argv) {
         } else if (dump && !dump_samples(dump, samples, n)) {
             status = 1;
         } else if (json) {
-            if (!print_json(stdout, argv[i], n, spans, n_spans, want_probs ? probs : NULL, n_probs)) status = 1;
+            if (!print_json(stdout, file, n, spans, n_spans, want_probs ? probs : NULL, n_probs)) status = 1;
         } else {
-            print_tsv(stdout, argv[i], spans, n_spans, want_probs ? probs : NULL, n_probs);
+            print_tsv(stdout, file, spans, n_spans, want_probs ? probs : NULL, n_probs);
         }
         free(samples);
         free(probs);
         free(spans);
     }
     steno_vad_free(vad);
+    steno_opt_list_free(&a.files);
     return status;
 }
