@@ -11,7 +11,9 @@ equal tests/fixtures/oracle_vad/<name>.json (tools/oracle_vad_transcribe.py); se
 to the 10 ms the mapping rounds to (with words: the word times, within 20 ms, as the word
 timestamp gate allows); and the judged properties themselves: silence and noise give an empty
 transcript; no segment of silence_jfk_silence starts inside the silences (before 10 s less the
-400-ms speech pad, or after the clip's end) and its text equals jfk.wav's alone. Runs the same under
+400-ms speech pad, or after the clip's end) and its text equals jfk.wav's alone; 35 s of zeros + the
+German dev clip with --model base: the language detected with --vad is de (without it, the leading
+silence makes base say en, which is printed). Runs the same under
 the sanitizer build (four short inputs). Standard library only.
 """
 
@@ -26,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import steno_eval as se  # noqa: E402
 
 SR = 16000
+DE_CLIP = "picovoice_leopard_test_de.wav"
 
 
 def pink_noise(n, dbfs, seed=20261201):
@@ -115,6 +118,17 @@ def main():
         if se.normalize_en(sjs.get("text", "")) != se.normalize_en(jfk_text):
             failures.append("silence_jfk_silence: text %r, jfk.wav alone gives %r" % (sjs.get("text"), jfk_text))
         print("silence + jfk.wav + silence: %r; jfk.wav alone: %r" % (sjs.get("text", ""), jfk_text))
+        # language detection on the first speech, not on 30 s of leading silence (multilingual base)
+        de = os.path.join(tmp, "silence35_de.wav")
+        se.write_wav16k(de, [0] * (35 * SR) + se.read_wav16k(os.path.join(se.audio_dir(), DE_CLIP)))
+        langs = {}
+        for vad in ("False", "True"):
+            res, _ = se.transcribe([de], os.path.join(tmp, "de_" + vad), ["--model", "base", "--vad", vad])
+            langs[vad] = res[de].get("language")
+        print("35 s of zeros + %s, --model base: language %s without --vad, %s with it" % (
+            DE_CLIP, langs["False"], langs["True"]))
+        if langs["True"] != "de":
+            failures.append("35 s of silence + a German clip: --vad detected %r, not de" % langs["True"])
     if failures:
         se.fail("\n  ".join(["--vad:"] + failures))
     print("PASS")
