@@ -17,7 +17,7 @@
 Under the sanitizer build only the two ASAN_CLIPS (of steno_eval.SANITIZE_CLIPS) are used (printed).
 CI size (steno_eval.ci_rows/ci_half; STENO_TEST_FULL=1 runs everything): the gate of 1. leaves out
 the two clips over a minute (test_longform.py decodes them) and runs every other clip of the rest,
-2. every English clip up to a minute, 3. every other short clip.
+2. the English clips of that half, 3. every other short clip.
 Standard library only.
 """
 
@@ -108,6 +108,7 @@ def main():
         note = "" if seek_a is None else ", sampled from the window at seek %d on" % seek_a
         print("  %-55s %s (%d tokens%s)" % (r["file"], "same" if i < 0 else "DIFFERS at %d" % i, len(a), note))
     print("  %d clip(s) fell back to sampling at temperature > 0" % n_fallback)
+    en = [r for r in rows if r["language"] == "en"]  # the English clips of the gate's (f32) run
     same16 = sum(se.all_tokens(fast16[r["path"]]) == se.all_tokens(fast32[r["path"]]) for r in en)
     w32, w16 = aggregate_wer(en, fast32), aggregate_wer(en, fast16)
     print("2. f16 vs f32 weights on %d English clips: WER f32 %.2f%%, f16 %.2f%% (delta %+.2f points); "
