@@ -399,8 +399,11 @@ static void help_wcpp(FILE *f, const steno_opt *o, const void *defaults) {
     else if (at && o->type == STENO_OPT_STRING && *(const char *const *)at)
         snprintf(def, sizeof def, "%s", *(const char *const *)at);
     help_text(o, NULL, text, sizeof text);
-    fprintf(f, "  %-11s%-20s[%-7s] ", shortn, longn, def);
-    wrapped(f, text, 2 + 11 + 20 + 10 + (int)(strlen(def) > 7 ? strlen(def) - 7 : 0), 2 + 11 + 20 + 10);
+    /* a long name that fills its column keeps one space before the default, as whisper-cli's */
+    const int extra = (strlen(longn) >= 20 ? (int)strlen(longn) - 19 : 0) + (int)(strlen(def) > 7 ? strlen(def) - 7 : 0);
+    /* past the help column, wrapped() starts with the space itself */
+    fprintf(f, "  %-11s%-20s%s[%-7s]%s", shortn, longn, strlen(longn) >= 20 ? " " : "", def, extra ? "" : " ");
+    wrapped(f, text, 2 + 11 + 20 + 10 + (extra ? extra - 1 : 0), 2 + 11 + 20 + 10);
 }
 
 /* Whether a row of spec has o's first spelling (and so replaces the shared row o). */

@@ -26,7 +26,7 @@ typedef struct {
     float word_thold, entropy_thold, logprob_thold, no_speech_thold, temperature, temperature_inc;
     bool translate, detect_language, split_on_word, no_fallback;
     bool output_txt, output_vtt, output_srt, output_csv, output_jsn, output_jsn_full, output_lrc;
-    bool no_prints, print_progress, no_timestamps, suppress_nst;
+    bool no_prints, print_progress, no_timestamps, suppress_nst, carry_initial_prompt;
     bool vad; /* --vad: the speech spans of steno's Silero VAD (steno_transcribe_vad) */
     const char *vad_model;
     float vad_threshold, vad_max_speech_s;
@@ -107,6 +107,10 @@ static const steno_opt OPTIONS[] = {
      .help = "input audio file path"},
     {STENO_OPT_FLAG, "-ng|--no-gpu", .def = "true", .help = "disable GPU (steno runs on the CPU)"},
     {STENO_OPT_FLAG, "-fa|--flash-attn", .def = "true", .help = "flash attention (steno's attention is fused)"},
+    {STENO_OPT_FLAG, "-nfa|--no-flash-attn", .def = "false",
+     .help = "disable flash attention (accepted; steno's attention is always fused)"},
+    {STENO_OPT_INT, "-dev|--device", "N", .def = "0", .help = "GPU device to use (accepted; steno runs on the CPU)"},
+    FLAG_OPT("--carry-initial-prompt", carry_initial_prompt, "always prepend the initial prompt"),
     FLAG_OPT("-sns|--suppress-nst", suppress_nst, "suppress non-speech tokens"),
     NOT_SUPPORTED("-debug|--debug-mode", "no mel dump"),
     NOT_SUPPORTED("-di|--diarize", "no stereo diarization"),
@@ -115,6 +119,7 @@ static const steno_opt OPTIONS[] = {
     NOT_SUPPORTED("-fp|--font-path", "no karaoke script writer"),
     NOT_SUPPORTED("-ps|--print-special", "special tokens are not kept in segment text"),
     NOT_SUPPORTED("-pc|--print-colors", "no per-token probabilities"),
+    NOT_SUPPORTED("--print-confidence", "no per-token probabilities"),
     NOT_SUPPORTED("-oved|--ov-e-device", "no OpenVINO encoder"),
     NOT_SUPPORTED("-dtw|--dtw", "no per-token DTW timestamps; word timestamps come with -ml"),
     NOT_SUPPORTED("-ls|--log-score", "no per-token probabilities"),
@@ -132,6 +137,7 @@ static const steno_opt OPTIONS[] = {
     INT_OPT("-vsd|--vad-min-silence-duration-ms", vad_min_silence_ms, "VAD min silence duration (to split segments)",
             STENO_OPT_MIN(0)),
     FLT_OPT("-vmsd|--vad-max-speech-duration-s", vad_max_speech_s, "VAD max speech duration (auto-split longer)",
+            .def = "FLT_MAX",
             STENO_OPT_ABOVE(0)),
     INT_OPT("-vp|--vad-speech-pad-ms", vad_speech_pad_ms, "VAD speech padding (extend segments)", STENO_OPT_MIN(0)),
     NOT_SUPPORTED("-vo|--vad-samples-overlap", "steno joins the speech spans without overlap, as faster-whisper"),
@@ -359,6 +365,35 @@ static bool write_outputs(const wparams *p, const steno_result *r, const char *b
 
 /* ---- the command ------------------------------------------------------------------------- */
 
+/* whisper.cpp users pass their ggml file (models/ggml-base.en.bin, ggml-large-v3-turbo-q5_0.bin),
+ * which steno cannot read yet: say which model name to give instead, and whether it is installed.
+ * Returns 1 after printing that, 0 when model is not such a file. */
+static int ggml_model_hint(const char *model) {
+    const char *base = strrchr(model, '/');
+    base = base ? base + 1 : model;
+    const size_t len = strlen(base);
+    if (strncmp(base, "ggml-", 5) != 0 || len < 10 || strcmp(base + len - 4, ".bin") != 0) return 0;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(len - 9 < sizeof name - 1 ? len - 9 : sizeof name - 1), base + 5);
+    char *q = strstr(name, "-q"); /* a quantized file: ggml-base.en-q5_1.bin */
+    if (q && (q[2] == '4' || q[2] == '5' || q[2] == '8') && q[3] == '_') *q = '\0';
+    FILE *f = fopen(model, "rb");
+    if (f) fclose(f);
+    char root[4096], probe[4400];
+    steno_cli_models_root(NULL, root, sizeof root);
+    snprintf(probe, sizeof probe, "%s/%s/model.bin", root, name);
+    FILE *installed = fopen(probe, "rb");
+    if (installed) fclose(installed);
+    const char *what = f ? "a whisper.cpp ggml file, which steno cannot read yet" : "no such file";
+    if (installed)
+        fprintf(stderr, ERR_PREFIX "%s: %s; steno reads CTranslate2 models (faster-whisper's): give -m %s (installed)\n",
+                model, what, name);
+    else
+        fprintf(stderr, ERR_PREFIX "%s: %s; steno reads CTranslate2 models (faster-whisper's): run 'steno pull %s', "
+                "then give -m %s\n", model, what, name, name);
+    return 1;
+}
+
 int steno_cmd_whisper_cli(int argc, char **argv) {
     wparams p = default_params();
 
@@ -373,6 +408,10 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
     snprintf(lang, sizeof lang, "%s", p.language);
     for (char *c = lang; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c - 'A' + 'a' : *c);
     if (p.detect_language) snprintf(lang, sizeof lang, "auto");
+    if (strcmp(lang, "auto") != 0 && !steno_language_code(lang)) { /* whisper-cli checks before loading */
+        fprintf(stderr, ERR_PREFIX "unknown language '%s'\n", p.language);
+        return 2;
+    }
 
     /* whisper.cpp's temperature ladder: temperature, + temperature_inc ... up to 1.0 (-nf: one) */
     double temps[64];
@@ -385,6 +424,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
     /* the model: a path as given (a ggml .bin gets the loader's error naming the format), else a
      * name under the steno models folder */
     char model_path[8192];
+    if (ggml_model_hint(p.model)) return 1;
     if (steno_cli_model_path(p.model, NULL, model_path, sizeof model_path) != 0) return 1;
     steno_whisper_options lo = steno_whisper_default_options();
     lo.n_threads = p.n_threads;
@@ -483,6 +523,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         tp.no_speech_threshold = p.no_speech_thold;
         tp.condition_on_previous_text = p.max_context != 0;
         tp.initial_prompt = p.prompt && p.prompt[0] ? p.prompt : NULL;
+        tp.carry_initial_prompt = p.carry_initial_prompt;
         tp.beam_size = p.beam_size > 1 ? p.beam_size : 0;
         tp.best_of = p.best_of > 1 ? p.best_of : 1;
         tp.without_timestamps = p.no_timestamps;

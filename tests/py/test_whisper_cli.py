@@ -293,6 +293,21 @@ def bad_input():
     check(rc == 1 and one_line(err) and missing in err, "missing file: rc %d %r" % (rc, err))
     rc, out, err = run("alias", ["-h"], d)
     check(rc == 0 and "-otxt" in out and "--output-file" in out, "-h: rc %d" % rc)
+    # a whisper.cpp model file: the model name to give instead (and whether it is installed)
+    ggml = os.path.join(TMP, "ggml-tiny.en-q5_1.bin")
+    with open(ggml, "wb") as f:
+        f.write(b"lmgg" + b"\0" * 60)
+    rc, out, err = run("alias", ["-m", ggml, "-f", JFK], d)
+    check(rc == 1 and one_line(err) and "ggml" in err and "-m tiny.en" in err, "ggml model: rc %d %r" % (rc, err))
+    rc, out, err = run("alias", ["-m", "models/ggml-large-v9.bin", "-f", JFK], d)
+    check(rc == 1 and one_line(err) and "no such file" in err and "steno pull large-v9" in err,
+          "missing ggml model: rc %d %r" % (rc, err))
+    # the language is checked before the model loads, whichever the model
+    rc, out, err = run("alias", ["-m", MODEL, "-l", "xx", "-f", JFK], d)
+    check(rc == 2 and one_line(err) and "unknown language 'xx'" in err, "-l xx: rc %d %r" % (rc, err))
+    # current whisper.cpp flags without an effect here are accepted
+    rc, out, err = run("alias", ["-m", MODEL, "-np", "-nfa", "-dev", "0", "--carry-initial-prompt", "-f", JFK], d)
+    check(rc == 0 and "country" in out, "-nfa -dev 0 --carry-initial-prompt: rc %d %r" % (rc, err[-300:]))
 
 
 def timed_lines(out):
