@@ -61,6 +61,10 @@ void steno_cli_models_root(const char *model_dir, char *out, size_t size);
 /** Where scripts/fetch_vad.sh installs the Silero VAD weights, under the models root. */
 #define STENO_VAD_MODEL_FILE "silero_vad/silero_vad_v6.safetensors"
 
+/** The VAD weights' path into out: model when given, else STENO_VAD_MODEL_FILE under
+ *  steno_cli_models_root(model_dir). */
+void steno_cli_vad_path(const char *model, const char *model_dir, char *out, size_t size);
+
 /** Resolves `--model NAME|DIR` into out: a path containing '/' as given; else NAME under
  *  steno_cli_models_root(model_dir); else a directory NAME in the current directory. Returns 0, or
  *  1 after printing "steno: model NAME not found in ROOT; run 'steno pull NAME' ...". Whether the

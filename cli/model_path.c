@@ -43,3 +43,13 @@ int steno_cli_model_path(const char *model, const char *model_dir, char *out, si
     }
     return 0;
 }
+
+void steno_cli_vad_path(const char *model, const char *model_dir, char *out, size_t size) {
+    if (model) {
+        snprintf(out, size, "%s", model);
+        return;
+    }
+    char root[4096];
+    steno_cli_models_root(model_dir, root, sizeof root);
+    snprintf(out, size, "%s/%s", root, STENO_VAD_MODEL_FILE);
+}

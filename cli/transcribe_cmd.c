@@ -627,13 +627,7 @@ static int load_model(const options *o, const char *model_path, const char **lan
 /* --vad's network: --vad-model, else the model cache's. Returns 0, or 1 with the error printed. */
 static int load_vad(const options *o, steno_vad **out) {
     char path[8192];
-    if (o->vad_model) {
-        snprintf(path, sizeof path, "%s", o->vad_model);
-    } else {
-        char root[4096];
-        steno_cli_models_root(o->model_dir, root, sizeof root);
-        snprintf(path, sizeof path, "%s/%s", root, STENO_VAD_MODEL_FILE);
-    }
+    steno_cli_vad_path(o->vad_model, o->model_dir, path, sizeof path);
     if (steno_vad_load(path, out) != STENO_OK) {
         fprintf(stderr, "steno: --vad: %s%s\n", steno_errmsg(), o->vad_model ? "" : " (run scripts/fetch_vad.sh)");
         return 1;

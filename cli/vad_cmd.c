@@ -120,13 +120,7 @@ int steno_cmd_vad(int argc, char **argv) {
         return 2;
     }
     char path[4200];
-    if (model) {
-        snprintf(path, sizeof path, "%s", model);
-    } else {
-        char root[4096];
-        steno_cli_models_root(NULL, root, sizeof root);
-        snprintf(path, sizeof path, "%s/%s", root, STENO_VAD_MODEL_FILE);
-    }
+    steno_cli_vad_path(model, NULL, path, sizeof path);
     steno_vad *vad = NULL;
     if (steno_vad_load(path, &vad) != STENO_OK) {
         fprintf(stderr, "steno: %s%s\n", steno_errmsg(), model ? "" : " (run scripts/fetch_vad.sh)");

@@ -459,13 +459,7 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         vo.speech_pad_ms = p.vad_speech_pad_ms;
         vo.n_threads = p.n_threads;
         char vpath[8192];
-        if (p.vad_model) {
-            snprintf(vpath, sizeof vpath, "%s", p.vad_model);
-        } else {
-            char root[4096];
-            steno_cli_models_root(NULL, root, sizeof root);
-            snprintf(vpath, sizeof vpath, "%s/%s", root, STENO_VAD_MODEL_FILE);
-        }
+        steno_cli_vad_path(p.vad_model, NULL, vpath, sizeof vpath);
         if (steno_vad_load(vpath, &vad) != STENO_OK) {
             fprintf(stderr, ERR_PREFIX "--vad: %s%s\n", steno_errmsg(), p.vad_model ? "" : " (run scripts/fetch_vad.sh)");
             steno_whisper_free(w);
