@@ -324,9 +324,23 @@ steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *p
 
 typedef enum steno_draft_kind {
     STENO_DRAFT_NONE = 0,  /* plain decoding */
-    STENO_DRAFT_NGRAM = 1  /* prompt lookup: the continuation of the latest earlier match of the
+    STENO_DRAFT_NGRAM = 1, /* prompt lookup: the continuation of the latest earlier match of the
                               last ngram_max..ngram_min tokens (llama.cpp's --lookup, "ngram") */
+    STENO_DRAFT_MODEL = 2, /* a separate draft model with the same vocabulary (draft_model), its
+                              own KV cache; greedy drafts (llama.cpp's --model-draft) */
+    STENO_DRAFT_LAYERS = 3 /* self-speculation: the target's first draft_layers layers, its final
+                              norm and output head, with their own KV cache (LayerSkip's
+                              early exit, Elhoushi et al. 2024, arXiv 2404.16710, without training) */
 } steno_draft_kind;
+
+typedef enum steno_spec_verify {
+    STENO_SPEC_VERIFY_EXACT = 0,    /* the sampler runs on each verified position as plain decoding
+                                       would: the text is identical to plain decoding's (default) */
+    STENO_SPEC_VERIFY_REJECTION = 1 /* Leviathan et al. 2023 (arXiv 2211.17192) Algorithm 1: draft x
+                                       kept with probability min(1, p(x)/q(x)), else a sample of
+                                       norm(max(0, p - q)); the same distribution as the target's,
+                                       not the same text. At temperature 0, identical to EXACT */
+} steno_spec_verify;
 
 typedef struct steno_spec_params {
     steno_draft_kind kind;
@@ -335,6 +349,12 @@ typedef struct steno_spec_params {
     int adaptive;         /* 1 (default): start at 4, +2 after a fully accepted round, halve after
                              two rounds with nothing accepted, pause 16 tokens at 0 */
     int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 1..4) */
+    int draft_layers;     /* STENO_DRAFT_LAYERS: layers of the target that draft (1..n_layer - 1;
+                             default 0 = n_layer / 4, at least 1) */
+    const steno_llm *draft_model; /* STENO_DRAFT_MODEL: the draft (same vocabulary as the target's:
+                             every token's text equal, else STENO_E_INVALID_ARG); borrowed, outlives
+                             the call. NULL by default */
+    steno_spec_verify verify; /* EXACT (default) or REJECTION */
 } steno_spec_params;
 
 typedef struct steno_spec_stats {

@@ -39,7 +39,7 @@ void steno_llm_ctx_free(steno_llm_ctx *c) {
     if (c->kv)
         for (int l = 0; l < c->m->hp.n_layer; l++) steno_kv_free(c->kv[l]);
     free(c->kv);
-    steno_pool_free(c->pool);
+    if (!c->pool_borrowed) steno_pool_free(c->pool);
     steno_work_free(&c->work);
     steno_work_free(&c->attn_work);
     steno_work_free(&c->batch_work);

@@ -78,6 +78,7 @@ struct steno_llm_ctx {
     const steno_llm *m;
     steno_llm_ctx_params p;
     steno_pool *pool;
+    int pool_borrowed; /* a drafter's context runs on its target's pool (never concurrently) */
     steno_work work, attn_work;
     steno_work batch_work; /* steno_llm_eval_batch's packing and logits, kept between passes */
     steno_kv_cache **kv; /* [n_layer] */

@@ -24,6 +24,7 @@
 
 #include "core/error.h"
 #include "llm/model.h"
+#include "llm/spec_draft.h"
 #include "text/llm_vocab.h"
 
 static double now_s(void) {
@@ -40,6 +41,9 @@ steno_spec_params steno_spec_default_params(void) {
     p.adaptive = 1;
     p.ngram_min = 1;
     p.ngram_max = 4;
+    p.draft_layers = 0;
+    p.draft_model = NULL;
+    p.verify = STENO_SPEC_VERIFY_EXACT;
     return p;
 }
 
@@ -127,8 +131,10 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     const steno_llm *m = c->m;
     const int nv = m->hp.n_vocab;
     steno_spec_params p = sp ? *sp : steno_spec_default_params();
-    if (p.kind != STENO_DRAFT_NONE && p.kind != STENO_DRAFT_NGRAM)
+    if (p.kind < STENO_DRAFT_NONE || p.kind > STENO_DRAFT_LAYERS)
         return steno_fail(STENO_E_INVALID_ARG, "speculative decoding: unknown draft kind %d", (int)p.kind);
+    if (p.verify != STENO_SPEC_VERIFY_EXACT && p.verify != STENO_SPEC_VERIFY_REJECTION)
+        return steno_fail(STENO_E_INVALID_ARG, "speculative decoding: unknown verification %d", (int)p.verify);
     if (p.n_draft < 0 || p.n_draft > 64)
         return steno_fail(STENO_E_INVALID_ARG, "--num-draft-tokens %d: need 0..64", p.n_draft);
     if (p.ngram_min < 1 || p.ngram_max < p.ngram_min || p.ngram_max > 64)
@@ -140,6 +146,12 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     steno_spec_len sl; /* the verify block within one pass */
     steno_spec_len_init(&sl, &p, c, c->n_batch - 1);
     p.n_draft = sl.kmax;
+    llm_drafter dr;
+    memset(&dr, 0, sizeof dr);
+    if (p.kind == STENO_DRAFT_MODEL || p.kind == STENO_DRAFT_LAYERS) {
+        steno_status ds = llm_drafter_open(&dr, c, &p);
+        if (ds != STENO_OK) return ds;
+    }
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
     const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
@@ -149,6 +161,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         free(hist);
         free(blk);
         free(logits);
+        llm_drafter_close(&dr);
         return steno_fail(STENO_E_NOMEM, "speculative decoding: out of memory");
     }
     memcpy(hist, prompt, sizeof(int) * (size_t)n_prompt);
@@ -174,7 +187,12 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         /* the pending token, and a draft after it */
         const int kk = steno_spec_len_next(&sl, c, n_predict >= 0 ? n_predict - st0.n_generated : c->p.n_ctx);
         blk[0] = pending;
-        const int ng = kk > 0 ? steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1) : 0;
+        int ng = 0;
+        if (kk > 0 && dr.dc) {
+            if ((ng = llm_drafter_draft(&dr, hist, e.nh, kk, blk + 1, &st)) < 0) break;
+        } else if (kk > 0) {
+            ng = steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1);
+        }
         st = steno_llm_eval(c, blk, ng + 1, logits, ng > 0);
         ss.target_calls++;
         pending = -1;
@@ -201,12 +219,14 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
         ss.accepted += j;
         steno_spec_len_update(&sl, ng, j);
+        if (dr.dc && st == STENO_OK) st = llm_drafter_sync(&dr, hist, e.nh);
     }
     if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
     st0.decode_seconds = now_s() - t1;
     free(hist);
     free(blk);
     free(logits);
+    llm_drafter_close(&dr);
     if (stats) *stats = st0;
     if (spec) *spec = ss;
     return st;
