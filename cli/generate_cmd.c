@@ -63,7 +63,8 @@ static bool parse_logit_bias(const char *v, void *dst, steno_opt_error *err) {
 }
 
 _Static_assert(sizeof(steno_kv_type) == sizeof(int) && sizeof(steno_llm_compute) == sizeof(int) &&
-               sizeof(steno_draft_kind) == sizeof(int), "choices are stored as int");
+               sizeof(steno_draft_kind) == sizeof(int) && sizeof(steno_spec_verify) == sizeof(int),
+               "choices are stored as int");
 
 #define AT(field) STENO_OPT_AT(llm_cli_opts, field)
 #define COUNT(lo, hi) STENO_OPT_RANGE(lo, hi)
@@ -194,6 +195,7 @@ typedef struct {
     const char *prompt_file;
     bool no_bos, special, echo, verbose_prompt;
     steno_spec_params spec;
+    const char *draft_model;
 } gen_opts;
 
 bool steno_llm_cli_num_draft(const char *v, steno_spec_params *sp, int max) {
@@ -228,10 +230,20 @@ static const steno_opt GEN_OPTIONS[] = {
      .help = "parse control tokens written in the prompt (<|im_start|>, ...)"},
     {STENO_OPT_FLAG, "--echo", .at = AT(echo), .help = "print the prompt before the generated text"},
     {STENO_OPT_FLAG, "--verbose-prompt", .at = AT(verbose_prompt), .help = "print the prompt's tokens to standard error"},
-    {STENO_OPT_SECTION, .help = "speculative decoding (the text is identical to plain decoding's, at any temperature):"},
-    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(spec.kind), .choices = "none|ngram",
-     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM}, .def = "none",
-     .help = "ngram: prompt lookup, the continuation of the latest earlier match of the last tokens"},
+    {STENO_OPT_SECTION, .help = "speculative decoding (the text is identical to plain decoding's, at any temperature, "
+                                "with --spec-verify exact):"},
+    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(spec.kind), .choices = "none|ngram|model|layers",
+     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM, STENO_DRAFT_MODEL, STENO_DRAFT_LAYERS}, .def = "none",
+     .help = "ngram: prompt lookup, the continuation of the latest earlier match of the last tokens; model: "
+             "--draft-model's greedy tokens; layers: the model's first --draft-layers layers and its output head"},
+    {STENO_OPT_STRING, "--draft-model", "PATH", AT(draft_model),
+     .help = "the draft model of --draft-kind model (a GGUF with the model's vocabulary; implies --draft-kind model)"},
+    {STENO_OPT_INT, "--draft-layers", "N", AT(spec.draft_layers), STENO_OPT_RANGE(1, 1024), .def = "a quarter of the layers",
+     .help = "layers that draft with --draft-kind layers (fewer than the model has)"},
+    {STENO_OPT_CHOICE, "--spec-verify", NULL, AT(spec.verify), .choices = "exact|rejection",
+     .values = (const int[]){STENO_SPEC_VERIFY_EXACT, STENO_SPEC_VERIFY_REJECTION}, .def = "exact",
+     .help = "exact: plain decoding's sampler on each position (identical text); rejection: Leviathan et al.'s "
+             "rule (the target's distribution, not its text; more drafts kept at temperature > 0)"},
     {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(spec.n_draft), .parse = parse_num_draft,
      .expect = "1..64 or adaptive", .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail",
      .help = "most draft tokens per round"},
@@ -298,6 +310,7 @@ int steno_cmd_generate(int argc, char **argv) {
             return steno_cmd_generate_batch(argc, argv);
     gen_opts g = {0};
     g.spec = steno_spec_default_params();
+    steno_llm *dm = NULL;
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
@@ -310,6 +323,26 @@ int steno_cmd_generate(int argc, char **argv) {
     if (g.spec.ngram_max < g.spec.ngram_min) {
         fprintf(stderr, "steno generate: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
                 g.spec.ngram_min, g.spec.ngram_max);
+        rc = 2;
+        goto out;
+    }
+    if (g.draft_model && g.spec.kind == STENO_DRAFT_NONE) g.spec.kind = STENO_DRAFT_MODEL;
+    if (g.spec.kind == STENO_DRAFT_MODEL) {
+        if (!g.draft_model) {
+            fprintf(stderr, "steno generate: --draft-kind model needs --draft-model PATH\n");
+            rc = 2;
+            goto out;
+        }
+        steno_llm_load_params dlp = steno_llm_default_load_params();
+        if (steno_llm_load(g.draft_model, &dlp, &dm) != STENO_OK) {
+            fprintf(stderr, "steno: %s\n", steno_errmsg());
+            rc = 1;
+            goto out;
+        }
+        g.spec.draft_model = dm;
+    } else if (g.draft_model) {
+        fprintf(stderr, "steno generate: --draft-model is for --draft-kind model, not %s\n",
+                g.spec.kind == STENO_DRAFT_NGRAM ? "ngram" : "layers");
         rc = 2;
         goto out;
     }
@@ -396,8 +429,9 @@ int steno_cmd_generate(int argc, char **argv) {
         steno_spec_stats ss;
         gs = steno_llm_generate_spec(c, s, toks, nt, n_predict, print_piece, NULL, &g.spec, &st, &ss);
         fprintf(stderr,
-                "steno: speculation (ngram): %d of %d drafted tokens accepted (%.1f %%) in %d rounds; %d target "
+                "steno: speculation (%s): %d of %d drafted tokens accepted (%.1f %%) in %d rounds; %d target "
                 "passes for %d tokens\n",
+                g.spec.kind == STENO_DRAFT_NGRAM ? "ngram" : g.spec.kind == STENO_DRAFT_MODEL ? "model" : "layers",
                 ss.accepted, ss.drafted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0, ss.rounds,
                 ss.target_calls, st.n_generated);
     } else {
@@ -430,5 +464,6 @@ out:
     steno_sampler_free(s);
     steno_llm_ctx_free(c);
     steno_llm_free(m);
+    steno_llm_free(dm);
     return rc;
 }

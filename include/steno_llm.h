@@ -286,6 +286,18 @@ typedef struct steno_token_logprob {
  *  most likely tokens; *logprob (may be NULL) the chosen token's log-probability. */
 int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob);
 
+/** Speculative verification by rejection sampling at one position (Leviathan et al. 2023, arXiv
+ *  2211.17192, Algorithm 1; the residual rule of vLLM's RejectionSampler and llama.cpp's
+ *  examples/speculative): p is the distribution steno_sampler_sample would draw from logits (bias,
+ *  penalties, top-k, top-p, min-p, temperature; modified in place as there); draft is the drafted
+ *  token and q the draft's distribution at this position (n_vocab floats summing to 1, draft drawn
+ *  from it), or NULL for a deterministic draft (q = 1 at draft: a greedy or n-gram drafter). The
+ *  draft is kept with probability min(1, p(draft)/q(draft)) (*accepted = 1); otherwise the token
+ *  is drawn from norm(max(0, p - q)) (*accepted = 0). Either way the result is distributed as p,
+ *  and it alone enters the penalty history. One or two random draws; none at temperature <= 0,
+ *  where it is the argmax (accepted iff it equals draft), as steno_sampler_sample's. */
+int steno_sampler_verify(steno_sampler *s, float *logits, int draft, const float *q, int *accepted);
+
 /** Adds tokens to the penalty history without sampling (the prompt, with llama.cpp's defaults). */
 void steno_sampler_accept(steno_sampler *s, int token);
 

@@ -151,12 +151,10 @@ static void top_k_sort(const float *logits, int *cand, int n, int k) {
     qsort(cand, (size_t)k, sizeof(int), cmp_desc);
 }
 
-int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob) {
-    const int V = s->n_vocab;
+/* Logit bias, then the penalties over the recent history (in place). */
+static void bias_and_penalties(steno_sampler *s, float *logits) {
     const steno_sampler_params *p = &s->p;
-    /* logit bias */
     for (int i = 0; i < p->n_logit_bias; i++) logits[s->bias[i].token] += s->bias[i].bias;
-    /* penalties over the recent history */
     if (s->hist_n > 0 && (p->repeat_penalty != 1.0f || p->presence_penalty != 0.0f || p->frequency_penalty != 0.0f)) {
         for (int i = 0; i < s->hist_n; i++) s->count[s->hist[i]]++;
         for (int i = 0; i < s->hist_n; i++) {
@@ -169,6 +167,65 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
             s->count[t] = 0;
         }
     }
+}
+
+/* temperature > 0: the candidates that survive top-k, top-p and min-p in s->cand[0..n) (sorted
+ * by logit) with their tempered weights in s->prob[0..n) and the sum in *tot; returns n (0: every
+ * logit is -inf). */
+static int candidates(steno_sampler *s, const float *logits, double *tot) {
+    const steno_sampler_params *p = &s->p;
+    const int V = s->n_vocab;
+    int n = 0;
+    for (int i = 0; i < V; i++)
+        if (logits[i] > -INFINITY) s->cand[n++] = i;
+    if (n == 0) return 0;
+    int k = p->top_k > 0 && p->top_k < n ? p->top_k : n;
+    top_k_sort(logits, s->cand, n, k);
+    n = k;
+    /* probabilities of the survivors (sorted descending) */
+    const float mx = logits[s->cand[0]];
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += exp((double)logits[s->cand[i]] - mx);
+    if (p->top_p < 1.0f) {
+        double cum = 0;
+        int keep = n;
+        for (int i = 0; i < n; i++) {
+            cum += exp((double)logits[s->cand[i]] - mx) / sum;
+            if (cum >= p->top_p) {
+                keep = i + 1;
+                break;
+            }
+        }
+        n = keep;
+    }
+    if (p->min_p > 0.0f) {
+        const double thr = log((double)p->min_p);
+        int keep = 1;
+        while (keep < n && (double)logits[s->cand[keep]] - mx >= thr) keep++;
+        n = keep;
+    }
+    /* temperature */
+    double t = 0;
+    for (int i = 0; i < n; i++) {
+        double w = exp(((double)logits[s->cand[i]] - mx) / p->temperature);
+        s->prob[i] = (float)w;
+        t += w;
+    }
+    *tot = t;
+    return n;
+}
+
+static int argmax_of(const float *logits, int V) {
+    int chosen = 0;
+    for (int i = 1; i < V; i++)
+        if (logits[i] > logits[chosen]) chosen = i;
+    return chosen;
+}
+
+int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob) {
+    const int V = s->n_vocab;
+    const steno_sampler_params *p = &s->p;
+    bias_and_penalties(s, logits);
     /* log-probabilities of this distribution */
     if ((p->n_probs > 0 && top) || logprob) {
         float mx = -INFINITY;
@@ -190,48 +247,14 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
     double lse_saved = ((p->n_probs > 0 && top) || logprob) ? s->prob[0] : 0;
     int chosen;
     if (!(p->temperature > 0.0f)) {
-        chosen = 0;
-        for (int i = 1; i < V; i++)
-            if (logits[i] > logits[chosen]) chosen = i;
+        chosen = argmax_of(logits, V);
     } else {
-        int n = 0;
-        for (int i = 0; i < V; i++)
-            if (logits[i] > -INFINITY) s->cand[n++] = i;
+        double tot = 0;
+        const int n = candidates(s, logits, &tot);
         if (n == 0) {
             chosen = 0;
         } else {
-            int k = p->top_k > 0 && p->top_k < n ? p->top_k : n;
-            top_k_sort(logits, s->cand, n, k);
-            n = k;
-            /* probabilities of the survivors (sorted descending) */
-            const float mx = logits[s->cand[0]];
-            double sum = 0;
-            for (int i = 0; i < n; i++) sum += exp((double)logits[s->cand[i]] - mx);
-            if (p->top_p < 1.0f) {
-                double cum = 0;
-                int keep = n;
-                for (int i = 0; i < n; i++) {
-                    cum += exp((double)logits[s->cand[i]] - mx) / sum;
-                    if (cum >= p->top_p) {
-                        keep = i + 1;
-                        break;
-                    }
-                }
-                n = keep;
-            }
-            if (p->min_p > 0.0f) {
-                const double thr = log((double)p->min_p);
-                int keep = 1;
-                while (keep < n && (double)logits[s->cand[keep]] - mx >= thr) keep++;
-                n = keep;
-            }
-            /* temperature, then draw */
-            double tot = 0;
-            for (int i = 0; i < n; i++) {
-                double w = exp(((double)logits[s->cand[i]] - mx) / p->temperature);
-                s->prob[i] = (float)w;
-                tot += w;
-            }
+            /* draw */
             double r = next_unit(s) * tot, acc = 0;
             chosen = s->cand[n - 1];
             for (int i = 0; i < n; i++) {
@@ -244,6 +267,65 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
         }
     }
     if (logprob) *logprob = (float)(logits[chosen] - lse_saved);
+    steno_sampler_accept(s, chosen);
+    return chosen;
+}
+
+/* Leviathan et al. 2023 (arXiv 2211.17192) Algorithm 1, one position; the residual rule as vLLM's
+ * RejectionSampler and llama.cpp's examples/speculative (p - q clipped at 0, renormalized). p is
+ * the distribution steno_sampler_sample would draw from: bias, penalties, top-k, top-p, min-p and
+ * temperature applied; at temperature 0 the point mass at the argmax (no random draw, as there). */
+int steno_sampler_verify(steno_sampler *s, float *logits, int draft, const float *q, int *accepted) {
+    const int V = s->n_vocab;
+    *accepted = 0;
+    bias_and_penalties(s, logits);
+    int chosen;
+    if (!(s->p.temperature > 0.0f)) {
+        chosen = argmax_of(logits, V);
+        *accepted = chosen == draft;
+        steno_sampler_accept(s, chosen);
+        return chosen;
+    }
+    double tot = 0;
+    const int n = candidates(s, logits, &tot);
+    if (n == 0) {
+        steno_sampler_accept(s, 0);
+        return 0;
+    }
+    double px = 0;
+    for (int i = 0; i < n; i++)
+        if (s->cand[i] == draft) px = s->prob[i] / tot;
+    const double qx = q ? (draft >= 0 && draft < V ? q[draft] : 0) : 1.0;
+    const double r = next_unit(s);
+    if (draft >= 0 && draft < V && qx > 0 && r * qx < px) { /* r < min(1, p(x)/q(x)) */
+        *accepted = 1;
+        steno_sampler_accept(s, draft);
+        return draft;
+    }
+    /* the residual norm(max(0, p - q)); tokens outside p's support have p = 0 and stay 0 */
+    double W = 0;
+    int last = -1;
+    for (int i = 0; i < n; i++) {
+        const double pi = s->prob[i] / tot, qi = q ? q[s->cand[i]] : (s->cand[i] == draft ? 1.0 : 0.0);
+        s->prob[i] = pi > qi ? (float)(pi - qi) : 0.0f;
+        W += s->prob[i];
+        if (s->prob[i] > 0) last = i;
+    }
+    if (last < 0) { /* p == q to rounding: the draft was kept with probability 1; p itself */
+        chosen = draft >= 0 && draft < V ? draft : s->cand[0];
+    } else {
+        const double r2 = next_unit(s) * W;
+        double acc = 0;
+        chosen = s->cand[last]; /* where rounding leaves r2 past the sum */
+        for (int i = 0; i < n; i++) {
+            if (s->prob[i] <= 0) continue;
+            acc += s->prob[i];
+            if (r2 < acc) {
+                chosen = s->cand[i];
+                break;
+            }
+        }
+    }
     steno_sampler_accept(s, chosen);
     return chosen;
 }

@@ -202,7 +202,10 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         /* verify: sample each position as plain decoding would; keep drafts while they match */
         int j = 0;
         while (j < ng) {
-            const int u = steno_sampler_sample(s, logits + (size_t)j * nv, NULL, NULL);
+            int acc_unused;
+            const int u = p.verify == STENO_SPEC_VERIFY_REJECTION
+                              ? steno_sampler_verify(s, logits + (size_t)j * nv, blk[1 + j], NULL, &acc_unused)
+                              : steno_sampler_sample(s, logits + (size_t)j * nv, NULL, NULL);
             if (steno_vocab_is_eog(m->vocab, u)) {
                 done = 1;
                 break;
