@@ -298,6 +298,13 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
  *  where it is the argmax (accepted iff it equals draft), as steno_sampler_sample's. */
 int steno_sampler_verify(steno_sampler *s, float *logits, int draft, const float *q, int *accepted);
 
+/** The distribution steno_sampler_sample would draw from logits (modified in place as there), as
+ *  n_vocab probabilities into probs (0 outside the truncation; the argmax's 1 at temperature <= 0).
+ *  Neither draws nor records anything: the sampler's state is unchanged. */
+void steno_sampler_dist(steno_sampler *s, float *logits, float *probs);
+/** The sampler's temperature. */
+float steno_sampler_temperature(const steno_sampler *s);
+
 /** Adds tokens to the penalty history without sampling (the prompt, with llama.cpp's defaults). */
 void steno_sampler_accept(steno_sampler *s, int token);
 

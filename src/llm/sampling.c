@@ -329,3 +329,22 @@ int steno_sampler_verify(steno_sampler *s, float *logits, int draft, const float
     steno_sampler_accept(s, chosen);
     return chosen;
 }
+
+void steno_sampler_dist(steno_sampler *s, float *logits, float *probs) {
+    const int V = s->n_vocab;
+    bias_and_penalties(s, logits);
+    memset(probs, 0, sizeof(float) * (size_t)V);
+    if (!(s->p.temperature > 0.0f)) {
+        probs[argmax_of(logits, V)] = 1.0f;
+        return;
+    }
+    double tot = 0;
+    const int n = candidates(s, logits, &tot);
+    if (n == 0) {
+        probs[0] = 1.0f;
+        return;
+    }
+    for (int i = 0; i < n; i++) probs[s->cand[i]] = (float)(s->prob[i] / tot);
+}
+
+float steno_sampler_temperature(const steno_sampler *s) { return s->p.temperature; }

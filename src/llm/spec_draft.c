@@ -69,6 +69,7 @@ void llm_drafter_close(llm_drafter *d) {
     free(d->view);
     free(d->fed);
     free(d->logits);
+    free(d->q);
     memset(d, 0, sizeof *d);
 }
 
@@ -79,7 +80,24 @@ static int argmax(const float *x, int n) {
     return b;
 }
 
-int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft, steno_status *st) {
+static int draw(llm_drafter *d, const float *q, int nv) {
+    uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const double r = (double)(z >> 11) * (1.0 / 9007199254740992.0);
+    double acc = 0;
+    int last = 0;
+    for (int i = 0; i < nv; i++) {
+        if (q[i] <= 0) continue;
+        last = i;
+        acc += q[i];
+        if (r < acc) return i;
+    }
+    return last; /* rounding: the sum fell short of r */
+}
+
+int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft, steno_sampler *s, steno_status *st) {
     *st = STENO_OK;
     if (k <= 0) return 0;
     if (k - 1 > d->cap) k = d->cap + 1;
@@ -92,8 +110,22 @@ int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft
     d->base = nh;
     d->n_fed = 0;
     int n = 0;
+    if (s && !d->q) {
+        d->q = malloc(sizeof(float) * (size_t)nv * (size_t)(d->cap + 1));
+        if (!d->q) {
+            *st = steno_fail(STENO_E_NOMEM, "speculative decoding: out of memory");
+            return -1;
+        }
+        d->rng = 0x5eed5eedull;
+    }
     for (;;) {
-        draft[n] = argmax(d->logits, nv);
+        if (s) {
+            float *q = d->q + (size_t)n * nv;
+            steno_sampler_dist(s, d->logits, q);
+            draft[n] = draw(d, q, nv);
+        } else {
+            draft[n] = argmax(d->logits, nv);
+        }
         if (++n == k || dc->n_past + 1 > dc->p.n_ctx) break;
         if ((*st = steno_llm_eval(dc, draft + n - 1, 1, d->logits, 0)) != STENO_OK) return -1;
         d->fed[d->n_fed++] = draft[n - 1];

@@ -17,6 +17,9 @@ typedef struct llm_drafter {
     int base;            /* the tokens of the sequence dc held when the last draft began */
     int *fed;            /* the draft tokens dc holds after base ([n_fed]) */
     int n_fed, cap;
+    float *q;            /* sampled drafts (rejection verification at temperature > 0): the
+                            draft's distribution at each drafted position, [cap + 1][n_vocab] */
+    uint64_t rng;        /* the draws from q (splitmix64) */
 } llm_drafter;
 
 /** Opens the drafter of p (kind MODEL or LAYERS) for target c: a context over the draft model with
@@ -27,10 +30,13 @@ typedef struct llm_drafter {
 steno_status llm_drafter_open(llm_drafter *d, steno_llm_ctx *c, const steno_spec_params *p);
 void llm_drafter_close(llm_drafter *d);
 
-/** Up to k greedy draft tokens into draft after hist[0..nh) (the draft's argmax at each step: its
- *  cache is fed what it lacks of hist, then its own proposals); returns the count, or -1 with
- *  *st set on an error. Keeps k - 1 proposals in its cache for llm_drafter_sync. */
-int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft, steno_status *st);
+/** Up to k draft tokens into draft after hist[0..nh) (its cache is fed what it lacks of hist, then
+ *  its own proposals); returns the count, or -1 with *st set on an error. Keeps k - 1 proposals in
+ *  its cache for llm_drafter_sync. s NULL: greedy (the draft's argmax at each step). s given: each
+ *  token drawn from the distribution s's chain makes of the draft's logits (steno_sampler_dist:
+ *  temperature, truncation, the target's penalties; s itself unchanged), recorded in d->q row by
+ *  row for steno_sampler_verify. */
+int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft, steno_sampler *s, steno_status *st);
 
 /** After verification: hist[0..nh) is the sequence; the draft's cache keeps its longest prefix
  *  and drops the rest (rollback, no recomputation). */

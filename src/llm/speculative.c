@@ -152,6 +152,10 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         steno_status ds = llm_drafter_open(&dr, c, &p);
         if (ds != STENO_OK) return ds;
     }
+    /* rejection verification at temperature > 0 with a model drafter: drafts drawn from the draft's
+     * distribution q (with a deterministic draft, rejection accepts x with probability p(x) — exactly
+     * what the exact sampler's own draw does — so only sampled drafts gain from it) */
+    const int sampled = dr.dc && p.verify == STENO_SPEC_VERIFY_REJECTION && steno_sampler_temperature(s) > 0.0f;
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
     const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
@@ -189,7 +193,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         blk[0] = pending;
         int ng = 0;
         if (kk > 0 && dr.dc) {
-            if ((ng = llm_drafter_draft(&dr, hist, e.nh, kk, blk + 1, &st)) < 0) break;
+            if ((ng = llm_drafter_draft(&dr, hist, e.nh, kk, blk + 1, sampled ? s : NULL, &st)) < 0) break;
         } else if (kk > 0) {
             ng = steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1);
         }
@@ -204,7 +208,8 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         while (j < ng) {
             int acc_unused;
             const int u = p.verify == STENO_SPEC_VERIFY_REJECTION
-                              ? steno_sampler_verify(s, logits + (size_t)j * nv, blk[1 + j], NULL, &acc_unused)
+                              ? steno_sampler_verify(s, logits + (size_t)j * nv, blk[1 + j],
+                                                     sampled ? dr.q + (size_t)j * nv : NULL, &acc_unused)
                               : steno_sampler_sample(s, logits + (size_t)j * nv, NULL, NULL);
             if (steno_vocab_is_eog(m->vocab, u)) {
                 done = 1;

@@ -166,6 +166,124 @@ static void exact_layers(const char *label, steno_llm *m, const steno_llm_ctx_pa
     exact_with(l2, m, cp, text, n_predict, &p);
 }
 
+/* The model drafter: a separately loaded model (the same file loaded again here: tests have no
+ * second model with the target's vocabulary; tools/gguf_requant.py makes real drafts for the
+ * benchmark) drafts from its own context. */
+static void exact_model(const char *label, steno_llm *m, const char *draft_path, const steno_llm_ctx_params *cp,
+                        const char *text, int n_predict) {
+    steno_llm *dm;
+    CHECK(steno_llm_load(draft_path, NULL, &dm) == STENO_OK, "%s: %s", draft_path, steno_errmsg());
+    steno_spec_params p = steno_spec_default_params();
+    p.kind = STENO_DRAFT_MODEL;
+    p.draft_model = dm;
+    char l2[160];
+    snprintf(l2, sizeof l2, "%s [draft model]", label);
+    exact_with(l2, m, cp, text, n_predict, &p);
+    steno_llm_free(dm);
+}
+
+/* A draft over another vocabulary is refused with one line naming it. */
+static void foreign_draft(steno_llm *m, const char *draft_path) {
+    steno_llm *dm;
+    CHECK(steno_llm_load(draft_path, NULL, &dm) == STENO_OK, "%s: %s", draft_path, steno_errmsg());
+    steno_spec_params p = steno_spec_default_params();
+    p.kind = STENO_DRAFT_MODEL;
+    p.draft_model = dm;
+    steno_llm_ctx *c;
+    steno_sampler *s;
+    steno_sampler_params sp = steno_sampler_default_params();
+    steno_llm_info info;
+    steno_llm_get_info(m, &info);
+    CHECK(steno_llm_ctx_new(m, NULL, &c) == STENO_OK && steno_sampler_new(&sp, info.n_vocab, &s) == STENO_OK, "ctx");
+    const int tok[1] = {info.bos >= 0 ? info.bos : 1};
+    const steno_status st = steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL);
+    CHECK(st == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "vocabulary") && strstr(steno_errmsg(), draft_path),
+          "a draft over another vocabulary: status %d, '%s'", (int)st, steno_errmsg());
+    printf("foreign draft refused: %s\n", steno_errmsg());
+    p.kind = STENO_DRAFT_MODEL;
+    p.draft_model = NULL;
+    CHECK(steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL) == STENO_E_INVALID_ARG,
+          "draft kind model without a model accepted");
+    p.kind = STENO_DRAFT_LAYERS;
+    p.draft_layers = 1000;
+    CHECK(steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL) == STENO_E_INVALID_ARG &&
+              strstr(steno_errmsg(), "--draft-layers"),
+          "--draft-layers 1000 accepted: %s", steno_errmsg());
+    steno_sampler_free(s);
+    steno_llm_ctx_free(c);
+    steno_llm_free(dm);
+}
+
+/* --spec-verify rejection end to end: at temperature 0 it is greedy verification (the text equals
+ * plain decoding's); at temperature 1 a layers drafter samples its drafts from its own distribution
+ * and the target keeps them by Leviathan et al.'s rule (the distribution is checked by
+ * test_spec_rejection; here: it runs, returns in-vocabulary tokens, and keeps drafts). Prints the
+ * acceptance of both verifications over 4 seeds. */
+static void rejection_e2e(steno_llm *m, const steno_llm_ctx_params *cp, const char *text, int n_predict, int k) {
+    int *toks = NULL, nt = 0;
+    CHECK(steno_llm_tokenize(m, text, strlen(text), 1, 1, &toks, &nt) == STENO_OK && nt > 0, "tokenize");
+    steno_llm_info info;
+    steno_llm_get_info(m, &info);
+    for (int kind = 0; kind < 2; kind++) {
+        steno_spec_params p = steno_spec_default_params();
+        p.kind = kind ? STENO_DRAFT_LAYERS : STENO_DRAFT_NGRAM;
+        p.draft_layers = k;
+        p.verify = STENO_SPEC_VERIFY_REJECTION;
+        steno_sampler_params sp = steno_sampler_default_params();
+        sp.temperature = 0;
+        steno_sampler *s1, *s2;
+        steno_llm_ctx *c1, *c2;
+        CHECK(steno_sampler_new(&sp, info.n_vocab, &s1) == STENO_OK && steno_sampler_new(&sp, info.n_vocab, &s2) == STENO_OK &&
+                  steno_llm_ctx_new(m, cp, &c1) == STENO_OK && steno_llm_ctx_new(m, cp, &c2) == STENO_OK,
+              "%s", steno_errmsg());
+        rec plain = {{0}, 0}, spec = {{0}, 0};
+        steno_spec_stats ss;
+        CHECK(steno_llm_generate(c1, s1, toks, nt, n_predict, record, &plain, NULL) == STENO_OK, "%s", steno_errmsg());
+        CHECK(steno_llm_generate_spec(c2, s2, toks, nt, n_predict, record, &spec, &p, NULL, &ss) == STENO_OK, "%s",
+              steno_errmsg());
+        CHECK(plain.n == spec.n && !memcmp(plain.tok, spec.tok, sizeof(int) * (size_t)plain.n),
+              "rejection verification at temperature 0 (%s) differs from plain decoding", kind ? "layers" : "ngram");
+        printf("rejection, temperature 0, %-6s: %3d tokens identical to plain decoding; %d of %d drafted accepted\n",
+               kind ? "layers" : "ngram", spec.n, ss.accepted, ss.drafted);
+        steno_sampler_free(s1);
+        steno_sampler_free(s2);
+        steno_llm_ctx_free(c1);
+        steno_llm_ctx_free(c2);
+    }
+    for (int v = 0; v < 2; v++) {
+        int acc = 0, dr = 0, ntok = 0;
+        for (int seed = 1; seed <= 4; seed++) {
+            steno_spec_params p = steno_spec_default_params();
+            p.kind = STENO_DRAFT_LAYERS;
+            p.draft_layers = k;
+            p.adaptive = 0;
+            p.n_draft = 4;
+            p.verify = v ? STENO_SPEC_VERIFY_REJECTION : STENO_SPEC_VERIFY_EXACT;
+            steno_sampler_params sp = steno_sampler_default_params();
+            sp.temperature = 1.0f;
+            sp.seed = (uint64_t)seed;
+            steno_sampler *s;
+            steno_llm_ctx *c;
+            CHECK(steno_sampler_new(&sp, info.n_vocab, &s) == STENO_OK && steno_llm_ctx_new(m, cp, &c) == STENO_OK, "%s",
+                  steno_errmsg());
+            rec r = {{0}, 0};
+            steno_spec_stats ss;
+            CHECK(steno_llm_generate_spec(c, s, toks, nt, n_predict, record, &r, &p, NULL, &ss) == STENO_OK, "%s",
+                  steno_errmsg());
+            for (int i = 0; i < r.n; i++) CHECK(r.tok[i] >= 0 && r.tok[i] < info.n_vocab, "token %d out of range", r.tok[i]);
+            acc += ss.accepted;
+            dr += ss.drafted;
+            ntok += r.n;
+            steno_sampler_free(s);
+            steno_llm_ctx_free(c);
+        }
+        printf("temperature 1, layers %d, %-9s verification: %d of %d drafted accepted (%.1f %%), %d tokens\n", k,
+               v ? "rejection" : "exact", acc, dr, dr ? 100.0 * acc / dr : 0.0, ntok);
+        if (v) CHECK(acc > 0, "rejection verification kept no sampled draft at temperature 1");
+    }
+    free(toks);
+}
+
 static const char *REPEAT =
     "Once upon a time there was a little dog named Tim. Tim liked to play in the park. Once upon a time there was "
     "a little dog named Tim. Tim liked to play in the park. Once upon a time there was a little dog";
@@ -194,6 +312,10 @@ int main(void) {
     exact("stories260K rotating(64, keep 4, reserve 8)", m, &rp, REPEAT, 200);
     exact_layers("stories260K plain", m, &cp, REPEAT, 120, 3);
     exact_layers("stories260K rotating(64, keep 4, reserve 8)", m, &rp, REPEAT, 200, 3);
+    rejection_e2e(m, &rp, REPEAT, 200, 3);
+    exact_model("stories260K rotating(64, keep 4, reserve 8)", m, path, &rp, REPEAT, 120);
+    char stories[4200];
+    snprintf(stories, sizeof stories, "%s", path);
     steno_llm_free(m);
     if (!sanitize) {
         const char *names[] = {"smollm2", "gemma3"};
@@ -209,6 +331,10 @@ int main(void) {
             snprintf(label, sizeof label, "%s plain", names[i]);
             exact(label, m, &p, i == 0 ? CHAT : REPEAT, 48);
             exact_layers(label, m, &p, i == 0 ? CHAT : REPEAT, 48, i == 0 ? 20 : 12);
+            if (i == 0) {
+                exact_model(label, m, path, &p, CHAT, 32);
+                foreign_draft(m, stories);
+            }
             if (i == 0) {
                 steno_llm_ctx_params q = p;
                 q.kv_quant = STENO_KV_QUANT_Q8;
