@@ -22,6 +22,8 @@
 typedef struct {
     const char *system;
     int n_predict;
+    steno_spec_params spec;
+    const char *draft_model;
 } chat_opts;
 
 static void chat_usage(FILE *f);
@@ -33,6 +35,7 @@ static const steno_opt CHAT_OPTIONS[] = {
      .help = "system message"},
     {STENO_OPT_INT, "-n|--n-predict", "N", STENO_OPT_AT(chat_opts, n_predict), STENO_OPT_RANGE(-1, 1 << 24),
      .def = "512", .help = "at most N tokens per reply"},
+    STENO_LLM_SPEC_OPTIONS(chat_opts, spec, draft_model),
 };
 
 static const steno_opts_spec CHAT_SPEC = {
@@ -69,6 +72,29 @@ static int msg_push(msg_list *l, const char *role, char *content) {
     return 0;
 }
 
+/* A reply decoded speculatively: its text, and its tokens after the prompt's in the history. */
+typedef struct {
+    char *text;
+    size_t len, cap;
+    int *tok, n;
+} spec_reply;
+
+static int spec_piece(void *user, int token, const char *piece, int n) {
+    spec_reply *r = user;
+    r->tok[r->n++] = token;
+    if (n <= 0) return 0;
+    fwrite(piece, 1, (size_t)n, stdout);
+    fflush(stdout);
+    if (r->len + (size_t)n + 1 > r->cap) {
+        char *nt = realloc(r->text, r->cap = (r->len + (size_t)n + 1) * 2);
+        if (!nt) return 1; /* stops generation */
+        r->text = nt;
+    }
+    memcpy(r->text + r->len, piece, (size_t)n);
+    r->len += (size_t)n;
+    return 0;
+}
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -76,7 +102,8 @@ static double now_s(void) {
 }
 
 int steno_cmd_chat(int argc, char **argv) {
-    chat_opts co = {.system = NULL, .n_predict = 512};
+    chat_opts co = {.system = NULL, .n_predict = 512, .spec = steno_spec_default_params()};
+    steno_llm *dm = NULL;
     steno_llm *m;
     steno_llm_ctx *c;
     steno_sampler *s;
@@ -85,6 +112,12 @@ int steno_cmd_chat(int argc, char **argv) {
     if (rc >= 0) return rc;
     int n_predict = co.n_predict;
     if (n_predict < 0) n_predict = 512;
+    if ((rc = steno_llm_cli_spec_setup("chat", &co.spec, co.draft_model, &dm)) != 0) {
+        steno_sampler_free(s);
+        steno_llm_ctx_free(c);
+        steno_llm_free(m);
+        return rc;
+    }
     steno_llm_info info;
     steno_llm_get_info(m, &info);
     msg_list msgs = {0};
@@ -150,6 +183,31 @@ int steno_cmd_chat(int argc, char **argv) {
             break;
         }
         hist = nh;
+        if (co.spec.kind != STENO_DRAFT_NONE) { /* the reply decoded speculatively */
+            memcpy(hist + common, toks + common, (size_t)(nt - common) * sizeof(int));
+            spec_reply r = {malloc(256), 0, 256, hist + nt, 0};
+            steno_gen_stats gs;
+            steno_spec_stats ss;
+            st = r.text ? steno_llm_generate_spec(c, s, toks + common, nt - common, n_predict, spec_piece, &r, &co.spec,
+                                                  &gs, &ss)
+                        : STENO_E_NOMEM;
+            free(toks);
+            n_hist = steno_llm_n_past(c); /* the prompt and the reply, but a last token not yet evaluated */
+            fputc('\n', stdout);
+            fflush(stdout);
+            if (r.text) r.text[r.len] = '\0';
+            msg_push(&msgs, "assistant", r.text ? r.text : strdup(""));
+            if (st != STENO_OK) {
+                fprintf(stderr, "steno: %s\n", steno_errmsg());
+                rc = 1;
+                break;
+            }
+            steno_llm_cli_spec_report(&co.spec, &ss, gs.n_generated);
+            fprintf(stderr, "steno: prompt: %d new tokens in %.3f s (%.1f tok/s); decode: %d tokens in %.3f s (%.1f tok/s)\n",
+                    gs.n_prompt, gs.prompt_seconds, gs.prompt_seconds > 0 ? gs.n_prompt / gs.prompt_seconds : 0.0,
+                    gs.n_generated, gs.decode_seconds, gs.decode_seconds > 0 ? gs.n_generated / gs.decode_seconds : 0.0);
+            continue;
+        }
         double t0 = now_s();
         st = steno_llm_eval(c, toks + common, nt - common, logits, 0);
         double t1 = now_s();
@@ -211,5 +269,6 @@ out:
     steno_sampler_free(s);
     steno_llm_ctx_free(c);
     steno_llm_free(m);
+    steno_llm_free(dm);
     return rc;
 }

@@ -213,7 +213,7 @@ bool steno_llm_cli_num_draft(const char *v, steno_spec_params *sp, int max) {
     return true;
 }
 
-static bool parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
+bool steno_llm_cli_parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
     (void)err;
     return steno_llm_cli_num_draft(v, (steno_spec_params *)((char *)dst - offsetof(steno_spec_params, n_draft)), 64);
 }
@@ -230,27 +230,7 @@ static const steno_opt GEN_OPTIONS[] = {
      .help = "parse control tokens written in the prompt (<|im_start|>, ...)"},
     {STENO_OPT_FLAG, "--echo", .at = AT(echo), .help = "print the prompt before the generated text"},
     {STENO_OPT_FLAG, "--verbose-prompt", .at = AT(verbose_prompt), .help = "print the prompt's tokens to standard error"},
-    {STENO_OPT_SECTION, .help = "speculative decoding (the text is identical to plain decoding's, at any temperature, "
-                                "with --spec-verify exact):"},
-    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(spec.kind), .choices = "none|ngram|model|layers",
-     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM, STENO_DRAFT_MODEL, STENO_DRAFT_LAYERS}, .def = "none",
-     .help = "ngram: prompt lookup, the continuation of the latest earlier match of the last tokens; model: "
-             "--draft-model's greedy tokens; layers: the model's first --draft-layers layers and its output head"},
-    {STENO_OPT_STRING, "--draft-model", "PATH", AT(draft_model),
-     .help = "the draft model of --draft-kind model (a GGUF with the model's vocabulary; implies --draft-kind model)"},
-    {STENO_OPT_INT, "--draft-layers", "N", AT(spec.draft_layers), STENO_OPT_RANGE(1, 1024), .def = "a quarter of the layers",
-     .help = "layers that draft with --draft-kind layers (fewer than the model has)"},
-    {STENO_OPT_CHOICE, "--spec-verify", NULL, AT(spec.verify), .choices = "exact|rejection",
-     .values = (const int[]){STENO_SPEC_VERIFY_EXACT, STENO_SPEC_VERIFY_REJECTION}, .def = "exact",
-     .help = "exact: plain decoding's sampler on each position (identical text); rejection: Leviathan et al.'s "
-             "rule (the target's distribution, not its text; more drafts kept at temperature > 0)"},
-    {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(spec.n_draft), .parse = parse_num_draft,
-     .expect = "1..64 or adaptive", .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail",
-     .help = "most draft tokens per round"},
-    {STENO_OPT_INT, "--ngram-min", "N", AT(spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
-     .help = "shortest n-gram tried (longest first)"},
-    {STENO_OPT_INT, "--ngram-max", "N", AT(spec.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
-     .help = "longest n-gram tried"},
+    STENO_LLM_SPEC_OPTIONS(gen_opts, spec, draft_model),
 };
 #undef AT
 
@@ -304,6 +284,43 @@ static char *slurp(const char *path) {
     return b;
 }
 
+int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char *draft_model, steno_llm **dm) {
+    *dm = NULL;
+    if (sp->ngram_max < sp->ngram_min) {
+        fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n", verb,
+                sp->ngram_min, sp->ngram_max);
+        return 2;
+    }
+    if (draft_model && sp->kind == STENO_DRAFT_NONE) sp->kind = STENO_DRAFT_MODEL;
+    if (sp->kind != STENO_DRAFT_MODEL) {
+        if (!draft_model) return 0;
+        fprintf(stderr, "steno %s: --draft-model is for --draft-kind model, not %s\n", verb,
+                sp->kind == STENO_DRAFT_NGRAM ? "ngram" : "layers");
+        return 2;
+    }
+    if (!draft_model) {
+        fprintf(stderr, "steno %s: --draft-kind model needs --draft-model PATH\n", verb);
+        return 2;
+    }
+    steno_llm_load_params lp = steno_llm_default_load_params();
+    if (steno_llm_load(draft_model, &lp, dm) != STENO_OK) {
+        (void)verb;
+        fprintf(stderr, "steno: %s\n", steno_errmsg());
+        return 1;
+    }
+    sp->draft_model = *dm;
+    return 0;
+}
+
+void steno_llm_cli_spec_report(const steno_spec_params *sp, const steno_spec_stats *ss, int n_generated) {
+    static const char *const kinds[] = {"none", "ngram", "model", "layers"};
+    fprintf(stderr,
+            "steno: speculation (%s%s): %d of %d drafted tokens accepted (%.1f %%) in %d rounds; %d target passes for "
+            "%d tokens\n",
+            kinds[sp->kind], sp->verify == STENO_SPEC_VERIFY_REJECTION ? ", rejection" : "", ss->accepted, ss->drafted,
+            ss->drafted ? 100.0 * ss->accepted / ss->drafted : 0.0, ss->rounds, ss->target_calls, n_generated);
+}
+
 int steno_cmd_generate(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--parallel") == 0 && strcmp(argv[i - 1], "-p") != 0 && strcmp(argv[i - 1], "--prompt") != 0)
@@ -320,32 +337,8 @@ int steno_cmd_generate(int argc, char **argv) {
     const int n_predict = lo.n_predict, n_probs = lo.samp.n_probs;
     char *owned = NULL;
     const char *prompt = g.prompt;
-    if (g.spec.ngram_max < g.spec.ngram_min) {
-        fprintf(stderr, "steno generate: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
-                g.spec.ngram_min, g.spec.ngram_max);
-        rc = 2;
-        goto out;
-    }
-    if (g.draft_model && g.spec.kind == STENO_DRAFT_NONE) g.spec.kind = STENO_DRAFT_MODEL;
-    if (g.spec.kind == STENO_DRAFT_MODEL) {
-        if (!g.draft_model) {
-            fprintf(stderr, "steno generate: --draft-kind model needs --draft-model PATH\n");
-            rc = 2;
-            goto out;
-        }
-        steno_llm_load_params dlp = steno_llm_default_load_params();
-        if (steno_llm_load(g.draft_model, &dlp, &dm) != STENO_OK) {
-            fprintf(stderr, "steno: %s\n", steno_errmsg());
-            rc = 1;
-            goto out;
-        }
-        g.spec.draft_model = dm;
-    } else if (g.draft_model) {
-        fprintf(stderr, "steno generate: --draft-model is for --draft-kind model, not %s\n",
-                g.spec.kind == STENO_DRAFT_NGRAM ? "ngram" : "layers");
-        rc = 2;
-        goto out;
-    }
+    if ((rc = steno_llm_cli_spec_setup("generate", &g.spec, g.draft_model, &dm)) != 0) goto out;
+    rc = -1;
     if (g.spec.kind != STENO_DRAFT_NONE && n_probs > 0)
         fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");
     if (g.prompt_file) {
@@ -428,12 +421,7 @@ int steno_cmd_generate(int argc, char **argv) {
     } else if (g.spec.kind != STENO_DRAFT_NONE) {
         steno_spec_stats ss;
         gs = steno_llm_generate_spec(c, s, toks, nt, n_predict, print_piece, NULL, &g.spec, &st, &ss);
-        fprintf(stderr,
-                "steno: speculation (%s): %d of %d drafted tokens accepted (%.1f %%) in %d rounds; %d target "
-                "passes for %d tokens\n",
-                g.spec.kind == STENO_DRAFT_NGRAM ? "ngram" : g.spec.kind == STENO_DRAFT_MODEL ? "model" : "layers",
-                ss.accepted, ss.drafted, ss.drafted ? 100.0 * ss.accepted / ss.drafted : 0.0, ss.rounds,
-                ss.target_calls, st.n_generated);
+        if (gs == STENO_OK) steno_llm_cli_spec_report(&g.spec, &ss, st.n_generated);
     } else {
         gs = steno_llm_generate(c, s, toks, nt, n_predict, print_piece, NULL, &st);
     }

@@ -31,4 +31,41 @@ int steno_llm_cli_open(int argc, char **argv, const steno_opts_spec *spec, void 
 /** --num-draft-tokens N|adaptive (generate, serve): adaptive, or N in 1..max; false if neither. */
 bool steno_llm_cli_num_draft(const char *v, steno_spec_params *sp, int max);
 
+/** The speculative-decoding options' parser of --num-draft-tokens (dst: the n_draft field). */
+bool steno_llm_cli_parse_num_draft(const char *v, void *dst, steno_opt_error *err);
+
+/** The speculative-decoding rows of generate and chat, stored in a struct TYPE's steno_spec_params
+ *  SPEC and const char * DM (the --draft-model path). */
+#define STENO_LLM_SPEC_OPTIONS(TYPE, SPEC, DM)                                                                   \
+    {STENO_OPT_SECTION, .help = "speculative decoding (the text is identical to plain decoding's, at any "       \
+                                "temperature, with --spec-verify exact):"},                                     \
+    {STENO_OPT_CHOICE, "--draft-kind", NULL, STENO_OPT_AT(TYPE, SPEC.kind), .choices = "none|ngram|model|layers", \
+     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM, STENO_DRAFT_MODEL, STENO_DRAFT_LAYERS},         \
+     .def = "none",                                                                                              \
+     .help = "ngram: prompt lookup, the continuation of the latest earlier match of the last tokens; model: "   \
+             "--draft-model's greedy tokens; layers: the model's first --draft-layers layers and its output head"}, \
+    {STENO_OPT_STRING, "--draft-model", "PATH", STENO_OPT_AT(TYPE, DM),                                          \
+     .help = "the draft of --draft-kind model: a model with the same vocabulary (implies --draft-kind model; "   \
+             "tools/gguf_draft.py makes one)"},                                                                  \
+    {STENO_OPT_INT, "--draft-layers", "N", STENO_OPT_AT(TYPE, SPEC.draft_layers), STENO_OPT_RANGE(1, 1024),      \
+     .def = "a quarter of the layers", .help = "layers that draft with --draft-kind layers (fewer than the model has)"}, \
+    {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", STENO_OPT_AT(TYPE, SPEC.n_draft),                    \
+     .parse = steno_llm_cli_parse_num_draft, .expect = "1..64 or adaptive",                                      \
+     .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail", .help = "most draft tokens per round"}, \
+    {STENO_OPT_INT, "--ngram-min", "N", STENO_OPT_AT(TYPE, SPEC.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",   \
+     .help = "shortest n-gram tried (longest first)"},                                                           \
+    {STENO_OPT_INT, "--ngram-max", "N", STENO_OPT_AT(TYPE, SPEC.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",   \
+     .help = "longest n-gram tried"},                                                                            \
+    {STENO_OPT_CHOICE, "--spec-verify", NULL, STENO_OPT_AT(TYPE, SPEC.verify), .choices = "exact|rejection",      \
+     .values = (const int[]){STENO_SPEC_VERIFY_EXACT, STENO_SPEC_VERIFY_REJECTION}, .def = "exact",              \
+     .help = "exact: plain decoding's sampler on each position (identical text); rejection: Leviathan et al.'s " \
+             "rule (the model's distribution, not its text; drafts of --draft-kind model|layers are then sampled)"}
+
+/** Checks the speculative options after parsing and loads --draft-model into *dm (NULL when none):
+ *  0 ok, 2 usage error, 1 a model that cannot be loaded (one line on stderr, "steno VERB: ..."). */
+int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char *draft_model, steno_llm **dm);
+
+/** The acceptance line on stderr after a speculative generation. */
+void steno_llm_cli_spec_report(const steno_spec_params *sp, const steno_spec_stats *ss, int n_generated);
+
 #endif

@@ -176,6 +176,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     st0.n_prompt = n_prompt;
     st0.prompt_seconds = t1 - t0;
     st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
+    int backoff = 16;
     int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
     while (st == STENO_OK && !done) {
         if (pending < 0) { /* plain decoding's step: sample the logits at hand */
@@ -227,6 +228,14 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
         ss.accepted += j;
         steno_spec_len_update(&sl, ng, j);
+        /* a drafter that keeps failing after its pauses (an early exit or a draft model that rarely
+         * agrees, a text with nothing to look up) pauses twice as long each time, up to 512
+         * tokens: each retry costs a draft and a wider verify pass */
+        if (j > 0) backoff = 16;
+        else if (sl.pause == 16 && sl.k == 0) {
+            sl.pause = backoff;
+            backoff = backoff < 256 ? 2 * backoff : 512;
+        }
         if (dr.dc && st == STENO_OK) st = llm_drafter_sync(&dr, hist, e.nh);
     }
     if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
