@@ -53,8 +53,11 @@ int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max,
         const int *suf = hist + n - g;
         for (int j = n - g - 1; j >= 0; j--) { /* the most recent earlier occurrence */
             if (memcmp(hist + j, suf, sizeof(int) * (size_t)g) != 0) continue;
+            /* a short match is weak evidence: a g-token match proposes at most 2g tokens, so that
+             * a one-token coincidence does not widen the verify pass by k rows */
+            const int kg = k < 2 * g ? k : 2 * g;
             int m = 0;
-            while (m < k && j + g + m < n) {
+            while (m < kg && j + g + m < n) {
                 draft[m] = hist[j + g + m];
                 m++;
             }

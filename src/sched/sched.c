@@ -294,6 +294,11 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
     sched_params p = params ? *params : sched_default_params();
     if (p.n_parallel <= 0) p.n_parallel = 1;
     if (p.n_parallel > 256) return steno_fail(STENO_E_INVALID_ARG, "parallel: %d slots (at most 256)", p.n_parallel);
+    /* the rows' drafter is prompt lookup; a draft model per row (its own cache, its own batched
+     * pass) is not built: refused rather than silently replaced by ngram */
+    if (p.spec.kind != STENO_DRAFT_NONE && p.spec.kind != STENO_DRAFT_NGRAM)
+        return steno_fail(STENO_E_UNSUPPORTED, "steno serve --draft-kind: only none and ngram (the batched rows have no "
+                                               "draft-model pass)");
     if (p.max_queue < 0) p.max_queue = 0;
     if (p.prefill_chunk <= 0) p.prefill_chunk = 64;
     if (p.prefill_chunk > 4096 - 256) p.prefill_chunk = 4096 - 256;
