@@ -5,12 +5,14 @@ Workloads (chat prompts, greedy, -n tokens):
   summary  repeat-and-summarize a paragraph (the answer repeats input text: prompt lookup's case)
   free     free generation (a story)
   code     write a short function, then the same function again with a change
-For each workload and each mode (plain, ngram with --num-draft-tokens adaptive, ngram k=4) the
-runs are interleaved (plain, adaptive, k4, plain, ...) for --reps rounds; the table gives the
-median decode tok/s from steno's stderr line and the ratio to plain, plus the acceptance.
+For each workload and each mode (plain; ngram adaptive and k=4; with --draft-layers K, layers
+adaptive; with --draft PATH, a draft model adaptive — tools/gguf_draft.py makes one) the runs are
+interleaved (plain, ngram, ..., plain, ...) for --reps rounds; the table gives the median decode
+tok/s from steno's stderr line and the ratio to plain, plus the acceptance.
 Every speculative text must equal the plain one (checked; a difference is an error).
 
 Usage: python3 tools/bench_spec.py [--steno build/steno] [--model smollm2] [--threads 2] [--reps 3]
+                                   [-n 160] [--draft-layers K] [--draft DRAFT.gguf] [--modes a,b]
 """
 import argparse
 import re
@@ -59,7 +61,18 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-n", type=int, default=160)
+    ap.add_argument("--draft-layers", type=int, default=0, help="add the mode layers-adaptive with K layers")
+    ap.add_argument("--draft", help="add the mode model-adaptive with this draft model")
+    ap.add_argument("--modes", help="comma-separated subset of the modes (plain always runs)")
     args = ap.parse_args()
+    if args.draft_layers:
+        MODES["layers-adaptive"] = ["--draft-kind", "layers", "--draft-layers", str(args.draft_layers)]
+    if args.draft:
+        MODES["model-adaptive"] = ["--draft-model", args.draft]
+    if args.modes:
+        for m in list(MODES):
+            if m != "plain" and m not in args.modes.split(","):
+                del MODES[m]
     print(f"| workload | mode | decode tok/s (median of {args.reps}) | vs plain | drafts accepted |")
     print("|---|---|---|---|---|")
     for w, text in WORKLOADS.items():
