@@ -366,8 +366,11 @@ typedef struct steno_spec_params {
     int n_draft;          /* most draft tokens per round (default 8; capped at kv_reserve with
                              sliding-window layers, and at n_batch - 1) */
     int adaptive;         /* 1 (default): start at 4, +2 after a fully accepted round, halve after
-                             two rounds with nothing accepted, pause 16 tokens at 0 */
-    int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 1..4) */
+                             two rounds with nothing accepted, pause 16 tokens at 0
+                             (steno_llm_generate_spec: doubled after each pause that ends in
+                             another failure, up to 512; reset by an accepted draft) */
+    int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 1..4); a
+                                 g-token match proposes at most 2g tokens */
     int draft_layers;     /* STENO_DRAFT_LAYERS: layers of the target that draft (1..n_layer - 1;
                              default 0 = n_layer / 4, at least 1) */
     const steno_llm *draft_model; /* STENO_DRAFT_MODEL: the draft (same vocabulary as the target's:
@@ -385,16 +388,22 @@ typedef struct steno_spec_stats {
 
 steno_spec_params steno_spec_default_params(void);
 
-/** steno_llm_generate with speculative decoding: each round the drafter proposes up to n_draft
- *  tokens, the target evaluates them in one pass, and the sampler runs on each position's logits
- *  in turn exactly as plain decoding runs it; drafts are kept while they equal the sampled token,
- *  the rest rolled back (no recomputation). The tokens — and the sampler's state and random
- *  draws — are therefore identical to steno_llm_generate's with the same sampler and seed, at any
- *  temperature, for every cache kind (no verify block straddles a quantized cache's conversion
- *  point, kv_quant_start), and the caches end holding the same rows for every position the next
- *  token can see (a sliding-window ring grown to hold a verify block keeps more history besides).
- *  spec_stats may be NULL. Errors: those of
- *  steno_llm_generate, STENO_E_INVALID_ARG (params). Not thread-safe per context. */
+/** steno_llm_generate with speculative decoding: each round the drafter of p->kind (ngram, a draft
+ *  model, or the target's first layers) proposes up to n_draft tokens, the target evaluates them in
+ *  one pass, and each position is verified in turn; drafts are kept while they hold, the rest
+ *  rolled back (no recomputation). With p->verify EXACT the sampler runs on each position's logits
+ *  exactly as plain decoding runs it and a draft holds while it equals the sampled token: the
+ *  tokens — and the sampler's state and random draws — are identical to steno_llm_generate's with
+ *  the same sampler and seed, at any temperature, for every cache kind (no verify block straddles
+ *  a quantized cache's conversion point, kv_quant_start), and the caches end holding the same rows
+ *  for every position the next token can see (a sliding-window ring grown to hold a verify block
+ *  keeps more history besides). With REJECTION, steno_sampler_verify decides (the target's
+ *  distribution, another text; identical at temperature 0), and the model drafters sample their
+ *  drafts at temperature > 0. MODEL and LAYERS drafters run in a context of their own on c's
+ *  thread pool, created and freed by the call. spec_stats may be NULL. Errors: those of
+ *  steno_llm_generate, STENO_E_INVALID_ARG (params, a draft model of another vocabulary, a layer
+ *  count out of range). Not thread-safe per context (nor per draft model: its contexts are the
+ *  call's, its weights read-only, so one draft model may serve concurrent calls). */
 steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const int *prompt, int n_prompt,
                                      int n_predict, steno_token_cb cb, void *user, const steno_spec_params *p,
                                      steno_gen_stats *stats, steno_spec_stats *spec_stats);
@@ -417,8 +426,9 @@ int steno_spec_len_next(steno_spec_len *s, const steno_llm_ctx *c, int remaining
 /** After a verified round of `drafted` tokens of which `accepted` held. */
 void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted);
 
-/** The ngram drafter alone: up to k tokens into draft proposed after hist[0..n); returns the
- *  count (0: no earlier occurrence of even an ngram_min-token suffix). */
+/** The ngram drafter alone: up to k tokens (at most 2g after a g-token match) into draft proposed
+ *  after hist[0..n); returns the count (0: no earlier occurrence of even an ngram_min-token
+ *  suffix). */
 int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft);
 
 /** One message of a conversation, passed as an array; a plain record frozen within one SONAME, as

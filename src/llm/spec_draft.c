@@ -14,7 +14,7 @@ static steno_status same_vocab(const steno_llm *a, const steno_llm *b) {
     if (a->hp.n_vocab != b->hp.n_vocab)
         return steno_fail(STENO_E_INVALID_ARG, "--draft-model %s: its vocabulary has %d tokens, the model's %d",
                           b->path ? b->path : "?", b->hp.n_vocab, a->hp.n_vocab);
-    char x[256], y[256];
+    char x[1024], y[1024]; /* a longer piece compares by its length only (negative counts) */
     for (int t = 0; t < a->hp.n_vocab; t++) {
         const int nx = steno_vocab_piece(a->vocab, t, -1, 1, x, (int)sizeof x),
                   ny = steno_vocab_piece(b->vocab, t, -1, 1, y, (int)sizeof y);
@@ -131,6 +131,12 @@ int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft
         d->fed[d->n_fed++] = draft[n - 1];
     }
     return n;
+}
+
+steno_status llm_drafter_prefill(llm_drafter *d, const int *prompt, int n) {
+    d->n_fed = 0;
+    d->base = n;
+    return n > 0 ? steno_llm_eval(d->dc, prompt, n, NULL, 0) : STENO_OK;
 }
 
 steno_status llm_drafter_sync(llm_drafter *d, const int *hist, int nh) {

@@ -38,6 +38,10 @@ void llm_drafter_close(llm_drafter *d);
  *  row for steno_sampler_verify. */
 int llm_drafter_draft(llm_drafter *d, const int *hist, int nh, int k, int *draft, steno_sampler *s, steno_status *st);
 
+/** Evaluates the prompt (n tokens) in the draft's empty context: prompt work, timed with the
+ *  target's prompt rather than the first round's draft. */
+steno_status llm_drafter_prefill(llm_drafter *d, const int *prompt, int n);
+
 /** After verification: hist[0..nh) is the sequence; the draft's cache keeps its longest prefix
  *  and drops the rest (rollback, no recomputation). */
 steno_status llm_drafter_sync(llm_drafter *d, const int *hist, int nh);

@@ -159,6 +159,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
      * distribution q (with a deterministic draft, rejection accepts x with probability p(x) — exactly
      * what the exact sampler's own draw does — so only sampled drafts gain from it) */
     const int sampled = dr.dc && p.verify == STENO_SPEC_VERIFY_REJECTION && steno_sampler_temperature(s) > 0.0f;
+    if (dr.dc && sl.adaptive && sl.k > 2) sl.k = 2; /* and they start shorter than lookups */
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
     const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
@@ -175,6 +176,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     emitter e = {m, cb, user, n_predict, n_prompt > 0 ? prompt[n_prompt - 1] : -1, hist, n_prompt, &st0};
     const double t0 = now_s();
     steno_status st = steno_llm_eval(c, prompt, n_prompt, logits, 0);
+    if (st == STENO_OK && dr.dc && dr.dc->n_past == 0) st = llm_drafter_prefill(&dr, prompt, n_prompt);
     const double t1 = now_s();
     st0.n_prompt = n_prompt;
     st0.prompt_seconds = t1 - t0;
@@ -231,6 +233,8 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
         ss.accepted += j;
         steno_spec_len_update(&sl, ng, j);
+        /* a model drafter's tokens cost a fraction of a step each: one failed round halves k */
+        if (dr.dc && j == 0 && sl.misses == 1) steno_spec_len_update(&sl, ng, 0);
         /* a drafter that keeps failing after its pauses (an early exit or a draft model that rarely
          * agrees, a text with nothing to look up) pauses twice as long each time, up to 512
          * tokens: each retry costs a draft and a wider verify pass */
