@@ -50,6 +50,7 @@ typedef enum route_id {
     ROUTE_HEALTH,
     ROUTE_METRICS,
     ROUTE_PAGE,
+    ROUTE_STREAM,
     ROUTE_COUNT
 } route_id;
 
@@ -149,5 +150,6 @@ int route_models(http_req *r);      /* routes_ops.c */
 int route_health(http_req *r);
 int route_metrics(http_req *r);
 int route_page(http_req *r);
+int route_stream(http_req *r);      /* GET /v1/stream, a WebSocket (routes_stream.c) */
 
 #endif
