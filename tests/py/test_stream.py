@@ -11,6 +11,7 @@
   2. End cases, each exit 0: a stream cut in the middle of a word prints that word; 10 s of digital
      silence prints nothing; raw s16le with an odd byte count (a torn last sample) is transcribed
      and ends cleanly (the torn byte is dropped).
+     A raw file that grows while it is read (--follow-ms) and an http:// URL are transcribed.
   3. Times are on the input's timeline: every commit's [start, end] lies within the audio and
      commits never go back in time by more than Whisper's timestamp jitter.
   4. Usage: no INPUT, two INPUTs, an unknown language exit 2 with one line; a missing file exits 1
@@ -166,6 +167,45 @@ def end_cases(tmp):
     check(rc == 0 and "fellow" in out.lower(), "f32le file: exit %d, out %r, stderr %r" % (rc, out, err))
 
 
+def growing_and_url(tmp):
+    """A raw file that grows while steno reads it (--follow-ms), and a URL FFmpeg opens."""
+    import subprocess
+    import threading
+    import time
+    jfk = os.path.join(se.audio_dir(), "jfk.wav")
+    pcm = stream_pacer.decode_s16(jfk, 6)
+    path = os.path.join(tmp, "growing.s16")
+    with open(path, "wb") as f:
+        f.write(pcm[:2 * 32000])
+    p = subprocess.Popen([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--format", "s16le",
+                          "--follow-ms", "3000", "--plain", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    with open(path, "ab") as f:  # the recorder appends the rest
+        f.write(pcm[2 * 32000:])
+    out, err = p.communicate(timeout=600)
+    text = out.decode().lower()
+    check(p.returncode == 0 and "fellow" in text and "ask" in text,
+          "growing file: exit %d, text %r (the words after 2 s must come from the appended part), stderr %r"
+          % (p.returncode, text, err.decode()[-300:]))
+    import http.server
+    import functools
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+    handler = functools.partial(Quiet, directory=se.audio_dir())
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    th = threading.Thread(target=httpd.serve_forever, daemon=True)
+    th.start()
+    try:
+        url = "http://127.0.0.1:%d/jfk.wav" % httpd.server_address[1]
+        rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--plain", url])
+        check(rc == 0 and "fellow americans" in out.lower() and "your country" in out.lower(),
+              "URL input: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
+    finally:
+        httpd.shutdown()
+
+
 def usage():
     for args, want in ((["stream"], 2), (["stream", "a", "b"], 2), (["stream", "--language", "xx", "-"], 2),
                        (["stream", "--step-ms", "5", "-"], 2)):
@@ -181,6 +221,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         usage()
         end_cases(tmp)
+        growing_and_url(tmp)
         quality(tmp)
     if failures:
         print("test_stream: %d failure(s)" % len(failures))
