@@ -163,7 +163,7 @@ def end_cases(tmp):
     with open(f32, "wb") as f:
         array.array("f", [x / 32768.0 for x in a]).tofile(f)
     rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--format", "f32le",
-                              "--follow-ms", "0", f32])
+                              "--follow-ms", "0", "--step-ms", "2000", f32])
     check(rc == 0 and "fellow" in out.lower(), "f32le file: exit %d, out %r, stderr %r" % (rc, out, err))
 
 
@@ -178,7 +178,7 @@ def growing_and_url(tmp):
     with open(path, "wb") as f:
         f.write(pcm[:2 * 32000])
     p = subprocess.Popen([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--format", "s16le",
-                          "--follow-ms", "3000", "--plain", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          "--follow-ms", "3000", "--step-ms", "2000", "--plain", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(1.0)
     with open(path, "ab") as f:  # the recorder appends the rest
         f.write(pcm[2 * 32000:])
@@ -199,7 +199,8 @@ def growing_and_url(tmp):
     th.start()
     try:
         url = "http://127.0.0.1:%d/jfk.wav" % httpd.server_address[1]
-        rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--plain", url])
+        rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "-t", "2", "--step-ms", "2000",
+                                  "--plain", url])
         check(rc == 0 and "fellow americans" in out.lower() and "your country" in out.lower(),
               "URL input: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
     finally:

@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from serverlib import BIN, Checks, Server, audio  # noqa: E402
+from serverlib import BIN, SANITIZE, Checks, Server, audio  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 t = Checks()
@@ -37,8 +37,11 @@ def pcm16(path):
                            "-"], stdout=subprocess.PIPE, check=True).stdout
 
 
-JFK = pcm16(audio("jfk.wav"))
 STEP = 32000  # 1 s of s16le
+JFK = pcm16(audio("jfk.wav"))
+if SANITIZE:  # CI size under ASan+UBSan: the first 5 s (the same code paths, half the hypotheses)
+    JFK = JFK[:5 * STEP]
+    print("CI size (ASan): the first 5 s of jfk.wav")
 
 
 def cli_text(pcm, fmt="s16le"):
@@ -156,7 +159,7 @@ with Server(["--whisper-model", "tiny.en", "--threads", "2", "--parallel", "2"])
     # 1. the CLI's text, s16le and f32le
     want = cli_text(JFK)
     got = ws_texts(s, JFK)
-    t.check(got == want and len(want) > 3, f"WebSocket commits differ from steno stream's:\n ws  {got}\n cli {want}")
+    t.check(got == want and len(want) >= 2, f"WebSocket commits differ from steno stream's:\n ws  {got}\n cli {want}")
     # f32le: the same samples (x / 32768 is exact) give the same text as s16le
     short = JFK[:5 * STEP]
     want_short = cli_text(short)
