@@ -167,9 +167,11 @@ static int run(steno_stream *s, feed *f, size_t step, bool catch_up, bool plain)
             buf = b;
             cap = take;
         }
-        memcpy(buf, f->q, sizeof(float) * take);
-        memmove(f->q, f->q + take, sizeof(float) * (f->n - take));
-        f->n -= take;
+        if (take > 0) {
+            memcpy(buf, f->q, sizeof(float) * take);
+            memmove(f->q, f->q + take, sizeof(float) * (f->n - take));
+            f->n -= take;
+        }
         const int end = f->eof && f->n == 0;
         pthread_mutex_unlock(&f->mu);
         const steno_stream_commit *c = NULL;

@@ -97,6 +97,7 @@ static int wl_push_copy(wlist *l, const wd *x) {
 
 /* Removes the first k words. */
 static void wl_drop_front(wlist *l, int k) {
+    if (k <= 0) return;
     for (int i = 0; i < k; i++) free(l->v[i].t);
     memmove(l->v, l->v + k, sizeof *l->v * (size_t)(l->n - k));
     l->n -= k;
