@@ -384,6 +384,7 @@ void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         fprintf(stderr, "%s %s %d %llu %.1fms%s\n", log_safe(r->method, m, sizeof m), log_safe(r->path, p, sizeof p),
                 status, (unsigned long long)r->bytes_out, ms,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+    if (status == 101 && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->abandon) r->abandon(r->abandon_arg);
     /* an upgraded connection (101, /v1/stream) belongs to its session now: no header deadline */
     if (status == 101) serve_connection_busy(c);
     else serve_connection_idle(c);

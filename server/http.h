@@ -81,6 +81,10 @@ typedef struct http_req {
     char allow[40];              /* the methods of the path, for a 405's Allow header */
     uint64_t bytes_out;
     int streaming;
+    /* an upgrade (101) whose socket MHD never handed over (the client left before the 101 went
+     * out): http_request_completed calls abandon(abandon_arg) to release what was set up */
+    void (*abandon)(void *arg);
+    void *abandon_arg;
     /* counted once per request in the metrics */
     double audio_seconds;
     int prompt_tokens, completion_tokens;

@@ -39,6 +39,7 @@ typedef struct ws_session {
     size_t extra_n;
     double t0, audio_seconds;
     char path[600];
+    atomic_int claimed; /* set by whichever of on_upgrade and abandon comes first: it owns s */
 } ws_session;
 
 static atomic_int g_sessions;
@@ -335,6 +336,10 @@ static int push_pcm(ws_session *s, steno_stream *st, pcm_in *pcm) {
 static void on_upgrade(void *cls, struct MHD_Connection *c, void *req_cls, const char *extra_in,
                        size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh) {
     ws_session *s = cls;
+    if (atomic_exchange(&s->claimed, 1)) { /* abandoned already (cannot happen after a sent 101) */
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        return;
+    }
     s->sock = sock;
     s->urh = urh;
     if (extra_in_size) {
@@ -357,6 +362,14 @@ static void on_upgrade(void *cls, struct MHD_Connection *c, void *req_cls, const
         free(s);
     }
     pthread_attr_destroy(&attr);
+}
+
+/* The 101 never reached the client: no session will run. */
+static void abandon(void *arg) {
+    ws_session *s = arg;
+    if (atomic_exchange(&s->claimed, 1)) return;
+    atomic_fetch_sub(&g_sessions, 1);
+    free(s);
 }
 
 /* ------------------------------------------------------------------------------- the handshake */
@@ -445,12 +458,20 @@ int route_stream(http_req *r) {
         return http_send_error(r, 500, NULL, NULL, "internal_error", "out of memory");
     }
     *heap = s;
+    atomic_init(&heap->claimed, 0);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
     MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
     r->status = 101;
     const enum MHD_Result ok = MHD_queue_response(r->conn, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
     MHD_destroy_response(resp);
-    if (ok != MHD_YES) atomic_fetch_sub(&g_sessions, 1); /* on_upgrade never runs: heap leaks with MHD's response */
+    if (ok != MHD_YES) {
+        r->status = 0;
+        atomic_fetch_sub(&g_sessions, 1);
+        free(heap);
+        return ok;
+    }
+    r->abandon = abandon;
+    r->abandon_arg = heap;
     return ok;
 }

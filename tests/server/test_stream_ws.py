@@ -54,7 +54,10 @@ def cli_text(pcm, fmt="s16le"):
 
 def ws_texts(s, pcm, query="", chunk=STEP):
     out, done = [], None
+    # ping_interval=None: with catch_up=0 the server answers a ping after the hypotheses of the
+    # messages before it, which a loaded CI machine can stretch past websockets' 20-s ping timeout
     with connect(f"ws://127.0.0.1:{s.port}/v1/stream?catch_up=0{query}", max_size=2 ** 20, open_timeout=60,
+                 ping_interval=None,
                  close_timeout=60) as ws:
         for i in range(0, len(pcm), chunk):
             ws.send(pcm[i:i + chunk])
