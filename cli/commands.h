@@ -52,6 +52,11 @@ int steno_cmd_vad(int argc, char **argv);
 /** Writes the help of `steno vad` to f. */
 void steno_vad_usage(FILE *f);
 
+/** `steno stream [options] INPUT` (cli/stream_cmd.c): live transcription (docs/STREAMING.md). */
+int steno_cmd_stream(int argc, char **argv);
+/** Writes the help of `steno stream` to f. */
+void steno_stream_usage(FILE *f);
+
 /* ---- shared by the verbs (cli/model_path.c) ---------------------------------------------- */
 
 /** The folder of named models: model_dir (--model-dir) if set, else $STENO_MODELS_DIR, else

@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "  generate      generate text from a prompt with an LLM (GGUF or llama2.c model)\n"
           "  chat          chat with an LLM through its chat template (one message per line)\n"
           "  perplexity    score a text with an LLM; compare a quantized KV cache with the plain one\n"
+          "  stream        live transcription of a pipe, a growing file or a URL (docs/STREAMING.md)\n"
           "  vad           speech spans of audio files (Silero VAD; faster-whisper's timestamps)\n"
           "  convert       write a model as a whisper.cpp ggml file\n"
           "  pull          download a Whisper model (CTranslate2) from Hugging Face into the cache\n"
@@ -63,6 +64,7 @@ static int dispatch(int argc, char **argv) {
     if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "transcribe") == 0) steno_transcribe_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "vad") == 0) steno_vad_usage(stdout);
+        else if (argc > 2 && strcmp(argv[2], "stream") == 0) steno_stream_usage(stdout);
         else if (argc > 2 && strcmp(argv[2], "whisper-cli") == 0) {
             char *h[] = {argv[2], "--help", NULL};
             return steno_cmd_whisper_cli(2, h);
@@ -85,6 +87,7 @@ static int dispatch(int argc, char **argv) {
     if (strcmp(verb, "pull") == 0) return steno_cmd_pull(argc - 1, argv + 1);
     if (strcmp(verb, "models") == 0) return steno_cmd_models(argc - 1, argv + 1);
     if (strcmp(verb, "vad") == 0) return steno_cmd_vad(argc - 1, argv + 1);
+    if (strcmp(verb, "stream") == 0) return steno_cmd_stream(argc - 1, argv + 1);
     fprintf(stderr, "steno: unknown command '%s' (see 'steno --help')\n", verb);
     return 2;
 }

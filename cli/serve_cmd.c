@@ -171,6 +171,9 @@ int steno_cmd_serve(int argc, char **argv) {
         const char *slash = strrchr(whisper, '/');
         o.whisper_id = slash && slash[1] ? slash + 1 : whisper;
     }
+    static char vpath[4200];
+    steno_cli_vad_path(NULL, model_dir, vpath, sizeof vpath);
+    o.vad_path = vpath;
     if (llm) {
         if (steno_llm_resolve(llm, lpath, sizeof lpath) != STENO_OK) {
             fprintf(stderr, "steno serve: %s\n", steno_errmsg());

@@ -465,6 +465,82 @@ steno_status steno_transcribe_vad(steno_whisper *w, steno_whisper_state *state, 
                                   const steno_vad_options *vad_opts, const float *samples, size_t n,
                                   const steno_transcribe_params *params, steno_result **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Live transcription (whisper_streaming's LocalAgreement-2; docs/STREAMING.md)
+ * ------------------------------------------------------------------------------------------- */
+
+/** A live transcription over a loaded Whisper model: audio is pushed as it arrives, text comes
+ *  back once it has settled. The policy is LocalAgreement-2 of whisper_streaming (Macháček, Dabre,
+ *  Bojar 2023; ufal/whisper_streaming whisper_online.py: HypothesisBuffer.insert/flush,
+ *  OnlineASRProcessor.process_iter/prompt/chunk_completed_segment): every step the whole audio
+ *  buffer is transcribed with word timestamps, prompted with the committed text that scrolled
+ *  out of it; the words on which this hypothesis and the previous one agree (longest common
+ *  prefix) are committed; the buffer is cut at the end of a segment whose text is committed once
+ *  it is longer than length_ms. With a VAD, silence is never transcribed (whisper_streaming's
+ *  VAC): audio before the first speech is dropped (keep_ms of it kept), and vad_silence_ms of
+ *  silence after speech ends the utterance: its last hypothesis is committed whole and the buffer
+ *  starts afresh. One handle serves one thread at a time; several handles over one steno_whisper
+ *  run concurrently (each has its own steno_whisper_state). */
+typedef struct steno_stream steno_stream;
+
+/** Options; get defaults from steno_stream_default_options(), then set fields. */
+typedef struct steno_stream_options {
+    int step_ms;          /* 1000: a hypothesis once this much new audio arrived (whisper_streaming's
+                             --min-chunk-size; whisper.cpp stream's --step); 100..30000 */
+    int length_ms;        /* 15000: a buffer longer than this is cut at the last committed segment
+                             end (whisper_streaming's buffer_trimming_sec); a buffer that still
+                             exceeds 30 s is committed whole and restarted; 1000..30000 */
+    int keep_ms;          /* 200: audio kept before the speech onset (whisper.cpp's --keep); 0..5000 */
+    int vad_silence_ms;   /* 600: silence after speech that ends an utterance; 100..10000 */
+    double vad_threshold; /* 0.5: a 32-ms frame with probability >= this is speech */
+    const char *language; /* NULL: "en" on an English-only model; a multilingual one detects it on
+                             the first hypothesis of speech and keeps it (copied at creation) */
+    int beam_size;        /* 0: greedy (whisper_streaming runs faster-whisper with 5) */
+    int n_threads;        /* <= 0: as many as the model was loaded with */
+    /* Polled before each window is encoded (may be NULL): non-zero fails the call with
+     * STENO_E_ABORTED (a server whose client left). */
+    int (*should_abort)(void *user);
+    void *user;
+} steno_stream_options;
+
+steno_stream_options steno_stream_default_options(void);
+
+/** A piece of committed text: words in order, times in seconds on the stream's timeline (sample 0
+ *  of the first push is 0.0), as Whisper's word timestamps give them. */
+typedef struct steno_stream_commit {
+    double start, end; /* the first word's start, the last word's end */
+    const char *text;  /* UTF-8, the words as Whisper writes them (each with its leading space) */
+} steno_stream_commit;
+
+/** A new stream over w (only read; must outlive it) and vad (NULL: no VAD, every step is
+ *  transcribed; else must outlive it). opts NULL: the defaults. Errors: STENO_E_INVALID_ARG (NULL
+ *  w or out, an option out of range, a language the model lacks: the message names it),
+ *  STENO_E_NOMEM. Free with steno_stream_free. */
+steno_status steno_stream_new(const steno_whisper *w, const steno_vad *vad, const steno_stream_options *opts,
+                              steno_stream **out);
+
+/** Appends n samples (16 kHz mono float32; any n, also 0) and, when at least step_ms of audio
+ *  arrived since the last hypothesis, computes one hypothesis over the whole buffer (all the new
+ *  audio at once: a caller that fell behind catches up). *commits (may be NULL when n_commits is
+ *  NULL) receives the text committed by this call, *n_commits of them (often 0); it is owned by s
+ *  and valid until the next call on s. The text for given audio depends only on the pushes'
+ *  sizes (push step_ms pieces for results independent of timing). Errors: STENO_E_INVALID_ARG
+ *  (NULL, after steno_stream_finish), STENO_E_ABORTED, STENO_E_NOMEM; after an error the stream
+ *  can only be freed. */
+steno_status steno_stream_push(steno_stream *s, const float *samples, size_t n,
+                               const steno_stream_commit **commits, int *n_commits);
+
+/** Ends the stream: a last hypothesis over the audio not yet transcribed (when it holds speech),
+ *  then everything still uncommitted is committed (a stream cut mid-word gives that word as
+ *  Whisper heard it). Commits as steno_stream_push. Later pushes fail. Errors as push. */
+steno_status steno_stream_finish(steno_stream *s, const steno_stream_commit **commits, int *n_commits);
+
+/** Seconds of audio pushed so far. */
+double steno_stream_duration(const steno_stream *s);
+
+/** Releases s (NULL is a no-op). */
+void steno_stream_free(steno_stream *s);
+
 #ifdef __cplusplus
 }
 #endif

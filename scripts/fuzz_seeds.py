@@ -130,7 +130,34 @@ def text_request():
     return {k: bytes([flag]) + json.dumps(v).encode() for k, (flag, v) in bodies.items()}
 
 
-SEEDS = {"fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
+def ws_frame(op, payload, fin=True, mask=b"\x11\x22\x33\x44"):
+    """A masked client frame (RFC 6455 5.2)."""
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | op])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n <= 0xFFFF:
+        head += bytes([0x80 | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws():
+    """Client byte streams for the WebSocket reader (fuzz/fuzz_ws.c): the first byte picks the
+    feed size; then frames (binary PCM, fragmented text, ping, close)."""
+    pcm = struct.pack("<300h", *range(-150, 150))
+    return {
+        "binary_one": b"\x07" + ws_frame(2, pcm),
+        "fragmented": b"\x03" + ws_frame(1, b'{"type":', fin=False) + ws_frame(9, b"hi") +
+        ws_frame(0, b'"finish"}'),
+        "ping_close": b"\x10" + ws_frame(9, b"") + ws_frame(8, struct.pack(">H", 1000) + b"bye"),
+        "long16": b"\x3f" + ws_frame(2, bytes(70000)[:5000]),
+        "key": b"\x01" + b"dGhlIHNhbXBsZSBub25jZQ==" + ws_frame(2, b"ab"),
+    }
+
+
+SEEDS = {"fuzz_ws": ws, "fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
          "fuzz_llama2c": llama2c, "fuzz_stop_text": stop_text, "fuzz_text_request": text_request}
 
 

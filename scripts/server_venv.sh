@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # server_venv.sh — the Python environment of the server tests (tests/server): the official OpenAI
-# client, selenium, and prometheus-client (its parser reads /metrics), pinned, from PyPI, in a venv
+# client, selenium, prometheus-client (its parser reads /metrics) and websockets (the /v1/stream
+# tests), pinned, from PyPI, in a venv
 # of their own so the system Python stays as it is. Idempotent: does nothing when the venv already
 # has these versions. Prints the venv's python.
 #   STENO_SERVER_VENV  where (default ${XDG_CACHE_HOME:-$HOME/.cache}/steno/venv-server)
 set -euo pipefail
 venv=${STENO_SERVER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/steno/venv-server}
-pins=(openai==3.57.0 selenium==4.51.0 prometheus-client==0.26.0)
+pins=(openai==3.57.0 selenium==4.51.0 prometheus-client==0.26.0 websockets==15.0.1)
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "${pins[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version

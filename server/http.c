@@ -35,12 +35,13 @@ static const route_def g_routes[] = {
     {"GET", "/metrics", ROUTE_METRICS, 0},
     {"GET", "/", ROUTE_PAGE, 0},
     {"GET", "/index.html", ROUTE_PAGE, 0},
+    {"GET", "/v1/stream", ROUTE_STREAM, 0},
 };
 
 const char *route_name(route_id id) {
     static const char *const names[ROUTE_COUNT] = {
         "other", "/v1/audio/transcriptions", "/v1/audio/translations", "/inference", "/v1/chat/completions",
-        "/v1/completions", "/v1/models", "/health", "/metrics", "/"};
+        "/v1/completions", "/v1/models", "/health", "/metrics", "/", "/v1/stream"};
     return id >= 0 && id < ROUTE_COUNT ? names[id] : "other";
 }
 
@@ -383,7 +384,10 @@ void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         fprintf(stderr, "%s %s %d %llu %.1fms%s\n", log_safe(r->method, m, sizeof m), log_safe(r->path, p, sizeof p),
                 status, (unsigned long long)r->bytes_out, ms,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
-    serve_connection_idle(c);
+    if (status == 101 && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && r->abandon) r->abandon(r->abandon_arg);
+    /* an upgraded connection (101, /v1/stream) belongs to its session now: no header deadline */
+    if (status == 101) serve_connection_busy(c);
+    else serve_connection_idle(c);
     serve_request_end(S);
     req_free(r);
 }
@@ -418,6 +422,7 @@ static int dispatch(http_req *r) {
     case ROUTE_HEALTH: return route_health(r);
     case ROUTE_METRICS: return route_metrics(r);
     case ROUTE_PAGE: return route_page(r);
+    case ROUTE_STREAM: return route_stream(r);
     default: return http_send_error(r, 404, NULL, NULL, "not_found", "no such endpoint: %s %s", r->method, r->path);
     }
 }

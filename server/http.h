@@ -50,6 +50,7 @@ typedef enum route_id {
     ROUTE_HEALTH,
     ROUTE_METRICS,
     ROUTE_PAGE,
+    ROUTE_STREAM,
     ROUTE_COUNT
 } route_id;
 
@@ -80,6 +81,10 @@ typedef struct http_req {
     char allow[40];              /* the methods of the path, for a 405's Allow header */
     uint64_t bytes_out;
     int streaming;
+    /* an upgrade (101) whose socket MHD never handed over (the client left before the 101 went
+     * out): http_request_completed calls abandon(abandon_arg) to release what was set up */
+    void (*abandon)(void *arg);
+    void *abandon_arg;
     /* counted once per request in the metrics */
     double audio_seconds;
     int prompt_tokens, completion_tokens;
@@ -149,5 +154,6 @@ int route_models(http_req *r);      /* routes_ops.c */
 int route_health(http_req *r);
 int route_metrics(http_req *r);
 int route_page(http_req *r);
+int route_stream(http_req *r);      /* GET /v1/stream, a WebSocket (routes_stream.c) */
 
 #endif

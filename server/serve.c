@@ -211,7 +211,7 @@ int steno_server_run(const server_opts *opts) {
         metrics_free(S.metrics);
         return 2;
     }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
     if (v6) flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)S.o.port, NULL, NULL, http_on_request, &S, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, &S,

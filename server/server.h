@@ -38,6 +38,7 @@ typedef struct server_opts {
     double shutdown_timeout;     /* seconds in-flight requests get after SIGTERM (30) */
     int max_connections;         /* open connections at most (256) */
     const char *api_key;         /* NULL: no authentication */
+    const char *vad_path;        /* Silero VAD weights for /v1/stream (NULL: no VAD; loaded at the first stream) */
     int quiet;                   /* no per-request log lines */
     const char *port_file;       /* write the bound port here once listening (tests) */
 } server_opts;

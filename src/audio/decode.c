@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -78,6 +81,7 @@ typedef struct decoder {
     int read_error; /* the AVERROR that ended reading early (0: end of file) */
     unsigned char head[4096]; /* the input's first bytes (a WAV header's promise is read from them) */
     size_t head_n;
+    int live; /* a live input (audio_stream_open_live): no length limit, consumed as it goes */
 } decoder;
 
 static steno_status fail_av(const decoder *d, steno_status st, const char *what, int err) {
@@ -98,7 +102,7 @@ static steno_status resample_append(decoder *d, const uint8_t **in, int in_n) {
         if (cap < 0) return fail_av(d, STENO_E_FORMAT, "cannot resample", cap);
         if (cap == 0 && in_n == 0) return STENO_OK;
         cap += 32;
-        if (d->out_base + d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
+        if (!d->live && d->out_base + d->out.n + (size_t)cap > MAX_OUT_SAMPLES + 32)
             return steno_fail(STENO_E_FORMAT, "%s: audio is longer than %d s (the limit)", d->name,
                               STENO_AUDIO_MAX_SECONDS);
         if (pcm_reserve(&d->out, (size_t)cap) != 0)
@@ -546,6 +550,9 @@ struct audio_stream {
     mem_file m;
     AVIOContext *pb; /* custom I/O of a memory stream */
     size_t rpos;     /* samples of d.out already handed out */
+    int fd;          /* a live input's descriptor (-1: none or not ours) */
+    int follow_ms;   /* a live regular file: how long to wait for it to grow at its end */
+    int regular;
 };
 
 static steno_status stream_start(audio_stream *s, steno_status st, audio_stream **out) {
@@ -573,6 +580,7 @@ static audio_stream *stream_new(const char *name) {
         return NULL;
     }
     s->d = (decoder){.name = s->name, .stream = -1, .swr_fmt = AV_SAMPLE_FMT_NONE};
+    s->fd = -1;
     return s;
 }
 
@@ -628,6 +636,89 @@ void audio_stream_close(audio_stream *s) {
     decoder_release(&s->d);
     if (s->pb) av_freep(&s->pb->buffer);
     avio_context_free(&s->pb);
+    if (s->fd > 0) close(s->fd);
     free(s->name);
     free(s);
+}
+
+/* ---- live input: a pipe, a file still being written, a URL (audio/stream.h) ---- */
+
+/* Reads what the descriptor has; at the end of a regular file, waits up to follow_ms (polling
+ * every 50 ms) for it to grow before reporting the end: a recorder appends to it. */
+static int live_read(void *opaque, uint8_t *buf, int len) {
+    audio_stream *s = opaque;
+    int waited = 0;
+    for (;;) {
+        ssize_t k = read(s->fd < 0 ? 0 : s->fd, buf, (size_t)len);
+        if (k > 0) return (int)k;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return AVERROR(errno);
+        if (!s->regular || waited >= s->follow_ms) return AVERROR_EOF;
+        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+        waited += 50;
+    }
+}
+
+steno_status audio_stream_open_live(const char *path, const char *format, int rate, int follow_ms,
+                                    audio_stream **out) {
+    *out = NULL;
+    pthread_once(&g_log_once, quiet_ffmpeg_log);
+    const int is_stdin = strcmp(path, "-") == 0, is_url = !is_stdin && strstr(path, "://") != NULL;
+    audio_stream *s = stream_new(is_stdin ? "stdin" : path);
+    if (!s) return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
+    decoder *d = &s->d;
+    d->live = 1;
+    const AVInputFormat *ifmt = NULL;
+    AVDictionary *opts = NULL;
+    if (format) {
+        ifmt = av_find_input_format(format);
+        if (!ifmt) {
+            audio_stream_close(s);
+            return steno_fail(STENO_E_INVALID_ARG, "%s: unknown input format '%s'", d->name, format);
+        }
+        char r[32];
+        snprintf(r, sizeof r, "%d", rate);
+        av_dict_set(&opts, "sample_rate", r, 0);
+        av_dict_set(&opts, "ch_layout", "mono", 0);
+    }
+    int ret;
+    if (is_url) {
+        ret = avformat_open_input(&d->fmt, path, ifmt, &opts);
+    } else {
+        if (!is_stdin) {
+            s->fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (s->fd < 0) {
+                av_dict_free(&opts);
+                const int e = errno;
+                audio_stream_close(s);
+                return steno_fail(STENO_E_IO, "%s: %s", path, e == ENOENT ? "no such file" : strerror(e));
+            }
+        }
+        struct stat sb = {0};
+        if (fstat(s->fd < 0 ? 0 : s->fd, &sb) == 0) s->regular = S_ISREG(sb.st_mode) && !is_stdin;
+        if (S_ISDIR(sb.st_mode)) {
+            av_dict_free(&opts);
+            audio_stream_close(s);
+            return steno_fail(STENO_E_IO, "%s: is a directory", path);
+        }
+        s->follow_ms = follow_ms;
+        unsigned char *buf = av_malloc(MEM_IO_BUFFER);
+        if (buf) s->pb = avio_alloc_context(buf, MEM_IO_BUFFER, 0, s, live_read, NULL, NULL);
+        if (!buf || !s->pb) av_free(buf);
+        d->fmt = s->pb ? avformat_alloc_context() : NULL;
+        if (!d->fmt) {
+            av_dict_free(&opts);
+            audio_stream_close(s);
+            return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+        }
+        /* small reads: a live source's first packet should not wait for 64 KiB */
+        s->pb->max_packet_size = 4096;
+        d->fmt->pb = s->pb;
+        d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+        /* as for memory input: the bytes must not make avformat open other URLs or files */
+        av_dict_set(&opts, "protocol_whitelist", "none", 0);
+        ret = avformat_open_input(&d->fmt, d->name, ifmt, &opts);
+    }
+    av_dict_free(&opts);
+    return stream_start(s, ret < 0 ? fail_open(d, ret) : STENO_OK, out);
 }

@@ -15,6 +15,15 @@ typedef struct audio_stream audio_stream;
 steno_status audio_stream_open_path(const char *path, audio_stream **out);
 steno_status audio_stream_open_memory(const void *data, size_t size, const char *name, audio_stream **out);
 
+/** A live input, decoded as it arrives (steno stream): path "-" is standard input, a name with
+ *  "://" a URL avformat opens, anything else a file that may still be growing: at its end the
+ *  reader waits up to follow_ms for more bytes before it ends (0: the end is the end). format
+ *  NULL: probed; else an avformat demuxer name ("s16le", "f32le": raw mono PCM at rate Hz). No
+ *  length limit (samples are dropped once read). Errors as audio_stream_open_path, and
+ *  STENO_E_INVALID_ARG for an unknown format. */
+steno_status audio_stream_open_live(const char *path, const char *format, int rate, int follow_ms,
+                                    audio_stream **out);
+
 /** Up to cap 16 kHz mono float32 samples into dst; *got < cap only at the end of the audio (0 once
  *  everything was read). Errors: those of steno_audio_load during decoding (the length limit,
  *  STENO_E_NOMEM). */

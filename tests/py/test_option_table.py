@@ -19,7 +19,7 @@ import steno_eval as se  # noqa: E402
 
 STENO = se.steno_bin()
 VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["generate", "--parallel", "1"], ["chat"],
-         ["perplexity"], ["serve"], ["convert"], ["dump-l1"], ["vad"], ["pull"], ["models"]]
+         ["perplexity"], ["serve"], ["convert"], ["dump-l1"], ["vad"], ["stream"], ["pull"], ["models"]]
 
 # values of metavars the help leaves free-form: a sample that parses, and one that does not (None:
 # any string is accepted)
