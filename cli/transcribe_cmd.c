@@ -281,6 +281,7 @@ typedef struct options {
     bool vad;              /* --vad: faster-whisper's vad_filter (steno_transcribe_vad) */
     const char *vad_model; /* NULL: the model cache's silero_vad/ */
     steno_vad_options vad_opts;
+    int batch_size;        /* --batch-size: 0 sequential, else steno_transcribe_batched */
     steno_opt_list files;  /* the inputs */
 } options;
 
@@ -486,6 +487,12 @@ static const steno_opt OPTIONS[] = {
      STENO_OPT_RANGE(0, 86400000), .def = "2000", .help = "a silence this long ends a speech span"},
     {STENO_OPT_INT, "--vad-speech-pad-ms", "MS", AT(vad_opts.speech_pad_ms), STENO_OPT_RANGE(0, 86400000),
      .def = "400", .help = "padding kept on each side of a speech span"},
+    {STENO_OPT_INT, "--batch-size", "N", AT(batch_size), STENO_OPT_RANGE(1, STENO_MAX_BATCH_SIZE),
+     .def = "None: sequential",
+     .help = "batched mode, as faster-whisper's BatchedInferencePipeline: VAD chunks of <= 30 s (min silence 160 "
+             "ms unless a --vad-* option is given), N windows decoded together, no previous text, the first "
+             "temperature only; --beam-size defaults to 5 and --without-timestamps to True there; not with "
+             "--word-timestamps or --clip-timestamps; the fast path"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
     {STENO_OPT_VERSION, "--version", .help = "print the version"},
 };
@@ -703,6 +710,26 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (o.hallucination_silence_threshold >= 0)
             FAIL_USAGE("--hallucination-silence-threshold requires --word-timestamps True");
     }
+    if (o.batch_size) {
+        if (o.word_timestamps) FAIL_USAGE("--batch-size: not with --word-timestamps True (not available yet)");
+        if (o.n_clip_timestamps > 0) FAIL_USAGE("--batch-size: not with --clip-timestamps");
+        if (o.load.path == STENO_PATH_FAITHFUL) FAIL_USAGE("--batch-size needs --path fast");
+        if (o.detect_language) FAIL_USAGE("--batch-size: not with --detect-language");
+        /* faster-whisper's batched defaults: beam_size 5 (given: 1..64), without_timestamps True */
+        if (o.beam_size == 0) o.beam_size = 5;
+        bool wt_given = false;
+        for (int k = 1; k < argc; k++)
+            wt_given |= strncmp(argv[k], "--without-timestamps", 20) == 0 || strncmp(argv[k], "--without_timestamps", 20) == 0;
+        if (!wt_given) o.without_timestamps = true;
+        /* VadOptions(max_speech_duration_s=30, min_silence_duration_ms=160) unless options are given */
+        steno_vad_options d = steno_vad_default_options();
+        const steno_vad_options *v = &o.vad_opts;
+        if (v->threshold == d.threshold && v->neg_threshold == d.neg_threshold &&
+            v->min_speech_duration_ms == d.min_speech_duration_ms && v->max_speech_duration_s == d.max_speech_duration_s &&
+            v->min_silence_duration_ms == d.min_silence_duration_ms && v->speech_pad_ms == d.speech_pad_ms)
+            o.vad_opts.min_silence_duration_ms = 160;
+        o.vad = true;
+    }
     if (o.vad && o.n_clip_timestamps > 0)
         fprintf(stderr, "steno: warning: --vad is not applied with --clip-timestamps (as in faster-whisper)\n");
     if (o.writer.max_line_count && !o.writer.max_line_width)
@@ -812,8 +839,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rs.progress_shown = false;
 
         steno_result *res = NULL;
-        steno_status st = audio ? steno_transcribe_audio(w, audio, &p, &res)
-                                : steno_transcribe_vad(w, NULL, vad, &o.vad_opts, samples, n_samples, &p, &res);
+        steno_status st =
+            audio        ? steno_transcribe_audio(w, audio, &p, &res)
+            : o.batch_size ? steno_transcribe_batched(w, NULL, vad, &o.vad_opts, samples, n_samples, o.batch_size, &p, &res)
+                           : steno_transcribe_vad(w, NULL, vad, &o.vad_opts, samples, n_samples, &p, &res);
         steno_audio_close(audio);
         free(samples);
         clear_progress(&rs);

@@ -465,6 +465,29 @@ steno_status steno_transcribe_vad(steno_whisper *w, steno_whisper_state *state, 
                                   const steno_vad_options *vad_opts, const float *samples, size_t n,
                                   const steno_transcribe_params *params, steno_result **out);
 
+/** The largest batch_size of steno_transcribe_batched. */
+#define STENO_MAX_BATCH_SIZE 64
+
+/** Batched long-form transcription, as faster-whisper 1.2.1's BatchedInferencePipeline.transcribe
+ *  (docs/VAD.md "Batched mode"): the speech spans of samples (vad_opts NULL: get_speech_timestamps
+ *  with min_silence_duration_ms 160; either way max_speech_duration_s is 30) are joined into
+ *  chunks of at most 30 s (collect_chunks); each chunk is one window, decoded with params but
+ *  without previous text, prefix or temperature fallback (params' first temperature only, no
+ *  no-speech skip); batch_size windows (1..STENO_MAX_BATCH_SIZE) are encoded, then decoded
+ *  together as rows of one decoder step. Each chunk's tokens are exactly those of the same chunk
+ *  decoded alone (batch_size 1), for any batch_size and thread count. Segment times are on the
+ *  input's timeline (restore_speech_timestamps); a chunk with no text gives a segment with no
+ *  tokens, as faster-whisper. The fast path only; params->word_timestamps and clip_timestamps are
+ *  refused (STENO_E_INVALID_ARG) in this version. faster-whisper's batched defaults differ from
+ *  steno_transcribe_default_params(): beam_size 5 and without_timestamps 1 (the CLI sets them).
+ *  state NULL: w's default state. Memory: batch_size decoders (self-attention caches for
+ *  max(1, beam_size, best_of) rows each, the window's cross-attention K/V). on_segment and verbose
+ *  see each batch's segments after the batch. Errors: as steno_transcribe_vad, STENO_E_INVALID_ARG
+ *  (batch_size out of range, the faithful path). Thread-safety: as steno_transcribe_with_state. */
+steno_status steno_transcribe_batched(steno_whisper *w, steno_whisper_state *state, const steno_vad *vad,
+                                      const steno_vad_options *vad_opts, const float *samples, size_t n,
+                                      int batch_size, const steno_transcribe_params *params, steno_result **out);
+
 /* ---------------------------------------------------------------------------------------------
  * Live transcription (whisper_streaming's LocalAgreement-2; docs/STREAMING.md)
  * ------------------------------------------------------------------------------------------- */

@@ -175,8 +175,34 @@ AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x
 
 #define GEMV_BATCH 4 /* inputs prepared at once by gemv_f16_batch_avx2 (4 scaled copies on the stack) */
 
+/* gemv_f16_row of one weight row for two inputs that both take the fast form: each row of
+ * halves is widened once for both, and each input's accumulators see the very FMAs, in the very
+ * order, of gemv_f16_row (n is a multiple of 32 in the fast form), so both results are
+ * bit-identical to it. Halves the widening work of the batched decoder step. */
+AVX2 static inline void gemv_f16_row_x2(const uint16_t *w, const float *xs0, const float *xs1, int n, float *y0,
+                                        float *y1) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps(), b2 = _mm256_setzero_ps(), b3 = _mm256_setzero_ps();
+    for (int k = 0; k + 32 <= n; k += 32) {
+        __m256 w0, w1, w2, w3;
+        ld_h16_scaled(w + k, &w0, &w1);
+        ld_h16_scaled(w + k + 16, &w2, &w3);
+        a0 = _mm256_fmadd_ps(w0, _mm256_load_ps(xs0 + k), a0);
+        a1 = _mm256_fmadd_ps(w1, _mm256_load_ps(xs0 + k + 8), a1);
+        a2 = _mm256_fmadd_ps(w2, _mm256_load_ps(xs0 + k + 16), a2);
+        a3 = _mm256_fmadd_ps(w3, _mm256_load_ps(xs0 + k + 24), a3);
+        b0 = _mm256_fmadd_ps(w0, _mm256_load_ps(xs1 + k), b0);
+        b1 = _mm256_fmadd_ps(w1, _mm256_load_ps(xs1 + k + 8), b1);
+        b2 = _mm256_fmadd_ps(w2, _mm256_load_ps(xs1 + k + 16), b2);
+        b3 = _mm256_fmadd_ps(w3, _mm256_load_ps(xs1 + k + 24), b3);
+    }
+    *y0 = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    *y1 = hsum8(_mm256_add_ps(_mm256_add_ps(b0, b1), _mm256_add_ps(b2, b3)));
+}
+
 /* vec_gemv_rows for float16 weights: each input's scaled copy is prepared once per call, not once
- * per block of weight rows; per output the same gemv_f16_row, so the same bits as vec_gemv. */
+ * per block of weight rows; per output the same gemv_f16_row (or gemv_f16_row_x2 for a pair of
+ * inputs in the fast form), so the same bits as vec_gemv. */
 AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                                      int r1, float *Y, int ldy, int block) {
     float xs[GEMV_BATCH][GEMV_XS_MAX] __attribute__((aligned(32)));
@@ -186,7 +212,17 @@ AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const fl
         for (int i = 0; i < in; i++) fast[i] = gemv_f16_prepare(X + (size_t)(i0 + i) * ldx, n, xs[i]);
         for (int a = r0; a < r1; a += block) {
             const int e = a + block < r1 ? a + block : r1;
-            for (int i = 0; i < in; i++) {
+            int i = 0;
+            for (; i + 1 < in && fast[i] && fast[i + 1]; i += 2) {
+                float *y0 = Y + (size_t)(i0 + i) * ldy, *y1 = y0 + ldy;
+                for (int r = a; r < e; r++) {
+                    float s0, s1;
+                    gemv_f16_row_x2(W + (size_t)r * n, xs[i], xs[i + 1], n, &s0, &s1);
+                    y0[r] = (b ? b[r] : 0.0f) + s0;
+                    y1[r] = (b ? b[r] : 0.0f) + s1;
+                }
+            }
+            for (; i < in; i++) {
                 const float *x = X + (size_t)(i0 + i) * ldx;
                 float *y = Y + (size_t)(i0 + i) * ldy;
                 for (int r = a; r < e; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs[i], fast[i], n);

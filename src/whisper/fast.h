@@ -105,4 +105,34 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
  *  Errors: STENO_E_INVALID_ARG (B or a source out of range). */
 steno_status whisper_fast_decoder_reorder(whisper_fast_decoder *d, const int *src, int B);
 
+
+/* Rows of several decoders in one step (batched long-form transcription, whisper/batch.h; the
+ * server's cross-request batching can feed the same group). Each decoder keeps its own window's
+ * cross-attention K/V and its own self-attention caches and position; the weight GEMVs of the
+ * step read every weight once for all rows. */
+
+/** A single-token step (whisper_fast_decoder_forward with T = 1 and no capture, or
+ *  whisper_fast_decoder_step_rows with B rows) handed to whoever batches it: the hook must fill
+ *  logits [B][n_vocab] as that call would (whisper_fast_group_step) and return its status. */
+typedef steno_status (*whisper_fast_step_hook)(void *ctx, whisper_fast_decoder *d, const int *tokens, int B,
+                                               float *logits);
+/** Routes d's single-token steps to hook (NULL: d computes them itself, the default). With a
+ *  hook the logit screen is not used (every logit exact). */
+void whisper_fast_decoder_set_step_hook(whisper_fast_decoder *d, whisper_fast_step_hook hook, void *ctx);
+
+typedef struct whisper_fast_group whisper_fast_group;
+/** Scratch for steps of up to max_rows rows in all (about (10·D + n_vocab) floats a row).
+ *  Errors: STENO_E_INVALID_ARG, STENO_E_NOMEM. */
+steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fast_group **out);
+void whisper_fast_group_free(whisper_fast_group *g);
+/** One token per row for rows 0..n_rows[i]-1 of each decoder ds[i] (tokens[i] [n_rows[i]]), each
+ *  decoder at its own position n_past (then n_past + 1); logits[i]: [n_rows[i]][n_vocab]. The
+ *  decoders must come from f's model (the same dtype and audio_ctx; shares allowed). Each row's
+ *  logits are bit-identical to whisper_fast_decoder_step_rows on its decoder alone, and so to
+ *  whisper_fast_decoder_forward of one token without the screen, whatever n, the other rows and
+ *  the thread count. Uses f's pool. Allocates nothing.
+ *  Errors: STENO_E_INVALID_ARG (rows, position, token id, more than max_rows rows in all). */
+steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder *const *ds, const int *n_rows, int n,
+                                     const int *const *tokens, float *const *logits);
+
 #endif

@@ -48,6 +48,10 @@ struct steno_whisper {
 
 void openblas_set_num_threads(int);
 
+const whisper_model *whisper_handle_model(const steno_whisper *w) { return w->model; }
+steno_whisper_state *whisper_handle_state(steno_whisper *w) { return w->state; }
+whisper_fast *whisper_state_fast(steno_whisper_state *s) { return s->fast; }
+
 steno_whisper_options steno_whisper_default_options(void) {
     steno_whisper_options o;
     memset(&o, 0, sizeof o);
@@ -222,7 +226,7 @@ static int ivec_push(ivec *a, const int *x, int n) {
     return 0;
 }
 
-static char *decode_text(const whisper_model *m, const int *tokens, int n) {
+char *whisper_decode_text(const whisper_model *m, const int *tokens, int n) {
     /* openai-whisper's Tokenizer.decode drops timestamp tokens; other specials cannot appear
      * before the first eot because the suppress set forbids them. */
     int *text_ids = malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -280,7 +284,7 @@ static steno_status add_segment(steno_result *r, int *cap, const whisper_model *
     s->n_words = ws->n_words;
     ws->words = NULL;
     ws->n_words = 0;
-    s->text = decode_text(m, tokens, n_tokens);
+    s->text = whisper_decode_text(m, tokens, n_tokens);
     if (!s->text) {
         free_words(s->words, s->n_words);
         return steno_fail(STENO_E_NOMEM, "out of memory");
@@ -631,7 +635,7 @@ static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *
             p->on_progress(p->user, (double)(seek < content_frames ? seek : content_frames) / content_frames);
     }
 
-    r->text = decode_text(m, all_tokens.v + n_initial, all_tokens.n - n_initial);
+    r->text = whisper_decode_text(m, all_tokens.v + n_initial, all_tokens.n - n_initial);
     if (!r->text) st = steno_fail(STENO_E_NOMEM, "out of memory");
 done:
     if (dc_ready) whisper_decode_ctx_free(&dc);

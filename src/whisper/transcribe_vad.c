@@ -21,13 +21,9 @@
 #include "steno.h"
 #include "whisper/transcribe.h"
 
-typedef struct ts_map {
-    int n;
-    int64_t *chunk_end_sample;    /* each span's end on the concatenated timeline */
-    double *total_silence_before; /* seconds removed before each span */
-} ts_map;
+typedef whisper_ts_map ts_map;
 
-static int map_init(ts_map *m, const steno_speech_span *spans, int n) {
+int whisper_ts_map_init(ts_map *m, const steno_speech_span *spans, int n) {
     m->n = n;
     m->chunk_end_sample = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     m->total_silence_before = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -42,7 +38,7 @@ static int map_init(ts_map *m, const steno_speech_span *spans, int n) {
     return 0;
 }
 
-static void map_free(ts_map *m) {
+void whisper_ts_map_free(ts_map *m) {
     free(m->chunk_end_sample);
     free(m->total_silence_before);
 }
@@ -73,7 +69,7 @@ static double round2(double x) {
 static double original_time(const ts_map *m, double t, int index) { return round2(m->total_silence_before[index] + t); }
 
 /* Maps a segment's times (and its words', in place). */
-static void map_segment(const ts_map *m, double *start, double *end, steno_word *words, int n_words) {
+void whisper_ts_map_segment(const ts_map *m, double *start, double *end, steno_word *words, int n_words) {
     if (n_words > 0) {
         for (int k = 0; k < n_words; k++) {
             const int i = chunk_index(m, (words[k].start + words[k].end) / 2, 0);
@@ -107,7 +103,7 @@ static int on_segment_mapped(void *arg, const steno_segment *s) {
     }
     if (s->n_words) memcpy(v->words, s->words, sizeof *s->words * (size_t)s->n_words);
     copy.words = s->n_words ? v->words : NULL;
-    map_segment(v->map, &copy.start, &copy.end, copy.words, copy.n_words);
+    whisper_ts_map_segment(v->map, &copy.start, &copy.end, copy.words, copy.n_words);
     if (v->user->verbose && copy.n_tokens > 0) { /* as steno_transcribe prints, with these times */
         char a[64], b[64];
         whisper_format_ts(copy.start, a, sizeof a);
@@ -149,10 +145,10 @@ steno_status steno_transcribe_vad(steno_whisper *w, steno_whisper_state *state, 
     for (int i = 0; i < n_spans; i++) kept += (size_t)(spans[i].end - spans[i].start);
     float *speech = malloc(sizeof(float) * (kept ? kept : 1));
     ts_map map = {0};
-    if (!speech || map_init(&map, spans, n_spans)) {
+    if (!speech || whisper_ts_map_init(&map, spans, n_spans)) {
         free(speech);
         free(spans);
-        map_free(&map);
+        whisper_ts_map_free(&map);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
     size_t at = 0;
@@ -179,11 +175,11 @@ steno_status steno_transcribe_vad(steno_whisper *w, steno_whisper_state *state, 
     if (st == STENO_OK) {
         for (int i = 0; n_spans > 0 && i < r->n_segments; i++) {
             steno_segment *s = &r->segments[i];
-            map_segment(&map, &s->start, &s->end, s->words, s->n_words);
+            whisper_ts_map_segment(&map, &s->start, &s->end, s->words, s->n_words);
         }
         r->duration = (double)n / STENO_SAMPLE_RATE; /* the input's, as faster-whisper's info.duration */
         *out = r;
     }
-    map_free(&map);
+    whisper_ts_map_free(&map);
     return st;
 }
