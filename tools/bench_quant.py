@@ -3,7 +3,7 @@
 WER on the English dev clips and on the multilingual clips, model weights in memory, peak RSS and
 wall time on long120, for tiny.en and base; faster-whisper int8 (and float32) side by side.
 
-Usage: tools/bench_quant.py [--models tiny.en,base] [--types f16,q8_0,...] [--reps 2]
+Usage: tools/bench_quant.py [--models tiny.en,base] [--types f16,q8_0,...] [--reps 2] [--fw-types int8,float32]
                             [--threads 2] [--fw-python ~/.cache/steno/fw-venv/bin/python]
                             [--skip-dev] [--skip-ml] [--skip-long] [--json OUT]
 
@@ -54,16 +54,19 @@ def weights_mb(model, wtype):
     return (mats + rest) / 1e6
 
 
-def run_rss(cmd):
-    """(returncode, wall s, peak RSS MB, stderr tail)."""
+def run_rss(cmd, threads=2):
+    """(returncode, wall s, peak RSS MB, stderr tail, CPU s); children get OMP_NUM_THREADS=threads and
+    OMP_WAIT_POLICY=PASSIVE (docs/PERFORMANCE.md: spinning OpenMP workers lose time slices on a
+    shared machine)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
     t0 = time.monotonic()
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, ru = os.wait4(p.pid, 0)
         dt = time.monotonic() - t0
         err.seek(0)
         tail = err.read()[-2000:].decode("utf-8", "replace")
-    return os.waitstatus_to_exitcode(status), dt, ru.ru_maxrss / 1024.0, tail
+    return os.waitstatus_to_exitcode(status), dt, ru.ru_maxrss / 1024.0, tail, ru.ru_utime + ru.ru_stime
 
 
 def steno_cmd(steno, model_dir, wtype, threads, out, files, extra=()):
@@ -132,6 +135,7 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--fw-python", default="")
+    ap.add_argument("--fw-types", default="int8,float32")
     ap.add_argument("--skip-dev", action="store_true")
     ap.add_argument("--skip-ml", action="store_true")
     ap.add_argument("--skip-long", action="store_true")
@@ -144,7 +148,7 @@ def main():
     ml = [r for r in se.read_manifest() if r["language"] != "en"]
     long120 = os.path.join(se.audio_dir(), "tedlium_long_120s.flac")
     types = a.types.split(",")
-    engines = list(types) + (["fw-int8", "fw-float32"] if a.fw_python else [])
+    engines = list(types) + (["fw-" + t for t in a.fw_types.split(",")] if a.fw_python else [])
     data = {}
     for model in a.models.split(","):
         mdir = os.path.join(models_root, model)
@@ -166,7 +170,7 @@ def main():
                     out = os.path.join(tmp, "%s-%s" % (e, name))
                     os.makedirs(out, exist_ok=True)
                     files = [r["path"] for r in rows]
-                    rc, dt, rss, err = run_rss(cmd(files, out))
+                    rc, dt, rss, err, cpu = run_rss(cmd(files, out), a.threads)
                     if rc != 0:
                         se.fail("%s %s exited %d: %s" % (e, name, rc, err))
                     texts = read_texts(out, files)
@@ -191,29 +195,32 @@ def main():
                         os.makedirs(out, exist_ok=True)
                         c = (fw_cmd(a.fw_python, mdir, e[3:], a.threads, [long120], out) if e.startswith("fw-")
                              else steno_cmd(steno, mdir, e, a.threads, out, [long120]))
-                        rc, dt, rss, err = run_rss(c)
+                        rc, dt, rss, err, cpu = run_rss(c, a.threads)
                         if rc != 0:
                             se.fail("%s long120 exited %d: %s" % (e, rc, err))
-                        res[e]["long"].append((dt, rss))
+                        res[e]["long"].append((dt, rss, cpu))
                         dump(a.json, data)
                         print("%s %-10s long120 rep %d: %.2f s, %.0f MB" % (model, e, rep + 1, dt, rss), flush=True)
     print("\n| model | weights | weights MB | EN WER % | Δ vs f16 | ML err % | Δ vs f16 | long120 median s | "
-          "÷ f16 | peak RSS MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "÷ f16 | CPU s | ÷ f16 | peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model, res in data.items():
         f = res.get("f16", {})
         fl = statistics.median([x[0] for x in f["long"]]) if f.get("long") else None
+        fc = statistics.median([x[2] for x in f["long"]]) if f.get("long") and len(f["long"][0]) > 2 else None
         for e, r in res.items():
             lm = statistics.median([x[0] for x in r["long"]]) if r["long"] else None
             rss = statistics.median([x[1] for x in r["long"]]) if r["long"] else None
+            lc = statistics.median([x[2] for x in r["long"]]) if r["long"] and len(r["long"][0]) > 2 else None
             def fmt(k):
                 return "%.2f" % r[k] if k in r else "–"
             def delta(k):
                 return "%+.2f" % (r[k] - f[k]) if k in r and k in f else "–"
-            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 model, e, "%.1f" % weights_mb(model, e) if e in BPW else "–", fmt("en_wer"), delta("en_wer"),
                 fmt("ml_er"), delta("ml_er"), "%.2f" % lm if lm else "–",
-                "%.2f" % (lm / fl) if lm and fl else "–", "%.0f" % rss if rss else "–"))
+                "%.2f" % (lm / fl) if lm and fl else "–", "%.1f" % lc if lc else "–",
+                "%.2f" % (lc / fc) if lc and fc else "–", "%.0f" % rss if rss else "–"))
     dump(a.json, data)
 
 
