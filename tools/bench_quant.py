@@ -148,7 +148,10 @@ def main():
     ml = [r for r in se.read_manifest() if r["language"] != "en"]
     long120 = os.path.join(se.audio_dir(), "tedlium_long_120s.flac")
     types = a.types.split(",")
-    engines = list(types) + (["fw-" + t for t in a.fw_types.split(",")] if a.fw_python else [])
+    # faster-whisper engines: listed in --types as fw-int8 etc. (then run in that place), or added
+    # at the end from --fw-types
+    engines = list(types) + (["fw-" + t for t in a.fw_types.split(",") if t and "fw-" + t not in types]
+                             if a.fw_python else [])
     data = {}
     for model in a.models.split(","):
         mdir = os.path.join(models_root, model)
