@@ -327,7 +327,8 @@ static bool parse_compute_type(const char *v, void *dst, steno_opt_error *err) {
     else if (!strcmp(v, "float32")) *(steno_weights *)dst = STENO_WEIGHTS_F32;
     else {
         snprintf(err->msg, sizeof err->msg, "steno keeps Whisper weights as float16 (default, auto, float16) or "
-                 "float32; '%.60s' is not available (no quantized Whisper weights yet)", v);
+                 "float32; '%.60s' is not available (quantized weights: --weights q8_0, q5_0, q5_1, q4_0, q4_1 "
+                 "or mlx-q4g32 ... mlx-q8g64)", v);
         return false;
     }
     return true;
@@ -450,10 +451,16 @@ static const steno_opt OPTIONS[] = {
      .values = (const int[]){STENO_PATH_FAST, STENO_PATH_FAITHFUL}, .def = "fast",
      .help = "model math: fast (fused attention, planned decoder step, gated token-exact against faithful) or "
              "faithful (an op-for-op float32 port of openai-whisper's model.py)"},
-    {STENO_OPT_CHOICE, "--weights", NULL, AT(load.weights), .choices = "f16|f32",
-     .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32}, .def = "f16",
-     .help = "fast path decoder weights (f16: float16 weights and cross-attention K/V, greedy logits screened by "
-             "an int8 copy with the chosen token exact; f32: the token-exact gate)"},
+    {STENO_OPT_CHOICE, "--weights", NULL, AT(load.weights), .choices = "f16|f32|q8_0|q5_0|q5_1|q4_0|q4_1|mlx-q4g32|mlx-q4g64|mlx-q8g32|mlx-q8g64",
+     .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32, STENO_WEIGHTS_Q8_0, STENO_WEIGHTS_Q5_0,
+                             STENO_WEIGHTS_Q5_1, STENO_WEIGHTS_Q4_0, STENO_WEIGHTS_Q4_1, STENO_WEIGHTS_MLX_Q4_G32,
+                             STENO_WEIGHTS_MLX_Q4_G64, STENO_WEIGHTS_MLX_Q8_G32, STENO_WEIGHTS_MLX_Q8_G64},
+     .def = "f16",
+     .help = "fast path weights (f16: float16 decoder weights and cross-attention K/V, greedy logits screened by "
+             "an int8 copy with the chosen token exact; f32: the token-exact gate; Lab, gated by WER "
+             "(docs/WHISPER.md): q8_0 q5_0 q5_1 q4_0 q4_1, whisper.cpp's block formats, and mlx-q4g32 mlx-q4g64 "
+             "mlx-q8g32 mlx-q8g64, MLX affine 4/8-bit in groups of 32/64, quantized at load time, encoder and "
+             "decoder)"},
     {STENO_OPT_CUSTOM, "--compute-type", "default|auto|float16|float32", AT(load.weights), .parse = parse_compute_type,
      .expect = "default, auto, float16 or float32",
      .help = "faster-whisper's spelling of --weights: default, auto or float16 (f16), float32 (f32); quantized "

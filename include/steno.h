@@ -154,8 +154,26 @@ typedef enum steno_path {
     STENO_PATH_FAITHFUL = 1  /* op-for-op port of openai-whisper's model.py in float32 */
 } steno_path;
 
-/** Storage of the decoder weights on the fast path (compute is float32 either way). */
-typedef enum steno_weights { STENO_WEIGHTS_F16 = 0, STENO_WEIGHTS_F32 = 1 } steno_weights;
+/** Storage of the weights on the fast path (activations and accumulation are float32 either
+ *  way). F16/F32: the decoder's matrices (the encoder's stay float32). The quantized types (Lab
+ *  paths, each gated by its measured WER delta in docs/WHISPER.md, never the default) quantize the
+ *  linears of encoder and decoder and the token embedding at load time and keep only the
+ *  quantized form: whisper.cpp's ggml block formats Q8_0, Q5_0, Q5_1, Q4_0, Q4_1 (32 values per
+ *  block) and MLX's affine format (4 or 8 bits, groups of 32 or 64 values, float16 scale and
+ *  bias). Fast path only. */
+typedef enum steno_weights {
+    STENO_WEIGHTS_F16 = 0,
+    STENO_WEIGHTS_F32 = 1,
+    STENO_WEIGHTS_Q8_0 = 2,
+    STENO_WEIGHTS_Q5_0 = 3,
+    STENO_WEIGHTS_Q5_1 = 4,
+    STENO_WEIGHTS_Q4_0 = 5,
+    STENO_WEIGHTS_Q4_1 = 6,
+    STENO_WEIGHTS_MLX_Q4_G32 = 7,
+    STENO_WEIGHTS_MLX_Q4_G64 = 8,
+    STENO_WEIGHTS_MLX_Q8_G32 = 9,
+    STENO_WEIGHTS_MLX_Q8_G64 = 10
+} steno_weights;
 
 /** Load-time options; get defaults from steno_whisper_default_options(). */
 typedef struct steno_whisper_options {

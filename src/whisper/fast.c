@@ -6,10 +6,15 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "whisper/fast_quant.h"
 #include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
 #define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
+/* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and linear() hands
+ * them to fast_quant.c. */
+#define DT_Q ((vec_dtype)2)
+_Static_assert(COL_CHUNK == FASTQ_COL_CHUNK, "fast_quant.c shares conv_scratch's tiles");
 
 typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
@@ -35,6 +40,7 @@ struct whisper_fast {
      * matrices of the convolutions, and the decoder's per-window cross K/V projection */
     float *big, *h, *qkv, *kt, *att;
     size_t big_floats;
+    unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
     int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
 };
 
@@ -110,6 +116,11 @@ static void gemv_task(void *ctx, int t, int n) {
 /* y[T][N] = x[T][K] Wᵀ + b with W [N][K] of dtype dt. */
 static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N,
                    int K, float *y) {
+    if (dt == DT_Q) {
+        fastq_linear(f->pool, f->n_threads, W, b, x, T, T > 1, y, f->qact, f->conv_scratch,
+                     (size_t)COL_CHUNK * 4 * f->m->n_text_state);
+        return;
+    }
     if (T == 1) {
         gemv_job j = {dt, W, b, x, y, N, K, 1};
         steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
@@ -124,6 +135,10 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
  * every row bit-identical to linear() with T = 1. */
 static void linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                         int K, float *y) {
+    if (dt == DT_Q) {
+        fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, f->qact, NULL, 0);
+        return;
+    }
     gemv_job j = {dt, W, b, x, y, N, K, B};
     steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
 }
@@ -242,6 +257,11 @@ static int alloc_scratch(whisper_fast *f) {
     f->qkv = malloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
     f->kt = calloc((size_t)vec_attention_ldk((int)A) * Da, sizeof(float));
     f->att = malloc(sizeof(float) * A * Da);
+    if (m->wq_type) {
+        const size_t bytes = (size_t)m->n_text_ctx * wq_act_bytes(m->wq_type, 4 * (int)D);
+        f->qact = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        if (!f->qact) return -1;
+    }
     return f->conv_scratch && f->big && f->h && f->qkv && f->kt && f->att ? 0 : -1;
 }
 
@@ -276,7 +296,14 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
             f->cross_v_b[(size_t)l * D + i] = kv->b ? kv->b[D + i] : 0.0f;
         }
     }
-    if (dt == VEC_F32) {
+    if (m->wq_type) { /* quantized at load time (whisper_model_load_q) or read quantized */
+        f->dt = DT_Q;
+        for (int l = 0; l < L; l++) {
+            const whisper_layer *y = &m->dec[l];
+            f->dec[l] = (fast_layer){&y->attn_qkv.q, &y->attn_out.q, &y->cross_q.q, &y->cross_out.q, &y->fc1.q, &y->fc2.q};
+        }
+        f->emb = &m->tok_emb_q;
+    } else if (dt == VEC_F32) {
         if (m->decoder_f16) {
             whisper_fast_free(f);
             return steno_fail(STENO_E_INVALID_ARG, "fast path: float32 weights need a float32 model");
@@ -316,7 +343,7 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
         TO_F16(f->emb, m->tok_emb, (size_t)V * D);
 #undef TO_F16
     }
-    if (dt == VEC_F16 && D % VEC_SCREEN_BLOCK == 0) {
+    if (f->dt == VEC_F16 && D % VEC_SCREEN_BLOCK == 0) {
         f->emb_q = malloc((size_t)V * D);
         f->emb_s = malloc(sizeof(float) * V);
         f->emb_g = malloc(sizeof(float) * V);
@@ -340,6 +367,7 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
     f->pool = pool;
     f->n_threads = steno_pool_threads(pool);
     f->conv_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
+    f->qact = NULL;
     if (alloc_scratch(f) != 0) {
         whisper_fast_free(f);
         return steno_fail(STENO_E_NOMEM, "fast path: out of memory");
@@ -368,12 +396,19 @@ void whisper_fast_free(whisper_fast *f) {
     free(f->qkv);
     free(f->kt);
     free(f->att);
+    free(f->qact);
     free(f);
 }
 
 int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
 /* ---------------------------------------------------------------- encoder */
+
+/* An encoder linear: its quantized copy when the model keeps one, else float32. */
+static void enc_linear(whisper_fast *f, const nn_linear *l, const float *x, int T, float *y) {
+    if (l->q.q) linear(f, DT_Q, &l->q, l->b, x, T, l->n_out, l->n_in, y);
+    else linear(f, VEC_F32, l->w, l->b, x, T, l->n_out, l->n_in, y);
+}
 
 /* In qkv [T][3D]: scales the queries in place and copies the keys out transposed, [D][ldk]
  * (row h·dh + d is dimension d of head h); values stay where they are. */
@@ -417,18 +452,18 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
     for (int l = 0; l < m->n_audio_layer; l++) {
         const whisper_layer *L = &m->enc[l];
         layernorm(f, &L->attn_ln, xa, T2, h);
-        linear(f, VEC_F32, L->attn_qkv.w, L->attn_qkv.b, h, T2, 3 * D, D, f->qkv);
+        enc_linear(f, &L->attn_qkv, h, T2, f->qkv);
         const int ldk = vec_attention_ldk(T2);
         prepare_qk(f->qkv, T2, D, scale, f->kt, ldk);
         attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->qkv + 2 * D, dh, 3 * D, T2, T2, dh, H, 0, 0, 0, f->att};
         attention(f, &aj);
-        linear(f, VEC_F32, L->attn_out.w, L->attn_out.b, f->att, T2, D, D, h);
+        enc_linear(f, &L->attn_out, f->att, T2, h);
         vec_add(xa, h, (size_t)T2 * D);
 
         layernorm(f, &L->mlp_ln, xa, T2, h);
-        linear(f, VEC_F32, L->fc1.w, L->fc1.b, h, T2, 4 * D, D, f->big);
+        enc_linear(f, &L->fc1, h, T2, f->big);
         gelu(f, f->big, (size_t)T2 * 4 * D);
-        linear(f, VEC_F32, L->fc2.w, L->fc2.b, f->big, T2, D, 4 * D, h);
+        enc_linear(f, &L->fc2, f->big, T2, h);
         vec_add(xa, h, (size_t)T2 * D);
     }
     layernorm(f, &m->enc_ln_post, xa, T2, h);
@@ -494,7 +529,7 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
     d->cross_k = calloc(L * (size_t)d->ldk_cross * D, sizeof(float));
     d->cross_v = malloc(sizeof(float) * L * A * D);
     const int dh = (int)D / m->n_text_head;
-    if (f->dt == VEC_F16 && dh % 16 == 0 && A <= VEC_ATTENTION_F16_MAX_KEYS) {
+    if (f->dt != VEC_F32 && dh % 16 == 0 && A <= VEC_ATTENTION_F16_MAX_KEYS) {
         d->cross_k16 = malloc(sizeof(uint16_t) * L * (size_t)d->ldk_cross * D);
         d->cross_v16 = malloc(sizeof(uint16_t) * L * A * D);
         if (!d->cross_k16 || !d->cross_v16) {
@@ -701,7 +736,8 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         if (tokens[t] < 0 || tokens[t] >= m->n_vocab)
             return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[t]);
         float *xr = d->x + (size_t)t * D;
-        if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[t] * D, xr, (size_t)D);
+        if (dt == DT_Q) wq_dequant_rows(f->emb, tokens[t], tokens[t] + 1, xr);
+        else if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[t] * D, xr, (size_t)D);
         else memcpy(xr, (const float *)f->emb + (size_t)tokens[t] * D, sizeof(float) * D);
         vec_add(xr, m->dec_pos + (size_t)(off + t) * D, (size_t)D);
     }
@@ -792,7 +828,8 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         if (tokens[b] < 0 || tokens[b] >= V)
             return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[b]);
         float *xr = d->x + (size_t)b * D;
-        if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[b] * D, xr, (size_t)D);
+        if (dt == DT_Q) wq_dequant_rows(f->emb, tokens[b], tokens[b] + 1, xr);
+        else if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tokens[b] * D, xr, (size_t)D);
         else memcpy(xr, (const float *)f->emb + (size_t)tokens[b] * D, sizeof(float) * D);
         vec_add(xr, m->dec_pos + (size_t)off * D, (size_t)D);
     }

@@ -17,7 +17,10 @@
  *       exact (whisper_fast_decoder_set_screen);
  *   -   one thread pool; every output element is reduced by one task in a fixed order, so tokens
  *       are identical for any thread count;
- *   -   audio_ctx < 1500 (Lab): the encoder sees only the first 2·audio_ctx mel frames.
+ *   -   audio_ctx < 1500 (Lab): the encoder sees only the first 2·audio_ctx mel frames;
+ *   -   quantized weights (Lab, model->wq_type: ggml q8_0/q5_0/q5_1/q4_0/q4_1 or MLX affine):
+ *       encoder and decoder linears and the embedding read in place by fast_quant.c (GEMV on
+ *       q8-quantized activations, GEMM on per-task dequantized tiles of 64 rows).
  * The S4 logit filters live in logit_filters.c and are shared by both paths. */
 #ifndef STENO_WHISPER_FAST_H
 #define STENO_WHISPER_FAST_H
@@ -30,7 +33,7 @@
 typedef struct whisper_fast whisper_fast;
 
 /** Prepares the fast path's weights from m (m must outlive it). dt: VEC_F16 or VEC_F32 for the
- *  decoder weights. audio_ctx: 0 or n_audio_ctx for the full window, else fewer encoder
+ *  decoder weights; ignored when m->wq_type (the model's quantized matrices are used). audio_ctx: 0 or n_audio_ctx for the full window, else fewer encoder
  *  positions (Lab). Errors: STENO_E_NOMEM, STENO_E_INVALID_ARG (audio_ctx out of range). */
 steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio_ctx, steno_pool *pool,
                                  whisper_fast **out);

@@ -13,9 +13,13 @@ typedef struct loader {
     const ct2_model *ct2;
     const char *path;
     int f16;            /* keep the tensors asked for as half in float16 */
+    int wq;             /* 0, or quantize the matrices asked for to this wq type */
     float *arena;
     uint16_t *arena16;
+    unsigned char *arena_q;
+    float *scratch;      /* one tensor in float32 on its way to arena_q */
     size_t used, used16; /* elements */
+    size_t used_q, max_q; /* bytes; elements of the largest quantized tensor */
     steno_status st;
 } loader;
 
@@ -70,6 +74,26 @@ static void take_matrix(loader *L, const char *name, int64_t d0, int64_t d1, con
     L->used16 += (size_t)v->n_elems;
 }
 
+/* A matrix kept only quantized (L->wq): converted to float32 in the scratch, then quantized. */
+static void take_quant(loader *L, const char *name, int64_t d0, int64_t d1, wq_mat *q) {
+    memset(q, 0, sizeof *q);
+    const ct2_var *v = check(L, name, 2, d0, d1, 0);
+    if (!v) return;
+    const size_t bytes = wq_bytes(L->wq, (int)d0, (int)d1);
+    if (!bytes) {
+        L->st = steno_fail(STENO_E_INVALID_ARG, "%s: tensor %s: width %lld is not a multiple of %s's group of %d",
+                           L->path, name, (long long)d1, wq_name(L->wq), wq_group(L->wq));
+        return;
+    }
+    if (L->arena_q) {
+        ct2_to_f32(v, L->scratch);
+        ct2_release(L->ct2, v);
+        wq_quantize(L->wq, L->scratch, (int)d0, (int)d1, L->arena_q + L->used_q, q);
+    }
+    L->used_q += (bytes + 63) & ~(size_t)63;
+    if ((size_t)v->n_elems > L->max_q) L->max_q = (size_t)v->n_elems;
+}
+
 static void take_ln(loader *L, const char *prefix, int D, nn_layernorm *ln) {
     char name[256];
     snprintf(name, sizeof name, "%s/gamma", prefix);
@@ -82,8 +106,12 @@ static void take_ln(loader *L, const char *prefix, int D, nn_layernorm *ln) {
 static void take_linear(loader *L, const char *prefix, int n_out, int n_in, nn_linear *l, int half) {
     char name[256];
     snprintf(name, sizeof name, "%s/weight", prefix);
-    if (half) take_matrix(L, name, n_out, n_in, &l->w, &l->w16);
-    else l->w = take(L, name, 2, n_out, n_in, 0), l->w16 = NULL;
+    memset(&l->q, 0, sizeof l->q);
+    l->w = NULL;
+    l->w16 = NULL;
+    if (L->wq && half >= 0) take_quant(L, name, n_out, n_in, &l->q);
+    else if (half > 0) take_matrix(L, name, n_out, n_in, &l->w, &l->w16);
+    else l->w = take(L, name, 2, n_out, n_in, 0);
     snprintf(name, sizeof name, "%s/bias", prefix);
     l->b = ct2_find(L->ct2, name) ? take(L, name, 1, n_out, 0, 0) : NULL;
     l->n_out = n_out;
@@ -115,7 +143,13 @@ static void take_all(loader *L, whisper_model *m) {
         take_linear(L, q, Da, 4 * Da, &y->fc2, 0);
     }
     take_ln(L, "encoder/layer_norm", Da, &m->enc_ln_post);
-    take_matrix(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb, &m->tok_emb16);
+    if (L->wq) {
+        m->tok_emb = NULL;
+        m->tok_emb16 = NULL;
+        take_quant(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb_q);
+    } else {
+        take_matrix(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb, &m->tok_emb16);
+    }
     m->dec_pos = take(L, "decoder/position_encodings/encodings", 2, m->n_text_ctx, Dt, 0);
     for (int i = 0; i < m->n_text_layer; i++) {
         whisper_layer *y = &m->dec[i];
@@ -131,7 +165,7 @@ static void take_all(loader *L, whisper_model *m) {
         snprintf(q, sizeof q, "%s/attention/linear_0", p);
         take_linear(L, q, Dt, Dt, &y->cross_q, 1);
         snprintf(q, sizeof q, "%s/attention/linear_1", p);
-        take_linear(L, q, 2 * Dt, Dt, &y->cross_kv, 0);
+        take_linear(L, q, 2 * Dt, Dt, &y->cross_kv, -1); /* float32: the per-window GEMM */
         snprintf(q, sizeof q, "%s/attention/linear_2", p);
         take_linear(L, q, Dt, Dt, &y->cross_out, 1);
         snprintf(q, sizeof q, "%s/ffn/layer_norm", p);
@@ -211,7 +245,13 @@ static steno_status check_config(const whisper_model *m, const char *path) {
 }
 
 steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out) {
+    return whisper_model_load_q(dir, decoder_f16, 0, out);
+}
+
+steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type, whisper_model **out) {
     *out = NULL;
+    if (wq_type && !wq_group(wq_type))
+        return steno_fail(STENO_E_INVALID_ARG, "%s: unknown weight quantization %d", dir, wq_type);
     char path[4096];
     whisper_model *m = calloc(1, sizeof *m);
     if (!m) return steno_fail(STENO_E_NOMEM, "out of memory");
@@ -249,8 +289,9 @@ steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_mod
         st = steno_fail(STENO_E_NOMEM, "out of memory");
         goto fail;
     }
-    m->decoder_f16 = decoder_f16 != 0;
-    loader L = {.ct2 = c, .path = path, .f16 = m->decoder_f16};
+    m->decoder_f16 = decoder_f16 != 0 || wq_type != 0; /* the faithful path can't run either way */
+    m->wq_type = wq_type;
+    loader L = {.ct2 = c, .path = path, .f16 = m->decoder_f16, .wq = wq_type};
     take_all(&L, m); /* sizing pass */
     if (L.st != STENO_OK) {
         st = L.st;
@@ -258,15 +299,20 @@ steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_mod
     }
     m->arena = malloc(L.used * sizeof(float));
     m->arena16 = L.used16 ? malloc(L.used16 * sizeof(uint16_t)) : NULL;
-    if (!m->arena || (L.used16 && !m->arena16)) {
+    m->arena_q = L.used_q ? aligned_alloc(64, L.used_q) : NULL;
+    L.scratch = L.max_q ? malloc(L.max_q * sizeof(float)) : NULL;
+    if (!m->arena || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch))) {
+        free(L.scratch);
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
                         L.used * sizeof(float) >> 20);
         goto fail;
     }
     L.arena = m->arena;
     L.arena16 = m->arena16;
-    L.used = L.used16 = 0;
+    L.arena_q = m->arena_q;
+    L.used = L.used16 = L.used_q = 0;
     take_all(&L, m);
+    free(L.scratch);
     ct2_close(c);
     c = NULL;
 
@@ -292,6 +338,7 @@ void whisper_model_free(whisper_model *m) {
     if (!m) return;
     free(m->arena);
     free(m->arena16);
+    free(m->arena_q);
     free(m->enc);
     free(m->dec);
     whisper_config_free(&m->config);

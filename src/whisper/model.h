@@ -47,6 +47,10 @@ typedef struct whisper_model {
 
     const float *tok_emb; /* [n_vocab][D]; also the output projection (tied); NULL if f16 only */
     const uint16_t *tok_emb16; /* float16 copy, or NULL */
+    wq_mat tok_emb_q;     /* quantized copy when wq_type (tok_emb and tok_emb16 NULL) */
+    int wq_type;          /* 0, or the kernels/wq.h type of every quantized matrix: the encoder's and
+                             decoder's linears and the token embedding (conv, cross-attention K/V,
+                             norms, biases and positions stay float32); faithful can't run */
     int decoder_f16;      /* decoder matrices held only as float16 (fast path); faithful can't run */
     const float *dec_pos; /* [n_text_ctx][D] */
     whisper_layer *dec;   /* [n_text_layer] */
@@ -58,6 +62,7 @@ typedef struct whisper_model {
 
     float *arena;      /* all float32 weights, owned */
     uint16_t *arena16; /* float16 decoder matrices when decoder_f16, owned */
+    unsigned char *arena_q; /* quantized matrices when wq_type, owned */
 } whisper_model;
 
 /** Loads <dir>/model.bin, config.json and the tokenizer files in float32. Errors name the file and
@@ -68,6 +73,13 @@ steno_status whisper_model_load(const char *dir, whisper_model **out);
  *  Q and output, MLP, token embedding) are kept only as float16 (w16 / tok_emb16), halving their
  *  memory, for the fast path. The cross-attention K/V weights stay float32 (the per-window GEMM). */
 steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out);
+/** As whisper_model_load_ex; with wq_type (kernels/wq.h: STENO_T_Q8_0 ... WQ_MLX_Q8_G64; 0 for
+ *  none) the linears of encoder and decoder and the token embedding are quantized at load time
+ *  (wq_quantize, one tensor at a time through a float32 scratch of one tensor) and kept only in
+ *  that form (nn_linear.q, tok_emb_q): no float copy of them stays in memory. A reader of an
+ *  already quantized file fills the same wq_mat views with its own blocks instead.
+ *  Errors: STENO_E_INVALID_ARG (unknown type, or a width not a multiple of its group). */
+steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type, whisper_model **out);
 void whisper_model_free(whisper_model *m);
 
 #endif

@@ -8,10 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/wq.h"
+
 /** A Linear layer y = x Wᵀ + b, W [n_out][n_in] (PyTorch/CTranslate2 layout), b [n_out] or NULL. */
 typedef struct nn_linear {
     const float *w;        /* NULL when the model keeps only the float16 copy */
     const uint16_t *w16;   /* float16 copy [n_out][n_in], or NULL */
+    wq_mat q;              /* quantized copy (q.q != NULL; the fast path only), else q.q == NULL */
     const float *b;
     int n_out, n_in;
 } nn_linear;

@@ -23,6 +23,7 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "formats/sniff.h"
+#include "kernels/wq.h"
 #include "text/utf8.h"
 #include "whisper/alignment.h"
 #include "whisper/decoding.h"
@@ -95,8 +96,21 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
         free(w);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
+    /* steno_weights → kernels/wq.h type, in the enum's order from STENO_WEIGHTS_Q8_0 */
+    static const int WQ_OF[] = {STENO_T_Q8_0,  STENO_T_Q5_0,  STENO_T_Q5_1,  STENO_T_Q4_0, STENO_T_Q4_1,
+                                WQ_MLX_Q4_G32, WQ_MLX_Q4_G64, WQ_MLX_Q8_G32, WQ_MLX_Q8_G64};
+    const int wq_type = o.weights >= STENO_WEIGHTS_Q8_0 && o.weights <= STENO_WEIGHTS_MLX_Q8_G64
+                            ? WQ_OF[o.weights - STENO_WEIGHTS_Q8_0] : 0;
+    if ((int)o.weights < 0 || o.weights > STENO_WEIGHTS_MLX_Q8_G64 || (wq_type && o.path != STENO_PATH_FAST)) {
+        free(w->state);
+        free(w);
+        if (wq_type)
+            return steno_fail(STENO_E_INVALID_ARG, "weights %s: quantized weights run on the fast path only",
+                              wq_name(wq_type));
+        return steno_fail(STENO_E_INVALID_ARG, "weights %d: not a steno_weights value", (int)o.weights);
+    }
     const int decoder_f16 = o.path == STENO_PATH_FAST && o.weights == STENO_WEIGHTS_F16;
-    steno_status st = whisper_model_load_ex(model_dir, decoder_f16, &w->model);
+    steno_status st = whisper_model_load_q(model_dir, decoder_f16, wq_type, &w->model);
     if (st != STENO_OK) {
         free(w->state);
         free(w);

@@ -73,7 +73,7 @@ def values_for(meta, text):
     if meta == "True|False":
         return "True", "maybe"
     pieces = meta.split("|")
-    if all(re.match(r"^[a-z0-9][a-z0-9.-]*$", x) for x in pieces) and (len(pieces) > 1 or meta.islower()):
+    if all(re.match(r"^[a-z0-9][a-z0-9._-]*$", x) for x in pieces) and (len(pieces) > 1 or meta.islower()):
         return pieces[0], "no-such-choice"
     if meta in SAMPLES:
         return SAMPLES[meta]

@@ -1,0 +1,57 @@
+#include "whisper/fast_quant.h"
+
+#include <cblas.h>
+#include <string.h>
+
+typedef struct q_job {
+    const wq_mat *W;
+    const float *b, *x;
+    float *y;
+    int T;
+    const unsigned char *act;
+    size_t act_row;
+    float *tiles;
+    size_t tile_stride;
+} q_job;
+
+/* Rows of W cut into n contiguous slices (multiples of 8); for each weight row, every activation
+ * row: the weights are read once for all T rows. */
+static void gemv_task(void *ctx, int t, int n) {
+    const q_job *j = ctx;
+    const int N = j->W->n_out;
+    const int per = ((N + n - 1) / n + 7) & ~7, r0 = t * per, r1 = r0 + per < N ? r0 + per : N;
+    for (int r = r0; r < r1; r++)
+        for (int i = 0; i < j->T; i++) wq_gemv(j->W, j->act + j->act_row * i, j->b, r, r + 1, j->y + (size_t)i * N + r);
+}
+
+static void gemm_task(void *ctx, int t, int n) {
+    const q_job *j = ctx;
+    const int N = j->W->n_out, K = j->W->n_in;
+    const int n_chunks = (N + FASTQ_COL_CHUNK - 1) / FASTQ_COL_CHUNK;
+    float *tile = j->tiles + (size_t)t * j->tile_stride;
+    for (int c = t; c < n_chunks; c += n) {
+        const int c0 = c * FASTQ_COL_CHUNK, cn = N - c0 < FASTQ_COL_CHUNK ? N - c0 : FASTQ_COL_CHUNK;
+        wq_dequant_rows(j->W, c0, c0 + cn, tile);
+        for (int r = 0; r < j->T; r++) {
+            float *yr = j->y + (size_t)r * N + c0;
+            if (j->b) memcpy(yr, j->b + c0, sizeof(float) * cn);
+            else memset(yr, 0, sizeof(float) * cn);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, K, 1.0f, j->x, K, tile, K, 1.0f, j->y + c0, N);
+    }
+}
+
+void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,
+                  float *y, void *act, float *tiles, size_t tile_stride) {
+    const int N = W->n_out, K = W->n_in;
+    q_job j = {W, b, x, y, T, act, wq_act_bytes(W->type, K), tiles, tile_stride};
+    if (gemm) {
+        const int n_chunks = (N + FASTQ_COL_CHUNK - 1) / FASTQ_COL_CHUNK;
+        steno_pool_run(pool, gemm_task, &j, n_chunks < n_threads ? n_chunks : n_threads);
+        return;
+    }
+    for (int i = 0; i < T; i++) wq_act_prepare(W->type, x + (size_t)i * K, K, (unsigned char *)act + j.act_row * i);
+    steno_pool_run(pool, gemv_task, &j, N >= 256 ? n_threads : 1);
+}
+
+size_t fastq_mat_bytes(const wq_mat *W) { return W->q ? wq_bytes(W->type, W->n_out, W->n_in) : 0; }

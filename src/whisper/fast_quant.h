@@ -1,0 +1,29 @@
+/* fast_quant.h — the fast path's linear layers on quantized weights (kernels/wq.h): whisper.cpp's
+ * ggml block formats and MLX affine, read in place (no float copy of the weights is made).
+ *   - single-token steps and batched rows (GEMV): the activation rows are quantized once per call
+ *     (q8_0/q8_1 blocks, as ggml does), then every output element is one wq_gemv dot product of one
+ *     weight row, rows cut among the pool's tasks;
+ *   - prompts and the encoder (GEMM, T > 1): the weight rows are cut into a fixed grid of
+ *     FASTQ_COL_CHUNK rows; a task dequantizes one chunk into its own float32 tile and runs one
+ *     single-threaded sgemm on it with all T activation rows (float32 activations, as whisper.cpp's
+ *     CPU backend does for large batches after dequantizing a block).
+ * Both are identical for any thread count: an output element is computed by one call whose inputs
+ * do not depend on the split. */
+#ifndef STENO_WHISPER_FAST_QUANT_H
+#define STENO_WHISPER_FAST_QUANT_H
+
+#include "core/threadpool.h"
+#include "kernels/wq.h"
+
+#define FASTQ_COL_CHUNK 64
+
+/** y[T][N] = x[T][K] Wᵀ + b (b [N] or NULL), W [N][K] quantized. gemm 0: T independent rows by
+ *  GEMV, act holds T · wq_act_bytes(W->type, K) bytes (64-byte aligned); gemm 1: tiles holds
+ *  n_threads · FASTQ_COL_CHUNK · K floats (tile_stride floats apart). */
+void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,
+                  float *y, void *act, float *tiles, size_t tile_stride);
+
+/** Bytes of the matrices of a model's quantized linears as stored (for reports). */
+size_t fastq_mat_bytes(const wq_mat *W);
+
+#endif
