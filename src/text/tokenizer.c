@@ -816,3 +816,42 @@ done:
     *out = t;
     return STENO_OK;
 }
+
+const char *steno_tokenizer_token_str(const steno_tokenizer *t, int id) {
+    if (!t || id < 0 || id >= t->n_vocab) return NULL;
+    return t->arena + t->str_off[id];
+}
+
+static int cmp_merge(const void *a, const void *b) {
+    const int *x = a, *y = b; /* (rank, left, right) */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return x[2] < y[2] ? -1 : x[2] > y[2];
+}
+
+steno_status steno_tokenizer_merges(const steno_tokenizer *t, int (**pairs)[2], int *n) {
+    *pairs = NULL;
+    *n = 0;
+    int (*tmp)[3] = malloc((size_t)(t->n_merges + 1) * sizeof *tmp);
+    int (*out)[2] = malloc((size_t)(t->n_merges + 1) * sizeof *out);
+    if (!tmp || !out) {
+        free(tmp);
+        free(out);
+        return steno_fail(STENO_E_NOMEM, "tokenizer: out of memory");
+    }
+    int k = 0;
+    for (size_t i = 0; i < t->merges_cap && k < t->n_merges; i++) {
+        if (!t->merges[i].key) continue;
+        const uint64_t key = t->merges[i].key - 1;
+        tmp[k][0] = t->merges[i].rank;
+        tmp[k][1] = (int)(uint32_t)(key >> 32);
+        tmp[k][2] = (int)(uint32_t)key;
+        k++;
+    }
+    qsort(tmp, (size_t)k, sizeof *tmp, cmp_merge);
+    for (int i = 0; i < k; i++) out[i][0] = tmp[i][1], out[i][1] = tmp[i][2];
+    free(tmp);
+    *pairs = out;
+    *n = k;
+    return STENO_OK;
+}
