@@ -128,14 +128,15 @@ steno_status wtab_dims_from_shapes(wtab *w) {
 
 void wtab_sinusoids(int length, int channels, float *dst) {
     /* openai-whisper whisper/model.py: sinusoids — [sin(t·inv) | cos(t·inv)], inv_i =
-     * exp(-i·ln(10000)/(channels/2 - 1)); evaluated in float32 arithmetic as torch does. */
+     * exp(-i·ln(10000)/(channels/2 - 1)). Evaluated in float64 and rounded once: this reproduces
+     * the float16 encodings of CTranslate2's and Hugging Face's tiny.en/base files bit for bit
+     * (checked on all 1500 × 384 values), where float32 arithmetic differs in 1.4% of them. */
     const int half = channels / 2;
-    const float inc = (float)(log(10000.0) / (double)(half - 1));
+    const double inc = log(10000.0) / (double)(half - 1);
     for (int t = 0; t < length; t++)
         for (int i = 0; i < half; i++) {
-            const float inv = expf(-inc * (float)i);
-            const float x = (float)t * inv;
-            dst[(size_t)t * channels + i] = sinf(x);
-            dst[(size_t)t * channels + half + i] = cosf(x);
+            const double x = (double)t * exp(-inc * (double)i);
+            dst[(size_t)t * channels + i] = (float)sin(x);
+            dst[(size_t)t * channels + half + i] = (float)cos(x);
         }
 }

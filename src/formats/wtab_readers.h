@@ -44,7 +44,7 @@ steno_status wtab_open(const char *path, wtab **out);
 steno_status wtab_dims_from_shapes(wtab *w);
 
 /** openai-whisper's sinusoids(length, channels) (whisper/model.py), the encoder's positional
- *  embedding, into dst [length][channels] (channels even). Computed in float64 then rounded. */
+ *  embedding, into dst [length][channels] (channels even). Computed in float64, rounded once. */
 void wtab_sinusoids(int length, int channels, float *dst);
 
 #endif
