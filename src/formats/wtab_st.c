@@ -12,7 +12,8 @@
  *   proj_out (tied to the token embedding) is not read.
  * MLX names (mlx-examples whisper/convert.py: torch_to_mlx) are openai's with mlp.0/mlp.2 named
  * mlp1/mlp2; conv weights are [out][3][in] and are transposed into owned [out][in][3] copies; the
- * encoder's sinusoidal positional embedding is not stored (MLX computes it) and is computed here. */
+ * encoder's sinusoidal positional embedding is not stored (MLX computes it) and is computed here,
+ * in the weights' float type as mlx-whisper does. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,8 +303,19 @@ steno_status wtab_read_mlx(const char *dir, wtab **out) {
             goto fail;
         }
         wtab_sinusoids(L, C, pe);
+        /* mlx-whisper holds them in the model's type: sinusoids(n_ctx, n_state).astype(dtype) */
+        const wt_tensor *emb = wtab_find(w, "decoder.token_embedding.weight");
+        wt_dtype dt = emb && (emb->dtype == WT_F16 || emb->dtype == WT_BF16) ? emb->dtype : WT_F32;
+        if (dt != WT_F32) { /* narrowed in place: each half written below the float it came from */
+            uint16_t *h = (uint16_t *)(void *)pe;
+            for (size_t i = 0; i < (size_t)L * (size_t)C; i++) {
+                uint32_t x;
+                memcpy(&x, &pe[i], 4);
+                h[i] = dt == WT_F16 ? wt_f32_to_f16(pe[i]) : (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+            }
+        }
         const int64_t dims[2] = {L, C};
-        if ((st = wtab_add(w, "encoder.positional_embedding", WT_F32, 2, dims, pe,
+        if ((st = wtab_add(w, "encoder.positional_embedding", dt, 2, dims, pe,
                            (size_t)L * (size_t)C * sizeof *pe)) != STENO_OK)
             goto fail;
     }

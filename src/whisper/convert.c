@@ -12,6 +12,7 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "core/file.h"
+#include "core/fp16.h"
 #include "formats/wtab_readers.h"
 #include "whisper/model_side.h"
 
@@ -73,9 +74,41 @@ static int64_t elems(const ovar *o) {
     return n;
 }
 
+/* The output type of t in a format that types each tensor (ct2, hf, mlx): its own float type,
+ * except that float32 data whose every value is exact in the model's float type (the float32
+ * biases of a ggml file made from a float16 model) goes back to that type, and quantized data
+ * becomes the model's float type. Never loses a bit of an unquantized tensor. */
 static wt_dtype float_of(const conv *c, const wt_tensor *t) {
-    (void)t;
+    if (!t) return c->fdt;
+    if (c->fdt == WT_F32) return WT_F32; /* --f32, or a float32 model */
+    if (t->dtype == WT_F16 || t->dtype == WT_BF16) return t->dtype;
+    if (t->dtype != WT_F32) return c->fdt; /* int8 / ggml blocks: dequantized */
+    const float *v = t->data;
+    for (int64_t i = 0; i < t->n_elems; i++) {
+        float x;
+        memcpy(&x, &v[i], 4);
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        if (c->fdt == WT_F16) {
+            const float back = steno_fp16_to_f32(wt_f32_to_f16(x));
+            if (memcmp(&back, &x, 4) != 0) return WT_F32;
+        } else if (bits & 0xFFFFu) {
+            return WT_F32;
+        }
+    }
     return c->fdt;
+}
+
+/* One type for rows stacked from several tensors: theirs when they agree, else float32. */
+static wt_dtype float_of_parts(const conv *c, const wt_tensor *const *p, int n) {
+    wt_dtype d = WT_N_DTYPES;
+    for (int k = 0; k < n; k++) {
+        if (!p[k]) continue;
+        const wt_dtype e = float_of(c, p[k]);
+        if (d == WT_N_DTYPES) d = e;
+        else if (d != e) return WT_F32;
+    }
+    return d == WT_N_DTYPES ? c->fdt : d;
 }
 
 /* The tensor as is (same name and shape), in the output float type. */
@@ -455,7 +488,7 @@ static void ct2_linear(conv *c, const char *cp, const char *const *op, int n) {
     if (c->st != STENO_OK) return;
     const int64_t dw[2] = {n * w[0]->dims[0], w[0]->dims[1]};
     snprintf(name, sizeof name, "%s/weight", cp);
-    ovar *o = add_var(c, name, c->fdt, 2, dw);
+    ovar *o = add_var(c, name, float_of_parts(c, w, n), 2, dw);
     if (!o) return;
     for (int k = 0; k < n; k++) o->part[k] = w[k];
     o->n_parts = n;
@@ -463,7 +496,7 @@ static void ct2_linear(conv *c, const char *cp, const char *const *op, int n) {
     if (!any_b) return;
     const int64_t db[1] = {n * w[0]->dims[0]};
     snprintf(name, sizeof name, "%s/bias", cp);
-    o = add_var(c, name, c->fdt, 1, db);
+    o = add_var(c, name, float_of_parts(c, b, n), 1, db);
     if (!o) return;
     for (int k = 0; k < n; k++) o->part[k] = b[k];
     o->n_parts = n;
@@ -472,7 +505,7 @@ static void ct2_linear(conv *c, const char *cp, const char *const *op, int n) {
 
 static void ct2_one(conv *c, const char *cn, const char *on) {
     const wt_tensor *t = need(c, on);
-    if (t) add_same(c, t, cn, c->fdt);
+    if (t) add_same(c, t, cn, float_of(c, t));
 }
 
 static void ct2_ln(conv *c, const char *cp, const char *op) {
@@ -625,6 +658,63 @@ static void write_ct2(conv *c, const char *dir) {
     write_tokenizer_json(c, dir);
 }
 
+/* The table's tensors in openai-whisper's state_dict order (a module's own parameters and
+ * buffers before its children's: encoder.positional_embedding, conv1, conv2, blocks, ln_post;
+ * decoder.positional_embedding, token_embedding, blocks, ln), the order convert-pt-to-ggml.py
+ * writes; tensors outside that list follow in table order. malloc'd, c->w->n entries. */
+static const wt_tensor **openai_order(conv *c) {
+    const wtab *w = c->w;
+    const wt_tensor **o = malloc((size_t)w->n * sizeof *o);
+    char *used = calloc((size_t)w->n, 1);
+    if (!o || !used) {
+        free(o);
+        free(used);
+        c->st = steno_fail(STENO_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    int k = 0;
+    static const char *const sub[] = {"attn.query.weight", "attn.query.bias", "attn.key.weight", "attn.key.bias",
+                                      "attn.value.weight", "attn.value.bias", "attn.out.weight", "attn.out.bias",
+                                      "attn_ln.weight", "attn_ln.bias", "cross_attn.query.weight",
+                                      "cross_attn.query.bias", "cross_attn.key.weight", "cross_attn.key.bias",
+                                      "cross_attn.value.weight", "cross_attn.value.bias", "cross_attn.out.weight",
+                                      "cross_attn.out.bias", "cross_attn_ln.weight", "cross_attn_ln.bias",
+                                      "mlp.0.weight", "mlp.0.bias", "mlp.2.weight", "mlp.2.bias", "mlp_ln.weight",
+                                      "mlp_ln.bias"};
+#define TAKE(nm)                                                                                                   \
+    do {                                                                                                           \
+        const wt_tensor *t_ = wtab_find(w, nm);                                                                    \
+        if (t_ && !used[t_ - w->t]) used[t_ - w->t] = 1, o[k++] = t_;                                              \
+    } while (0)
+    char name[256];
+    TAKE("encoder.positional_embedding");
+    TAKE("encoder.conv1.weight");
+    TAKE("encoder.conv1.bias");
+    TAKE("encoder.conv2.weight");
+    TAKE("encoder.conv2.bias");
+    for (int i = 0; i < w->dims.n_audio_layer; i++)
+        for (size_t j = 0; j < sizeof sub / sizeof sub[0]; j++) {
+            snprintf(name, sizeof name, "encoder.blocks.%d.%s", i, sub[j]);
+            TAKE(name);
+        }
+    TAKE("encoder.ln_post.weight");
+    TAKE("encoder.ln_post.bias");
+    TAKE("decoder.positional_embedding");
+    TAKE("decoder.token_embedding.weight");
+    for (int i = 0; i < w->dims.n_text_layer; i++)
+        for (size_t j = 0; j < sizeof sub / sizeof sub[0]; j++) {
+            snprintf(name, sizeof name, "decoder.blocks.%d.%s", i, sub[j]);
+            TAKE(name);
+        }
+    TAKE("decoder.ln.weight");
+    TAKE("decoder.ln.bias");
+#undef TAKE
+    for (int i = 0; i < w->n; i++)
+        if (!used[i]) o[k++] = &w->t[i];
+    free(used);
+    return o;
+}
+
 /* ggml: convert-pt-to-ggml.py's layout (ggml_export.h); quantized tensors copied as they are. */
 static void write_ggml(conv *c, const char *path) {
     const whisper_dims *d = &c->w->dims;
@@ -632,14 +722,17 @@ static void write_ggml(conv *c, const char *path) {
     if (!emb) return;
     const wt_dtype mat = wt_dtype_is_block(emb->dtype) ? emb->dtype : c->fdt == WT_F16 ? WT_F16 : WT_F32;
     int ftype = mat == WT_F32 ? 0 : mat == WT_F16 ? 1 : c->w->ggml_ftype;
+    const wt_tensor **order = openai_order(c);
+    if (!order) return;
     for (int i = 0; i < c->w->n; i++) {
-        const wt_tensor *t = &c->w->t[i];
+        const wt_tensor *t = order[i];
         wt_dtype dt = WT_F32;
         if (t->rank >= 2 && !is_pos(t->name)) {
             dt = wt_dtype_is_block(t->dtype) ? t->dtype : mat == WT_F32 ? WT_F32 : WT_F16;
         }
         add_same(c, t, t->name, dt);
     }
+    free(order);
     float *filters = malloc((size_t)d->n_mels * 201 * sizeof *filters);
     if (!filters) {
         c->st = steno_fail(STENO_E_NOMEM, "out of memory");
