@@ -336,7 +336,7 @@ static void write_tokenizer_json(conv *c, const char *dir) {
             cJSON_AddStringToObject(a, "content", s);
             cJSON_AddBoolToObject(a, "special", 1);
             cJSON_AddItemToArray(added, a);
-        } else if (*s && !cJSON_GetObjectItemCaseSensitive(vocab, s)) {
+        } else if (*s && steno_tokenizer_token_id(c->tok, s) == i) { /* a string's first id only */
             cJSON_AddNumberToObject(vocab, s, i);
         }
     }

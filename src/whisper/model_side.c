@@ -188,7 +188,9 @@ static steno_status tokenizer_from_ranks(const wtab *w, const char *path, steno_
     char *sa = NULL;
     int ns = 0;
     if ((st = whisper_special_strings(w->dims.n_vocab, n, &sp, &ns, &sa)) != STENO_OK) {
-        st = steno_fail(STENO_E_FORMAT, "%s: %s", path, steno_errmsg());
+        char why[256]; /* the message is rebuilt around the thread's last one: copy it first */
+        snprintf(why, sizeof why, "%s", steno_errmsg());
+        st = steno_fail(STENO_E_FORMAT, "%s: %s", path, why);
         goto done;
     }
     st = steno_tokenizer_from_ranks(t, l, n, sp, ns, tok);
