@@ -327,13 +327,21 @@ static void write_tokenizer_json(conv *c, const char *dir) {
     const int n = steno_tokenizer_n_vocab(c->tok), eot = tid(c, "<|endoftext|>");
     cJSON *j = cJSON_CreateObject(), *model = cJSON_CreateObject(), *vocab = cJSON_CreateObject();
     cJSON *merges = cJSON_CreateArray(), *added = cJSON_CreateArray();
-    cJSON_AddStringToObject(j, "version", "1.0");
+    cJSON_AddStringToObject(j, "version", "1.0"); /* the fields HF tokenizers' deserializer requires */
+    cJSON_AddNullToObject(j, "truncation");
+    cJSON_AddNullToObject(j, "padding");
+    cJSON_AddNullToObject(j, "normalizer");
+    cJSON_AddNullToObject(j, "post_processor");
     for (int i = 0; i < n; i++) {
         const char *s = steno_tokenizer_token_str(c->tok, i);
         if (i >= eot) {
             cJSON *a = cJSON_CreateObject();
             cJSON_AddNumberToObject(a, "id", i);
             cJSON_AddStringToObject(a, "content", s);
+            cJSON_AddBoolToObject(a, "single_word", 0);
+            cJSON_AddBoolToObject(a, "lstrip", 0);
+            cJSON_AddBoolToObject(a, "rstrip", 0);
+            cJSON_AddBoolToObject(a, "normalized", 0);
             cJSON_AddBoolToObject(a, "special", 1);
             cJSON_AddItemToArray(added, a);
         } else if (*s && steno_tokenizer_token_id(c->tok, s) == i) { /* a string's first id only */
@@ -364,7 +372,16 @@ static void write_tokenizer_json(conv *c, const char *dir) {
     cJSON_AddBoolToObject(pre, "use_regex", 1);
     cJSON *dec = cJSON_AddObjectToObject(j, "decoder");
     cJSON_AddStringToObject(dec, "type", "ByteLevel");
+    cJSON_AddBoolToObject(dec, "add_prefix_space", 1);
+    cJSON_AddBoolToObject(dec, "trim_offsets", 1);
+    cJSON_AddBoolToObject(dec, "use_regex", 1);
     cJSON_AddStringToObject(model, "type", "BPE");
+    cJSON_AddNullToObject(model, "dropout");
+    cJSON_AddNullToObject(model, "unk_token");
+    cJSON_AddStringToObject(model, "continuing_subword_prefix", "");
+    cJSON_AddStringToObject(model, "end_of_word_suffix", "");
+    cJSON_AddBoolToObject(model, "fuse_unk", 0);
+    cJSON_AddBoolToObject(model, "byte_fallback", 0);
     cJSON_AddItemToObject(model, "vocab", vocab);
     cJSON_AddItemToObject(model, "merges", merges);
     cJSON_AddItemToObject(j, "model", model);
