@@ -293,14 +293,9 @@ steno_status whisper_side_load(const wtab *w, const char *path, whisper_config *
         goto fail;
     }
     snprintf(p, sizeof p, "%s/config.json", path);
-    int ct2_config = 0;
-    if (dir && is_file(p)) {
-        char *buf = NULL;
-        size_t len = 0;
-        if ((st = steno_read_file(p, 64u << 20, &buf, &len)) != STENO_OK) goto fail;
-        ct2_config = strstr(buf, "\"suppress_ids\"") != NULL;
-        free(buf);
-    }
+    /* a CTranslate2 directory's config.json is its decoding config (and must parse); HF and MLX
+     * folders' config.json is the model's dimensions, read by their readers */
+    const int ct2_config = strcmp(w->format, "ct2") == 0 && is_file(p);
     st = ct2_config ? whisper_config_load(p, cfg) : derive_config(w, path, *tok, cfg);
     if (st != STENO_OK) goto fail;
     return STENO_OK;

@@ -10,7 +10,7 @@
  *     get_encoding): <|endoftext|>, <|startoftranscript|>, one per language (99, or 100 with
  *     <|yue|> when the vocabulary has 51 866 tokens), <|translate|>, <|transcribe|>,
  *     <|startoflm|>, <|startofprev|>, <|nocaptions|>, <|notimestamps|>, <|0.00|> .. <|30.00|>.
- *   config: <dir>/config.json when it holds CTranslate2's "suppress_ids"; otherwise derived:
+ *   config: a CTranslate2 directory's config.json (which must parse); otherwise derived:
  *     suppress_ids = openai-whisper's Tokenizer.non_speech_tokens plus <|startoftranscript|>,
  *     <|translate|>, <|transcribe|>, <|startoflm|>, <|startofprev|>, <|nocaptions|> (what
  *     transformers' generation_config.json suppress_tokens and CTranslate2's config list);
