@@ -18,7 +18,9 @@
 
 /* Tensor names are < 100 characters and paths < 4096: the snprintf bounds below are never reached,
  * and a truncated name would only fail the lookup that follows. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 /* One output tensor: parts stacked by rows (a NULL part is zeros of part_elems), converted to
  * dtype; conv_t: an MLX conv weight, written [out][3][in] from the openai [out][in][3]. */
