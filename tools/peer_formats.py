@@ -35,6 +35,7 @@ SHARED = os.environ.get("STENO_SHARED", os.path.join(HERE, "..", "..", "shared")
 JFK = os.path.join(SHARED, "models", "whisper-test-assets", "jfk.wav")
 REF = "and so my fellow americans ask not what your country can do for you ask what you can do for your country"
 bad = []
+OUT = "/tmp/steno_peer_formats"
 
 
 def fold(t):
@@ -42,10 +43,10 @@ def fold(t):
 
 
 def steno_text(model):
-    p = subprocess.run([STENO, "transcribe", "--model", model, "--output-format", "txt", JFK, "-o", "-"],
+    out_dir = os.path.join(OUT, "transcripts")
+    os.makedirs(out_dir, exist_ok=True)
+    p = subprocess.run([STENO, "transcribe", "--model", model, "--output-dir", out_dir, JFK],
                        capture_output=True, text=True)
-    if p.returncode != 0:
-        p = subprocess.run([STENO, "transcribe", "--model", model, JFK], capture_output=True, text=True)
     out = re.sub(r"\[[^\]]*\]", " ", p.stdout)
     return p.returncode, fold(out), p.stderr.strip()
 
@@ -173,7 +174,8 @@ def fw_reads_steno(model, out):
 
 def main():
     model = sys.argv[1] if len(sys.argv) > 1 else os.path.expanduser("~/.cache/steno/models/tiny.en")
-    out = sys.argv[2] if len(sys.argv) > 2 else "/tmp/steno_peer_formats"
+    global OUT
+    out = OUT = sys.argv[2] if len(sys.argv) > 2 else OUT
     os.makedirs(out, exist_ok=True)
     ct2_peer(model, out)
     mlx_npz(model, out)
