@@ -355,9 +355,9 @@ _Static_assert(sizeof(steno_path) == sizeof(int) && sizeof(steno_weights) == siz
 #define BOOL_OPT(name, field, def_, text) \
     {STENO_OPT_BOOL, name, .at = AT(field), .def = def_, .help = text}
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "--model", "NAME|DIR", AT(model), .def = DEFAULT_MODEL,
-     .help = "a model name looked up in --model-dir, or a CTranslate2 model directory (model.bin, config.json, "
-             "vocabulary.txt, tokenizer.json)"},
+    {STENO_OPT_STRING, "--model", "NAME|DIR|FILE", AT(model), .def = DEFAULT_MODEL,
+     .help = "a model name looked up in --model-dir, a model directory (CTranslate2, Hugging Face or MLX) or a "
+             "whisper.cpp ggml file; the format is detected from the files"},
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir),
      .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models",
      .help = "where named models live; fetch tiny.en with scripts/fetch_model.sh"},

@@ -164,7 +164,8 @@ static void usage(FILE *f) {
           "       (or the steno binary run under the name whisper-cli)\n"
           "\n"
           "whisper.cpp's whisper-cli on steno's engine: the same flags, defaults, output lines and\n"
-          "output files. -m takes a CTranslate2 model directory or a model name (default tiny.en);\n"
+          "output files. -m takes a ggml file, a model directory (CTranslate2, Hugging Face, MLX)\n"
+          "or a model name (default tiny.en);\n"
           "flags steno has no feature for are refused with \"not supported\" (README.md, \"For\n"
           "whisper.cpp users\").\n"
           "\n"
@@ -365,32 +366,32 @@ static bool write_outputs(const wparams *p, const steno_result *r, const char *b
 
 /* ---- the command ------------------------------------------------------------------------- */
 
-/* whisper.cpp users pass their ggml file (models/ggml-base.en.bin, ggml-large-v3-turbo-q5_0.bin),
- * which steno cannot read yet: say which model name to give instead, and whether it is installed.
- * Returns 1 after printing that, 0 when model is not such a file. */
+/* whisper.cpp users pass their ggml file (models/ggml-base.en.bin, ggml-large-v3-turbo-q5_0.bin).
+ * An existing one loads (the library reads ggml files); a missing one gets the model name to give
+ * instead, and whether it is installed. Returns 1 after printing that, 0 otherwise. */
 static int ggml_model_hint(const char *model) {
     const char *base = strrchr(model, '/');
     base = base ? base + 1 : model;
     const size_t len = strlen(base);
     if (strncmp(base, "ggml-", 5) != 0 || len < 10 || strcmp(base + len - 4, ".bin") != 0) return 0;
+    FILE *f = fopen(model, "rb");
+    if (f) {
+        fclose(f);
+        return 0;
+    }
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)(len - 9 < sizeof name - 1 ? len - 9 : sizeof name - 1), base + 5);
     char *q = strstr(name, "-q"); /* a quantized file: ggml-base.en-q5_1.bin */
     if (q && (q[2] == '4' || q[2] == '5' || q[2] == '8') && q[3] == '_') *q = '\0';
-    FILE *f = fopen(model, "rb");
-    if (f) fclose(f);
     char root[4096], probe[4400];
     steno_cli_models_root(NULL, root, sizeof root);
     snprintf(probe, sizeof probe, "%s/%s/model.bin", root, name);
     FILE *installed = fopen(probe, "rb");
     if (installed) fclose(installed);
-    const char *what = f ? "a whisper.cpp ggml file, which steno cannot read yet" : "no such file";
     if (installed)
-        fprintf(stderr, ERR_PREFIX "%s: %s; steno reads CTranslate2 models (faster-whisper's): give -m %s (installed)\n",
-                model, what, name);
+        fprintf(stderr, ERR_PREFIX "%s: no such file; give -m %s (installed)\n", model, name);
     else
-        fprintf(stderr, ERR_PREFIX "%s: %s; steno reads CTranslate2 models (faster-whisper's): run 'steno pull %s', "
-                "then give -m %s\n", model, what, name, name);
+        fprintf(stderr, ERR_PREFIX "%s: no such file; run 'steno pull %s', then give -m %s\n", model, name, name);
     return 1;
 }
 
@@ -421,8 +422,8 @@ int steno_cmd_whisper_cli(int argc, char **argv) {
         for (double t = p.temperature + p.temperature_inc; t <= 1.0 + 1e-6 && n_temps < 64; t += p.temperature_inc)
             temps[n_temps++] = t;
 
-    /* the model: a path as given (a ggml .bin gets the loader's error naming the format), else a
-     * name under the steno models folder */
+    /* the model: a path as given (a whisper.cpp ggml file loads; a file of another kind gets the
+     * loader's error naming its format), else a name under the steno models folder */
     char model_path[8192];
     if (ggml_model_hint(p.model)) return 1;
     if (steno_cli_model_path(p.model, NULL, model_path, sizeof model_path) != 0) return 1;

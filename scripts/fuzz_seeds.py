@@ -157,8 +157,129 @@ def ws():
     }
 
 
+# --- Whisper weight formats (fuzz_whisper_ggml/_hf/_mlx): one tiny model, D=4, 1 head, 1+1 layers,
+# 1 mel bin, 300 tokens, in openai-whisper names, plus (ggml) one tensor of every block type.
+W_D, W_VOCAB, W_MELS = 4, 300, 1
+
+
+def whisper_tensors():
+    """[(openai name, shape)] of the tiny model."""
+    D = W_D
+    t = [("encoder.positional_embedding", [8, D]), ("encoder.conv1.weight", [D, W_MELS, 3]),
+         ("encoder.conv1.bias", [D]), ("encoder.conv2.weight", [D, D, 3]), ("encoder.conv2.bias", [D])]
+    for side, cross in (("encoder", False), ("decoder", True)):
+        if side == "decoder":
+            t += [("decoder.positional_embedding", [6, D]), ("decoder.token_embedding.weight", [W_VOCAB, D])]
+        p = side + ".blocks.0."
+        for a in ("attn",) + (("cross_attn",) if cross else ()):
+            for x in ("query", "key", "value", "out"):
+                t.append((p + a + "." + x + ".weight", [D, D]))
+                if x != "key":
+                    t.append((p + a + "." + x + ".bias", [D]))
+            t += [(p + a + "_ln.weight", [D]), (p + a + "_ln.bias", [D])]
+        t += [(p + "mlp.0.weight", [4 * D, D]), (p + "mlp.0.bias", [4 * D]), (p + "mlp.2.weight", [D, 4 * D]),
+              (p + "mlp.2.bias", [D]), (p + "mlp_ln.weight", [D]), (p + "mlp_ln.bias", [D])]
+        t += [(side + (".ln_post" if side == "encoder" else ".ln") + ".weight", [D]),
+              (side + (".ln_post" if side == "encoder" else ".ln") + ".bias", [D])]
+    return t
+
+
+def _n(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def whisper_ggml():
+    hp = [W_VOCAB, 8, W_D, 1, 1, 6, W_D, 1, 1, W_MELS, 1]
+    out = struct.pack("<12i", 0x67676D6C, *hp) + struct.pack("<2i", W_MELS, 201) + b"\0" * (4 * 201 * W_MELS)
+    out += struct.pack("<i", 257) + b"".join(struct.pack("<i", 1) + bytes([b]) for b in range(256))
+    out += struct.pack("<i", 2) + b"ab"
+    body = b""
+    for name, shape in whisper_tensors():
+        f16 = len(shape) >= 2 and "positional" not in name
+        body += struct.pack("<3i", len(shape), len(name), 1 if f16 else 0)
+        body += struct.pack("<%di" % len(shape), *reversed(shape)) + name.encode()
+        body += struct.pack("<%de" % _n(shape), *[0.25] * _n(shape)) if f16 else \
+            struct.pack("<%df" % _n(shape), *[0.5] * _n(shape))
+    quants = b""
+    for ttype, block in ((2, 18), (3, 20), (6, 22), (7, 24), (8, 34)):
+        name = b"extra.q%d" % ttype
+        quants += struct.pack("<3i", 2, len(name), ttype) + struct.pack("<2i", 32, 2) + name
+        quants += bytes(range(block)) * 2
+    return {"tiny_f16": out + body, "tiny_quant_types": out + body + quants, "header_only": out}
+
+
+def safetensors(tensors, dtype="F16"):
+    header, blobs, off = {}, [], 0
+    for name, shape in tensors:
+        n = _n(shape)
+        blob = struct.pack("<%de" % n, *[0.125] * n) if dtype == "F16" else struct.pack("<%df" % n, *[0.125] * n)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [off, off + len(blob)]}
+        blobs.append(blob)
+        off += len(blob)
+    hj = json.dumps(header, separators=(",", ":")).encode()
+    hj += b" " * ((8 - len(hj) % 8) % 8)
+    return struct.pack("<Q", len(hj)) + hj + b"".join(blobs)
+
+
+def hf_name(n):
+    for a, b in ((".attn_ln.", ".self_attn_layer_norm."), (".cross_attn_ln.", ".encoder_attn_layer_norm."),
+                 (".mlp_ln.", ".final_layer_norm."), (".attn.", ".self_attn."), (".cross_attn.", ".encoder_attn."),
+                 (".query.", ".q_proj."), (".key.", ".k_proj."), (".value.", ".v_proj."), (".out.", ".out_proj."),
+                 (".mlp.0.", ".fc1."), (".mlp.2.", ".fc2."), (".blocks.", ".layers."),
+                 ("encoder.ln_post.", "encoder.layer_norm."), ("decoder.ln.", "decoder.layer_norm."),
+                 (".positional_embedding", ".embed_positions.weight"), (".token_embedding.", ".embed_tokens.")):
+        n = n.replace(a, b)
+    return "model." + n
+
+
+def whisper_hf():
+    cfg = json.dumps({"num_mel_bins": W_MELS, "max_source_positions": 8, "d_model": W_D,
+                      "encoder_attention_heads": 1, "encoder_layers": 1, "vocab_size": W_VOCAB,
+                      "max_target_positions": 6, "decoder_attention_heads": 1, "decoder_layers": 1}).encode()
+    tens = [(hf_name(n), s) for n, s in whisper_tensors()]
+    st = safetensors(tens)
+    index = json.dumps({"weight_map": {n: "model-00001-of-00001.safetensors" for n, _ in tens}}).encode()
+    return {"single": split(cfg, b"\0" + st), "sharded": split(cfg, b"\1" + split(index, st)),
+            "bf16_f32": split(cfg, b"\0" + safetensors(tens, "F32"))}
+
+
+def npz(tensors):
+    """np.savez's layout: a zip of stored .npy members (version 1.0 headers)."""
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, shape in tensors:
+            n = _n(shape)
+            h = ("{'descr': '<f2', 'fortran_order': False, 'shape': (%s), }" %
+                 "".join("%d, " % x for x in shape)).encode()
+            h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+            z.writestr(name + ".npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h +
+                       struct.pack("<%de" % n, *[0.125] * n))
+    return buf.getvalue()
+
+
+def whisper_mlx():
+    cfg = json.dumps({"n_mels": W_MELS, "n_audio_ctx": 8, "n_audio_state": W_D, "n_audio_head": 1,
+                      "n_audio_layer": 1, "n_vocab": W_VOCAB, "n_text_ctx": 6, "n_text_state": W_D,
+                      "n_text_head": 1, "n_text_layer": 1, "model_type": "whisper"}).encode()
+    tens = []
+    for n, s in whisper_tensors():
+        if n == "encoder.positional_embedding":
+            continue
+        n = n.replace(".mlp.0.", ".mlp1.").replace(".mlp.2.", ".mlp2.")
+        if len(s) == 3:
+            s = [s[0], s[2], s[1]]
+        tens.append((n, s))
+    return {"safetensors": split(cfg, b"\0" + safetensors(tens)), "npz": split(cfg, b"\1" + npz(tens))}
+
+
 SEEDS = {"fuzz_ws": ws, "fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
-         "fuzz_llama2c": llama2c, "fuzz_stop_text": stop_text, "fuzz_text_request": text_request}
+         "fuzz_llama2c": llama2c, "fuzz_stop_text": stop_text, "fuzz_text_request": text_request,
+         "fuzz_whisper_ggml": whisper_ggml, "fuzz_whisper_hf": whisper_hf, "fuzz_whisper_mlx": whisper_mlx}
 
 
 def main():

@@ -272,6 +272,51 @@ static steno_status vocab_from_json(const char *path, const cJSON *root, strlist
     return STENO_OK;
 }
 
+/* tokenizer.json's model.vocab {token: id} and added_tokens [{id, content}] as a list by id; ids
+ * nobody names are empty (unused) tokens. */
+static steno_status vocab_from_hf(const char *path, const cJSON *root, strlist *out) {
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    const cJSON *vocab = model ? cJSON_GetObjectItemCaseSensitive(model, "vocab") : NULL;
+    const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
+    if (!cJSON_IsObject(vocab)) return steno_fail(STENO_E_FORMAT, "%s: no model.vocab object", path);
+    int max_id = -1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, vocab) {
+        if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble > 1e7)
+            return steno_fail(STENO_E_FORMAT, "%s: model.vocab: a bad id", path);
+        if ((int)it->valuedouble > max_id) max_id = (int)it->valuedouble;
+    }
+    if (cJSON_IsArray(added))
+        cJSON_ArrayForEach(it, added) {
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(it, "content");
+            if (!cJSON_IsNumber(id) || !cJSON_IsString(c) || id->valuedouble < 0 || id->valuedouble > 1e7)
+                return steno_fail(STENO_E_FORMAT, "%s: added_tokens: a bad entry", path);
+            if ((int)id->valuedouble > max_id) max_id = (int)id->valuedouble;
+        }
+    if (max_id < 0) return steno_fail(STENO_E_FORMAT, "%s: empty vocabulary", path);
+    out->count = max_id + 1;
+    out->s = calloc((size_t)out->count, sizeof *out->s);
+    out->n = calloc((size_t)out->count, sizeof *out->n);
+    if (!out->s || !out->n) return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
+    for (int i = 0; i < out->count; i++) out->s[i] = "";
+    cJSON_ArrayForEach(it, vocab) {
+        const int id = (int)it->valuedouble;
+        out->s[id] = it->string;
+        out->n[id] = strlen(it->string);
+    }
+    if (cJSON_IsArray(added))
+        cJSON_ArrayForEach(it, added) {
+            const int id = (int)cJSON_GetObjectItemCaseSensitive(it, "id")->valuedouble;
+            const char *c = cJSON_GetObjectItemCaseSensitive(it, "content")->valuestring;
+            out->s[id] = c;
+            out->n[id] = strlen(c);
+        }
+    for (int i = 0; i < out->count; i++)
+        if (!utf8_valid(out->s[i], out->n[i])) return steno_fail(STENO_E_FORMAT, "%s: token %d: invalid UTF-8", path, i);
+    return STENO_OK;
+}
+
 /* Builds the arena, offsets, byte forms and the string hash from the token list. */
 static steno_status build_vocab(steno_tokenizer *t, const char *path, const strlist *L) {
     int b2u[256], u2b[512];
@@ -461,7 +506,16 @@ steno_status steno_tokenizer_load(const char *model_dir, steno_tokenizer **out) 
         goto done;
     }
 
-    if (file_exists(txt_path) || !file_exists(json_path)) {
+    if (!file_exists(txt_path) && !file_exists(json_path) && file_exists(tok_path)) {
+        /* a Hugging Face directory: the vocabulary is tokenizer.json's model.vocab + added_tokens */
+        s = steno_read_file(tok_path, TOK_MAX_FILE_BYTES, &buf, &len);
+        if (s == STENO_OK) {
+            vjson = cJSON_ParseWithLength(buf, len);
+            if (!vjson) s = steno_fail(STENO_E_FORMAT, "%s: not JSON", tok_path);
+            else s = vocab_from_hf(tok_path, vjson, &L);
+        }
+        if (s == STENO_OK) s = build_vocab(t, tok_path, &L);
+    } else if (file_exists(txt_path) || !file_exists(json_path)) {
         s = steno_read_file(txt_path, TOK_MAX_FILE_BYTES, &buf, &len);
         if (s == STENO_OK) s = vocab_from_txt(txt_path, buf, len, &L);
     } else {
@@ -472,7 +526,7 @@ steno_status steno_tokenizer_load(const char *model_dir, steno_tokenizer **out) 
             else s = vocab_from_json(json_path, vjson, &L);
         }
     }
-    if (s == STENO_OK) s = build_vocab(t, file_exists(txt_path) ? txt_path : json_path, &L);
+    if (s == STENO_OK && !t->arena) s = build_vocab(t, file_exists(txt_path) ? txt_path : json_path, &L);
     free(L.s);
     free(L.n);
     cJSON_Delete(vjson);
@@ -680,5 +734,124 @@ done:
     }
     *ids = out.v;
     *n = out.n;
+    return STENO_OK;
+}
+
+/* ------------------------------------------------------------------------------------------- */
+/* A tokenizer from tiktoken-style ranks                                                         */
+
+steno_status steno_tokenizer_from_ranks(const uint8_t *const *tok, const int32_t *tok_len, int n_base,
+                                        const char *const *specials, int n_specials, steno_tokenizer **out) {
+    *out = NULL;
+    if (n_base < 256 || n_specials < 0 || n_base > (1 << 24) || n_specials > (1 << 20))
+        return steno_fail(STENO_E_FORMAT, "tokenizer: a vocabulary of %d ranks", n_base);
+    steno_tokenizer *t = calloc(1, sizeof *t);
+    strlist L = {0};
+    char *forms = NULL;
+    steno_status s = STENO_OK;
+    int b2u[256];
+    bytes_to_unicode(b2u);
+    size_t total = 0;
+    for (int i = 0; i < n_base; i++) total += (size_t)tok_len[i] * 2 + 1;
+    L.count = n_base + n_specials;
+    L.s = malloc((size_t)L.count * sizeof *L.s);
+    L.n = malloc((size_t)L.count * sizeof *L.n);
+    forms = malloc(total + 1);
+    if (!t || !L.s || !L.n || !forms) {
+        s = steno_fail(STENO_E_NOMEM, "tokenizer: out of memory");
+        goto done;
+    }
+    size_t pos = 0;
+    for (int i = 0; i < n_base; i++) { /* raw bytes → GPT-2's byte-level form */
+        L.s[i] = forms + pos;
+        for (int j = 0; j < tok_len[i]; j++) pos += (size_t)utf8_encode((uint32_t)b2u[tok[i][j]], forms + pos);
+        L.n[i] = (size_t)(forms + pos - L.s[i]);
+    }
+    for (int i = 0; i < n_specials; i++) {
+        L.s[n_base + i] = specials[i];
+        L.n[n_base + i] = strlen(specials[i]);
+    }
+    if ((s = build_vocab(t, "tokenizer ranks", &L)) != STENO_OK) goto done;
+    /* tiktoken merges the adjacent pair whose concatenation has the lowest rank: every split of a
+     * token into two tokens is a merge of that token's rank (transformers'
+     * convert_slow_tokenizer.py: TikTokenConverter.extract_vocab_merges_from_model does the same). */
+    size_t n_m = 0;
+    for (int i = 0; i < n_base; i++) n_m += tok_len[i] > 1 ? (size_t)tok_len[i] - 1 : 0;
+    t->merges_cap = 1;
+    while (t->merges_cap < n_m * 2 + 2) t->merges_cap <<= 1;
+    t->merges = calloc(t->merges_cap, sizeof *t->merges);
+    if (!t->merges) {
+        s = steno_fail(STENO_E_NOMEM, "tokenizer: out of memory");
+        goto done;
+    }
+    int n_merges = 0;
+    for (int i = 0; i < n_base; i++) {
+        const char *f = L.s[i];
+        const size_t n = L.n[i];
+        for (size_t k = 1; k < n; k++) {
+            if (((unsigned char)f[k] & 0xC0) == 0x80) continue; /* split between characters only */
+            const int a = vocab_lookup(t, f, k), b = vocab_lookup(t, f + k, n - k);
+            if (a < 0 || b < 0 || a >= n_base || b >= n_base) continue;
+            merge_insert(t, a, b, i, i);
+            n_merges++;
+        }
+    }
+    t->n_merges = n_merges;
+    int err;
+    PCRE2_SIZE eoff;
+    t->re = pcre2_compile((PCRE2_SPTR)GPT2_PATTERN, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &eoff, NULL);
+    if (!t->re) {
+        s = steno_fail(STENO_E_UNSUPPORTED, "tokenizer: PCRE2 cannot compile the GPT-2 pattern");
+        goto done;
+    }
+    pcre2_jit_compile(t->re, PCRE2_JIT_COMPLETE);
+done:
+    free(L.s);
+    free(L.n);
+    free(forms);
+    if (s != STENO_OK) {
+        steno_tokenizer_free(t);
+        return s;
+    }
+    *out = t;
+    return STENO_OK;
+}
+
+const char *steno_tokenizer_token_str(const steno_tokenizer *t, int id) {
+    if (!t || id < 0 || id >= t->n_vocab) return NULL;
+    return t->arena + t->str_off[id];
+}
+
+static int cmp_merge(const void *a, const void *b) {
+    const int *x = a, *y = b; /* (rank, left, right) */
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return x[2] < y[2] ? -1 : x[2] > y[2];
+}
+
+steno_status steno_tokenizer_merges(const steno_tokenizer *t, int (**pairs)[2], int *n) {
+    *pairs = NULL;
+    *n = 0;
+    int (*tmp)[3] = malloc((size_t)(t->n_merges + 1) * sizeof *tmp);
+    int (*out)[2] = malloc((size_t)(t->n_merges + 1) * sizeof *out);
+    if (!tmp || !out) {
+        free(tmp);
+        free(out);
+        return steno_fail(STENO_E_NOMEM, "tokenizer: out of memory");
+    }
+    int k = 0;
+    for (size_t i = 0; i < t->merges_cap && k < t->n_merges; i++) {
+        if (!t->merges[i].key) continue;
+        const uint64_t key = t->merges[i].key - 1;
+        tmp[k][0] = t->merges[i].rank;
+        tmp[k][1] = (int)(uint32_t)(key >> 32);
+        tmp[k][2] = (int)(uint32_t)key;
+        k++;
+    }
+    qsort(tmp, (size_t)k, sizeof *tmp, cmp_merge);
+    for (int i = 0; i < k; i++) out[i][0] = tmp[i][1], out[i][1] = tmp[i][2];
+    free(tmp);
+    *pairs = out;
+    *n = k;
     return STENO_OK;
 }

@@ -9,6 +9,8 @@
 #define STENO_TEXT_TOKENIZER_H
 
 #include <stddef.h>
+#include <stdint.h>
+
 #include "steno.h"
 
 typedef struct steno_tokenizer steno_tokenizer;
@@ -17,6 +19,23 @@ typedef struct steno_tokenizer steno_tokenizer;
  *  <model_dir>/tokenizer.json (merges). Errors name the file: STENO_E_IO, STENO_E_FORMAT. */
 steno_status steno_tokenizer_load(const char *model_dir, steno_tokenizer **out);
 void steno_tokenizer_free(steno_tokenizer *t);
+
+/** The token's vocabulary form (GPT-2 byte-level text, "Ġthe"; special tokens literal), or NULL
+ *  for an id outside the vocabulary. Points into t. */
+const char *steno_tokenizer_token_str(const steno_tokenizer *t, int id);
+
+/** The BPE merges as (left id, right id) pairs in priority order (rank, then ids): *pairs
+ *  malloc'd, caller frees. Errors: STENO_E_NOMEM. */
+steno_status steno_tokenizer_merges(const steno_tokenizer *t, int (**pairs)[2], int *n);
+
+/** A tokenizer from tiktoken ranks: tok[i] (tok_len[i] raw bytes) is the token of rank/id i for
+ *  i < n_base, followed by the special tokens specials[0..n_specials) (literal text). The merges
+ *  are derived from the ranks (every split of a token into two tokens merges at that token's
+ *  rank), which encodes as tiktoken does. The inputs are copied. Used for whisper.cpp ggml files
+ *  (whose vocabulary section is these ranks) and .tiktoken files. Errors: STENO_E_FORMAT (fewer
+ *  than 256 ranks, no single-byte token for some byte), STENO_E_NOMEM. */
+steno_status steno_tokenizer_from_ranks(const uint8_t *const *tok, const int32_t *tok_len, int n_base,
+                                        const char *const *specials, int n_specials, steno_tokenizer **out);
 
 /** Number of tokens (vocabulary size). */
 int steno_tokenizer_n_vocab(const steno_tokenizer *t);

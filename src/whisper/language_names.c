@@ -56,3 +56,8 @@ const char *steno_language_code(const char *code_or_name) {
             return k_languages[i][0];
     return NULL;
 }
+
+/* The i-th language of LANGUAGES (the order of the language tokens), or NULL past the 100th. */
+const char *whisper_language_code_at(int i) {
+    return i >= 0 && i < 100 ? k_languages[i][0] : NULL;
+}

@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "formats/ct2.h"
+#include "formats/wtab_readers.h"
+#include "whisper/model_side.h"
 
 /* Weight loading happens in two passes over the same table: the first sums sizes, the second
- * converts into the arena. */
+ * converts into the arena. Tensors come from the weight table (formats/wtab.h) by openai-whisper
+ * name, whatever file they were read from; the fused projections this code runs (Q/K/V, cross
+ * K/V) are concatenated here from the separate ones. */
 typedef struct loader {
-    const ct2_model *ct2;
+    const wtab *w;
     const char *path;
     int f16;            /* keep the tensors asked for as half in float16 */
     int wq;             /* 0, or quantize the matrices asked for to this wq type */
@@ -23,175 +26,175 @@ typedef struct loader {
     steno_status st;
 } loader;
 
-static const ct2_var *check(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
+static const wt_tensor *check(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
     if (L->st != STENO_OK) return NULL;
-    const ct2_var *v = ct2_find(L->ct2, name);
+    const wt_tensor *v = wtab_find(L->w, name);
     if (!v) {
         L->st = steno_fail(STENO_E_FORMAT, "%s: missing tensor %s", L->path, name);
         return NULL;
     }
     const int64_t want[3] = {d0, d1, d2};
-    int ok = v->rank == rank && (v->dtype == CT2_F32 || v->dtype == CT2_F16 || v->dtype == CT2_BF16);
+    int ok = v->rank == rank;
     for (int i = 0; ok && i < rank; i++) ok = want[i] < 0 || v->dims[i] == want[i];
     if (!ok) {
-        L->st = steno_fail(STENO_E_FORMAT, "%s: tensor %s has an unexpected shape or type", L->path,
-                           name);
+        L->st = steno_fail(STENO_E_FORMAT, "%s: tensor %s has an unexpected shape", L->path, name);
         return NULL;
     }
     return v;
 }
 
-static const float *take(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
-    const ct2_var *v = check(L, name, rank, d0, d1, d2);
-    if (!v) return NULL;
-    float *dst = NULL;
-    if (L->arena) {
-        dst = L->arena + L->used;
-        ct2_to_f32(v, dst);
-        ct2_release(L->ct2, v);
+/* Rows of one or more tensors (parts, each [rows_k][...] of the same row length) concatenated into
+ * one float32 block; a NULL name stands for rows of zeros (the key projection's absent bias). */
+static const float *take_parts(loader *L, const char *const *names, int n, int rank, int64_t rows, int64_t d1,
+                               int64_t d2) {
+    const int64_t row = rank == 1 ? 1 : rank == 2 ? d1 : d1 * d2;
+    float *dst = L->arena ? L->arena + L->used : NULL;
+    for (int k = 0; k < n; k++) {
+        if (names[k]) {
+            const wt_tensor *v = check(L, names[k], rank, rows, d1, d2);
+            if (!v) return NULL;
+            if (dst) wt_to_f32(v, 0, v->n_elems, dst + (size_t)k * (size_t)(rows * row));
+        } else if (dst) {
+            memset(dst + (size_t)k * (size_t)(rows * row), 0, (size_t)(rows * row) * sizeof *dst);
+        }
     }
-    L->used += (size_t)v->n_elems;
+    L->used += (size_t)(n * rows * row);
     return dst;
 }
 
+static const float *take(loader *L, const char *name, int rank, int64_t d0, int64_t d1, int64_t d2) {
+    return take_parts(L, &name, 1, rank, d0, d1, d2);
+}
+
 /* A matrix the fast path reads in float16: kept as half when the loader runs in f16 mode. */
-static void take_matrix(loader *L, const char *name, int64_t d0, int64_t d1, const float **w32,
-                        const uint16_t **w16) {
+static void take_matrix_parts(loader *L, const char *const *names, int n, int64_t d0, int64_t d1, const float **w32,
+                              const uint16_t **w16) {
     *w32 = NULL;
     *w16 = NULL;
     if (!L->f16) {
-        *w32 = take(L, name, 2, d0, d1, 0);
+        *w32 = take_parts(L, names, n, 2, d0, d1, 0);
         return;
     }
-    const ct2_var *v = check(L, name, 2, d0, d1, 0);
-    if (!v) return;
-    if (L->arena16) {
-        uint16_t *dst = L->arena16 + L->used16;
-        ct2_to_f16(v, dst);
-        ct2_release(L->ct2, v);
-        *w16 = dst;
+    uint16_t *dst = L->arena16 ? L->arena16 + L->used16 : NULL;
+    for (int k = 0; k < n; k++) {
+        const wt_tensor *v = check(L, names[k], 2, d0, d1, 0);
+        if (!v) return;
+        if (dst) wt_to_f16(v, 0, v->n_elems, dst + (size_t)k * (size_t)(d0 * d1));
     }
-    L->used16 += (size_t)v->n_elems;
+    *w16 = dst;
+    L->used16 += (size_t)(n * d0 * d1);
 }
 
-/* A matrix kept only quantized (L->wq): converted to float32 in the scratch, then quantized. */
-static void take_quant(loader *L, const char *name, int64_t d0, int64_t d1, wq_mat *q) {
+/* A matrix kept only quantized (L->wq): the parts (each [d0][d1], stacked by rows) converted to
+ * float32 in the scratch, then quantized; no float copy stays. */
+static void take_quant_parts(loader *L, const char *const *names, int n, int64_t d0, int64_t d1, wq_mat *q) {
     memset(q, 0, sizeof *q);
-    const ct2_var *v = check(L, name, 2, d0, d1, 0);
-    if (!v) return;
-    const size_t bytes = wq_bytes(L->wq, (int)d0, (int)d1);
+    const wt_tensor *v[4];
+    for (int k = 0; k < n; k++)
+        if (!(v[k] = check(L, names[k], 2, d0, d1, 0))) return;
+    const int rows = (int)(n * d0);
+    const size_t bytes = wq_bytes(L->wq, rows, (int)d1);
     if (!bytes) {
         L->st = steno_fail(STENO_E_INVALID_ARG, "%s: tensor %s: width %lld is not a multiple of %s's group of %d",
-                           L->path, name, (long long)d1, wq_name(L->wq), wq_group(L->wq));
+                           L->path, names[0], (long long)d1, wq_name(L->wq), wq_group(L->wq));
         return;
     }
     if (L->arena_q) {
-        ct2_to_f32(v, L->scratch);
-        ct2_release(L->ct2, v);
-        wq_quantize(L->wq, L->scratch, (int)d0, (int)d1, L->arena_q + L->used_q, q);
+        for (int k = 0; k < n; k++) wt_to_f32(v[k], 0, v[k]->n_elems, L->scratch + (size_t)k * (size_t)(d0 * d1));
+        wq_quantize(L->wq, L->scratch, rows, (int)d1, L->arena_q + L->used_q, q);
     }
     L->used_q += (bytes + 63) & ~(size_t)63;
-    if ((size_t)v->n_elems > L->max_q) L->max_q = (size_t)v->n_elems;
+    if ((size_t)(rows * d1) > L->max_q) L->max_q = (size_t)(rows * d1);
 }
 
 static void take_ln(loader *L, const char *prefix, int D, nn_layernorm *ln) {
     char name[256];
-    snprintf(name, sizeof name, "%s/gamma", prefix);
+    snprintf(name, sizeof name, "%s.weight", prefix);
     ln->gamma = take(L, name, 1, D, 0, 0);
-    snprintf(name, sizeof name, "%s/beta", prefix);
+    snprintf(name, sizeof name, "%s.bias", prefix);
     ln->beta = take(L, name, 1, D, 0, 0);
     ln->n = D;
 }
 
-static void take_linear(loader *L, const char *prefix, int n_out, int n_in, nn_linear *l, int half) {
-    char name[256];
-    snprintf(name, sizeof name, "%s/weight", prefix);
+/* The Linear made of the openai Linears parts[0..n) stacked by rows (each [n_out][n_in]). The key
+ * projections have no bias: when some part has one, the others' absent biases are zeros.
+ * half > 0: float16 in f16 mode; 0: float32; < 0: float32 always (never quantized: the
+ * cross-attention K/V of the per-window GEMM). With L->wq every matrix with half >= 0 is kept
+ * only quantized. */
+static void take_linear(loader *L, const char *const *parts, int n, int n_out, int n_in, nn_linear *l, int half) {
+    char wn[4][256], bn[4][256];
+    const char *wp[4], *bp[4];
+    int any_bias = 0;
+    for (int k = 0; k < n; k++) {
+        snprintf(wn[k], sizeof wn[k], "%s.weight", parts[k]);
+        snprintf(bn[k], sizeof bn[k], "%s.bias", parts[k]);
+        wp[k] = wn[k];
+        bp[k] = wtab_find(L->w, bn[k]) ? bn[k] : NULL;
+        any_bias |= bp[k] != NULL;
+    }
     memset(&l->q, 0, sizeof l->q);
     l->w = NULL;
     l->w16 = NULL;
-    if (L->wq && half >= 0) take_quant(L, name, n_out, n_in, &l->q);
-    else if (half > 0) take_matrix(L, name, n_out, n_in, &l->w, &l->w16);
-    else l->w = take(L, name, 2, n_out, n_in, 0);
-    snprintf(name, sizeof name, "%s/bias", prefix);
-    l->b = ct2_find(L->ct2, name) ? take(L, name, 1, n_out, 0, 0) : NULL;
-    l->n_out = n_out;
+    if (L->wq && half >= 0) take_quant_parts(L, wp, n, n_out, n_in, &l->q);
+    else if (half > 0) take_matrix_parts(L, wp, n, n_out, n_in, &l->w, &l->w16);
+    else l->w = take_parts(L, wp, n, 2, n_out, n_in, 0);
+    l->b = any_bias ? take_parts(L, bp, n, 1, n_out, 0, 0) : NULL;
+    l->n_out = n * n_out;
     l->n_in = n_in;
+}
+
+static void take_block(loader *L, const char *side, int i, int D, whisper_layer *y, int dec) {
+    char p[128], q[200], k[200], v[200];
+    snprintf(p, sizeof p, "%s.blocks.%d", side, i);
+    snprintf(q, sizeof q, "%s.attn_ln", p);
+    take_ln(L, q, D, &y->attn_ln);
+    snprintf(q, sizeof q, "%s.attn.query", p);
+    snprintf(k, sizeof k, "%s.attn.key", p);
+    snprintf(v, sizeof v, "%s.attn.value", p);
+    const char *qkv[3] = {q, k, v};
+    take_linear(L, qkv, 3, D, D, &y->attn_qkv, dec);
+    snprintf(q, sizeof q, "%s.attn.out", p);
+    take_linear(L, qkv, 1, D, D, &y->attn_out, dec);
+    if (dec) {
+        snprintf(q, sizeof q, "%s.cross_attn_ln", p);
+        take_ln(L, q, D, &y->cross_ln);
+        snprintf(q, sizeof q, "%s.cross_attn.query", p);
+        take_linear(L, qkv, 1, D, D, &y->cross_q, 1);
+        snprintf(k, sizeof k, "%s.cross_attn.key", p);
+        snprintf(v, sizeof v, "%s.cross_attn.value", p);
+        const char *kv[2] = {k, v};
+        take_linear(L, kv, 2, D, D, &y->cross_kv, -1); /* float32: the per-window GEMM */
+        snprintf(q, sizeof q, "%s.cross_attn.out", p);
+        take_linear(L, qkv, 1, D, D, &y->cross_out, 1);
+    }
+    snprintf(q, sizeof q, "%s.mlp_ln", p);
+    take_ln(L, q, D, &y->mlp_ln);
+    snprintf(q, sizeof q, "%s.mlp.0", p);
+    take_linear(L, qkv, 1, 4 * D, D, &y->fc1, dec);
+    snprintf(q, sizeof q, "%s.mlp.2", p);
+    take_linear(L, qkv, 1, D, 4 * D, &y->fc2, dec);
 }
 
 static void take_all(loader *L, whisper_model *m) {
     const int Da = m->n_audio_state, Dt = m->n_text_state;
-    char p[128], q[160];
-    m->conv1_w = take(L, "encoder/conv1/weight", 3, Da, m->n_mels, 3);
-    m->conv1_b = take(L, "encoder/conv1/bias", 1, Da, 0, 0);
-    m->conv2_w = take(L, "encoder/conv2/weight", 3, Da, Da, 3);
-    m->conv2_b = take(L, "encoder/conv2/bias", 1, Da, 0, 0);
-    m->enc_pos = take(L, "encoder/position_encodings/encodings", 2, m->n_audio_ctx, Da, 0);
-    for (int i = 0; i < m->n_audio_layer; i++) {
-        whisper_layer *y = &m->enc[i];
-        snprintf(p, sizeof p, "encoder/layer_%d", i);
-        snprintf(q, sizeof q, "%s/self_attention/layer_norm", p);
-        take_ln(L, q, Da, &y->attn_ln);
-        snprintf(q, sizeof q, "%s/self_attention/linear_0", p);
-        take_linear(L, q, 3 * Da, Da, &y->attn_qkv, 0);
-        snprintf(q, sizeof q, "%s/self_attention/linear_1", p);
-        take_linear(L, q, Da, Da, &y->attn_out, 0);
-        snprintf(q, sizeof q, "%s/ffn/layer_norm", p);
-        take_ln(L, q, Da, &y->mlp_ln);
-        snprintf(q, sizeof q, "%s/ffn/linear_0", p);
-        take_linear(L, q, 4 * Da, Da, &y->fc1, 0);
-        snprintf(q, sizeof q, "%s/ffn/linear_1", p);
-        take_linear(L, q, Da, 4 * Da, &y->fc2, 0);
-    }
-    take_ln(L, "encoder/layer_norm", Da, &m->enc_ln_post);
+    m->conv1_w = take(L, "encoder.conv1.weight", 3, Da, m->n_mels, 3);
+    m->conv1_b = take(L, "encoder.conv1.bias", 1, Da, 0, 0);
+    m->conv2_w = take(L, "encoder.conv2.weight", 3, Da, Da, 3);
+    m->conv2_b = take(L, "encoder.conv2.bias", 1, Da, 0, 0);
+    m->enc_pos = take(L, "encoder.positional_embedding", 2, m->n_audio_ctx, Da, 0);
+    for (int i = 0; i < m->n_audio_layer; i++) take_block(L, "encoder", i, Da, &m->enc[i], 0);
+    take_ln(L, "encoder.ln_post", Da, &m->enc_ln_post);
+    const char *emb = "decoder.token_embedding.weight";
     if (L->wq) {
         m->tok_emb = NULL;
         m->tok_emb16 = NULL;
-        take_quant(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb_q);
+        take_quant_parts(L, &emb, 1, m->n_vocab, Dt, &m->tok_emb_q);
     } else {
-        take_matrix(L, "decoder/embeddings/weight", m->n_vocab, Dt, &m->tok_emb, &m->tok_emb16);
+        take_matrix_parts(L, &emb, 1, m->n_vocab, Dt, &m->tok_emb, &m->tok_emb16);
     }
-    m->dec_pos = take(L, "decoder/position_encodings/encodings", 2, m->n_text_ctx, Dt, 0);
-    for (int i = 0; i < m->n_text_layer; i++) {
-        whisper_layer *y = &m->dec[i];
-        snprintf(p, sizeof p, "decoder/layer_%d", i);
-        snprintf(q, sizeof q, "%s/self_attention/layer_norm", p);
-        take_ln(L, q, Dt, &y->attn_ln);
-        snprintf(q, sizeof q, "%s/self_attention/linear_0", p);
-        take_linear(L, q, 3 * Dt, Dt, &y->attn_qkv, 1);
-        snprintf(q, sizeof q, "%s/self_attention/linear_1", p);
-        take_linear(L, q, Dt, Dt, &y->attn_out, 1);
-        snprintf(q, sizeof q, "%s/attention/layer_norm", p);
-        take_ln(L, q, Dt, &y->cross_ln);
-        snprintf(q, sizeof q, "%s/attention/linear_0", p);
-        take_linear(L, q, Dt, Dt, &y->cross_q, 1);
-        snprintf(q, sizeof q, "%s/attention/linear_1", p);
-        take_linear(L, q, 2 * Dt, Dt, &y->cross_kv, -1); /* float32: the per-window GEMM */
-        snprintf(q, sizeof q, "%s/attention/linear_2", p);
-        take_linear(L, q, Dt, Dt, &y->cross_out, 1);
-        snprintf(q, sizeof q, "%s/ffn/layer_norm", p);
-        take_ln(L, q, Dt, &y->mlp_ln);
-        snprintf(q, sizeof q, "%s/ffn/linear_0", p);
-        take_linear(L, q, 4 * Dt, Dt, &y->fc1, 1);
-        snprintf(q, sizeof q, "%s/ffn/linear_1", p);
-        take_linear(L, q, Dt, 4 * Dt, &y->fc2, 1);
-    }
-    take_ln(L, "decoder/layer_norm", Dt, &m->dec_ln);
-}
-
-static int count_layers(const ct2_model *c, const char *side) {
-    char name[128];
-    int n = 0;
-    for (;;) {
-        snprintf(name, sizeof name, "%s/layer_%d/ffn/linear_0/weight", side, n);
-        if (!ct2_find(c, name)) return n;
-        n++;
-    }
-}
-
-static int dim_of(const ct2_model *c, const char *name, int axis) {
-    const ct2_var *v = ct2_find(c, name);
-    if (!v || v->rank <= axis || v->dims[axis] <= 0 || v->dims[axis] > (1 << 24)) return 0;
-    return (int)v->dims[axis];
+    m->dec_pos = take(L, "decoder.positional_embedding", 2, m->n_text_ctx, Dt, 0);
+    for (int i = 0; i < m->n_text_layer; i++) take_block(L, "decoder", i, Dt, &m->dec[i], 1);
+    take_ln(L, "decoder.ln", Dt, &m->dec_ln);
 }
 
 static steno_status resolve_special(whisper_model *m, const char *dir) {
@@ -219,7 +222,7 @@ static steno_status resolve_special(whisper_model *m, const char *dir) {
     return STENO_OK;
 }
 
-steno_status whisper_model_load(const char *dir, whisper_model **out) { return whisper_model_load_ex(dir, 0, out); }
+steno_status whisper_model_load(const char *path, whisper_model **out) { return whisper_model_load_ex(path, 0, out); }
 
 /* config.json's token ids and alignment heads index the model's vocabulary and decoder: an id or
  * a head outside them is a malformed file, not something to clamp. */
@@ -244,41 +247,22 @@ static steno_status check_config(const whisper_model *m, const char *path) {
     return STENO_OK;
 }
 
-steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out) {
-    return whisper_model_load_q(dir, decoder_f16, 0, out);
-}
-
-steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type, whisper_model **out) {
+steno_status whisper_model_load_table(const wtab *w, const char *path, int decoder_f16, int wq_type,
+                                      whisper_model **out) {
     *out = NULL;
     if (wq_type && !wq_group(wq_type))
-        return steno_fail(STENO_E_INVALID_ARG, "%s: unknown weight quantization %d", dir, wq_type);
-    char path[4096];
+        return steno_fail(STENO_E_INVALID_ARG, "%s: unknown weight quantization %d", path, wq_type);
     whisper_model *m = calloc(1, sizeof *m);
     if (!m) return steno_fail(STENO_E_NOMEM, "out of memory");
-    ct2_model *c = NULL;
     steno_status st;
-
-    snprintf(path, sizeof path, "%s/model.bin", dir);
-    if ((st = ct2_open(path, &c)) != STENO_OK) goto fail;
-    if (strcmp(ct2_spec_name(c), "WhisperSpec") != 0) {
-        st = steno_fail(STENO_E_FORMAT, "%s: not a Whisper model (spec %s)", path, ct2_spec_name(c));
-        goto fail;
-    }
-    m->n_audio_state = dim_of(c, "encoder/conv1/weight", 0);
-    m->n_mels = dim_of(c, "encoder/conv1/weight", 1);
-    m->n_audio_ctx = dim_of(c, "encoder/position_encodings/encodings", 0);
-    m->n_vocab = dim_of(c, "decoder/embeddings/weight", 0);
-    m->n_text_state = dim_of(c, "decoder/embeddings/weight", 1);
-    m->n_text_ctx = dim_of(c, "decoder/position_encodings/encodings", 0);
-    m->n_audio_layer = count_layers(c, "encoder");
-    m->n_text_layer = count_layers(c, "decoder");
-    int ok1 = 0, ok2 = 0;
-    m->n_audio_head = (int)ct2_scalar_int(c, "encoder/num_heads", &ok1);
-    m->n_text_head = (int)ct2_scalar_int(c, "decoder/num_heads", &ok2);
-    if (!m->n_audio_state || !m->n_mels || !m->n_audio_ctx || !m->n_vocab || !m->n_text_state ||
-        !m->n_text_ctx || !m->n_audio_layer || !m->n_text_layer || !ok1 || !ok2 ||
-        m->n_audio_head <= 0 || m->n_text_head <= 0 || m->n_audio_state % m->n_audio_head ||
-        m->n_text_state % m->n_text_head || m->n_audio_state != m->n_text_state) {
+    const whisper_dims *d = &w->dims;
+    m->n_mels = d->n_mels, m->n_audio_ctx = d->n_audio_ctx, m->n_audio_state = d->n_audio_state;
+    m->n_audio_head = d->n_audio_head, m->n_audio_layer = d->n_audio_layer, m->n_vocab = d->n_vocab;
+    m->n_text_ctx = d->n_text_ctx, m->n_text_state = d->n_text_state, m->n_text_head = d->n_text_head;
+    m->n_text_layer = d->n_text_layer;
+    if (!w->have_dims || m->n_audio_state <= 0 || m->n_audio_head <= 0 || m->n_text_head <= 0 ||
+        m->n_audio_state % m->n_audio_head || m->n_text_state % m->n_text_head ||
+        m->n_audio_state != m->n_text_state || m->n_audio_layer <= 0 || m->n_text_layer <= 0) {
         st = steno_fail(STENO_E_FORMAT, "%s: missing or inconsistent Whisper dimensions", path);
         goto fail;
     }
@@ -291,7 +275,7 @@ steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type,
     }
     m->decoder_f16 = decoder_f16 != 0 || wq_type != 0; /* the faithful path can't run either way */
     m->wq_type = wq_type;
-    loader L = {.ct2 = c, .path = path, .f16 = m->decoder_f16, .wq = wq_type};
+    loader L = {.w = w, .path = path, .f16 = m->decoder_f16, .wq = wq_type};
     take_all(&L, m); /* sizing pass */
     if (L.st != STENO_OK) {
         st = L.st;
@@ -313,25 +297,29 @@ steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type,
     L.used = L.used16 = L.used_q = 0;
     take_all(&L, m);
     free(L.scratch);
-    ct2_close(c);
-    c = NULL;
 
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    if ((st = whisper_config_load(path, &m->config)) != STENO_OK) goto fail;
+    if ((st = whisper_side_load(w, path, &m->config, &m->tokenizer)) != STENO_OK) goto fail;
     if ((st = check_config(m, path)) != STENO_OK) goto fail;
-    if ((st = steno_tokenizer_load(dir, &m->tokenizer)) != STENO_OK) goto fail;
-    if (steno_tokenizer_n_vocab(m->tokenizer) != m->n_vocab) {
-        st = steno_fail(STENO_E_FORMAT, "%s: vocabulary has %d tokens but model.bin has %d", dir,
-                        steno_tokenizer_n_vocab(m->tokenizer), m->n_vocab);
-        goto fail;
-    }
-    if ((st = resolve_special(m, dir)) != STENO_OK) goto fail;
+    if ((st = resolve_special(m, path)) != STENO_OK) goto fail;
     *out = m;
     return STENO_OK;
 fail:
-    ct2_close(c);
     whisper_model_free(m);
     return st;
+}
+
+steno_status whisper_model_load_q(const char *path, int decoder_f16, int wq_type, whisper_model **out) {
+    *out = NULL;
+    wtab *w = NULL;
+    steno_status st = wtab_open(path, &w);
+    if (st != STENO_OK) return st;
+    st = whisper_model_load_table(w, path, decoder_f16, wq_type, out);
+    wtab_free(w);
+    return st;
+}
+
+steno_status whisper_model_load_ex(const char *path, int decoder_f16, whisper_model **out) {
+    return whisper_model_load_q(path, decoder_f16, 0, out);
 }
 
 void whisper_model_free(whisper_model *m) {

@@ -1,5 +1,6 @@
 /* model.h — Whisper weights and dimensions (openai-whisper whisper/model.py: ModelDimensions,
- * AudioEncoder, TextDecoder), loaded from a CTranslate2 model directory and held in float32.
+ * AudioEncoder, TextDecoder), loaded from any supported model format (formats/wtab_readers.h)
+ * and held in float32.
  *
  * CTranslate2 stores the decoder self-attention Q/K/V as one fused Linear [3D][D]
  * (self_attention/linear_0) and the cross-attention K/V as one fused Linear [2D][D]
@@ -9,6 +10,7 @@
 #define STENO_WHISPER_MODEL_H
 
 #include "formats/whisper_config.h"
+#include "formats/wtab.h"
 #include "steno.h"
 #include "text/tokenizer.h"
 #include "whisper/nn.h"
@@ -65,21 +67,30 @@ typedef struct whisper_model {
     unsigned char *arena_q; /* quantized matrices when wq_type, owned */
 } whisper_model;
 
-/** Loads <dir>/model.bin, config.json and the tokenizer files in float32. Errors name the file and
- *  the reason. */
-steno_status whisper_model_load(const char *dir, whisper_model **out);
+/** Loads the Whisper model at path in float32: a model directory (CTranslate2, Hugging Face
+ *  transformers, mlx-community) or a whisper.cpp ggml file, the format detected from the files
+ *  (formats/wtab_readers.h: wtab_open), with its tokenizer and config (whisper/model_side.h).
+ *  Quantized weights (ggml q4_0..q8_0, CTranslate2 int8) are dequantized here into the float32
+ *  arena: the f32 paths run no quantized kernel. Errors name the file and the reason. */
+steno_status whisper_model_load(const char *path, whisper_model **out);
+
+/** As whisper_model_load_q from an already read weight table; path names the model for the
+ *  tokenizer/config lookup and errors. w is only read and may be freed afterwards. */
+steno_status whisper_model_load_table(const wtab *w, const char *path, int decoder_f16, int wq_type,
+                                      whisper_model **out);
 
 /** As whisper_model_load; with decoder_f16 the decoder's matrices (self-attention, cross-attention
  *  Q and output, MLP, token embedding) are kept only as float16 (w16 / tok_emb16), halving their
  *  memory, for the fast path. The cross-attention K/V weights stay float32 (the per-window GEMM). */
-steno_status whisper_model_load_ex(const char *dir, int decoder_f16, whisper_model **out);
+steno_status whisper_model_load_ex(const char *path, int decoder_f16, whisper_model **out);
 /** As whisper_model_load_ex; with wq_type (kernels/wq.h: STENO_T_Q8_0 ... WQ_MLX_Q8_G64; 0 for
  *  none) the linears of encoder and decoder and the token embedding are quantized at load time
  *  (wq_quantize, one tensor at a time through a float32 scratch of one tensor) and kept only in
  *  that form (nn_linear.q, tok_emb_q): no float copy of them stays in memory. A reader of an
- *  already quantized file fills the same wq_mat views with its own blocks instead.
+ *  already quantized file could fill the same wq_mat views with its own blocks instead (not yet:
+ *  ggml's quantized tensors are dequantized by the table, then quantized again here).
  *  Errors: STENO_E_INVALID_ARG (unknown type, or a width not a multiple of its group). */
-steno_status whisper_model_load_q(const char *dir, int decoder_f16, int wq_type, whisper_model **out);
+steno_status whisper_model_load_q(const char *path, int decoder_f16, int wq_type, whisper_model **out);
 void whisper_model_free(whisper_model *m);
 
 #endif

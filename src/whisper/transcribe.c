@@ -81,14 +81,14 @@ steno_status steno_whisper_load_ex(const char *model_dir, const steno_whisper_op
     const int found = stat(model_dir, &sb) == 0;
     if (!found && (errno == ENOENT || errno == ENOTDIR))
         return steno_fail(STENO_E_IO, "%s: no such model directory", model_dir);
-    if (found && S_ISREG(sb.st_mode)) { /* a file where a directory belongs */
+    if (found && S_ISREG(sb.st_mode)) { /* a file: a whisper.cpp ggml model loads, others are named */
         const char *what = steno_sniff_model_file(model_dir);
         if (what && strcmp(what, "a CTranslate2 model.bin") == 0)
             return steno_fail(STENO_E_FORMAT, "%s: %s: give the directory that holds it (with config.json and "
                               "tokenizer.json or vocabulary.txt)", model_dir, what);
-        return steno_fail(STENO_E_FORMAT, "%s: %s, not a model directory: steno reads CTranslate2 Whisper "
-                          "directories (model.bin, config.json, tokenizer.json or vocabulary.txt: faster-whisper's "
-                          "format)", model_dir, what ? what : "a file");
+        if (!what || strcmp(what, "a whisper.cpp ggml model") != 0)
+            return steno_fail(STENO_E_FORMAT, "%s: %s, not a Whisper model steno reads: a whisper.cpp ggml file, or a "
+                              "CTranslate2, Hugging Face or MLX model directory", model_dir, what ? what : "a file");
     }
     steno_whisper *w = calloc(1, sizeof *w);
     if (w) w->state = calloc(1, sizeof *w->state);

@@ -556,7 +556,8 @@ def named_model_not_installed():
 @case
 def model_file_instead_of_directory():
     """--model FILE: the error names the file's format and what steno reads (not "Not a
-    directory"), for a bare name in the current directory too; generate -m with a file that is
+    directory"), for a bare name in the current directory too (a ggml file is read: a zeroed
+    header is refused with the reason); generate -m with a file that is
     neither GGUF nor llama2.c says so."""
     import struct
     header = b'{"__metadata__":{}}'
@@ -575,6 +576,9 @@ def model_file_instead_of_directory():
             err = p.stderr.decode("utf-8", "replace")
             ctx = "\n  --model %s\n  exit: %d\n  stderr: %r" % (model, p.returncode, err)
             expect_one_line_error(p.returncode, err, ctx, [name])
+            if name.startswith("ggml-"):  # steno reads ggml files: this one's header is zeros
+                check("hyperparameter 0 is out of range" in err, "a zeroed ggml header should say why%s" % ctx)
+                continue
             check(word in err and "CTranslate2" in err and "Not a directory" not in err,
                   "should name the format (%s) and what steno reads%s" % (word, ctx))
     rc, out, err, ctx = run(transcribe_args(JFK, model=os.path.join(MODEL, "model.bin")))

@@ -24,7 +24,7 @@ VERBS = [["transcribe"], ["whisper-cli"], ["generate"], ["generate", "--parallel
 # values of metavars the help leaves free-form: a sample that parses, and one that does not (None:
 # any string is accepted)
 STRINGS = {"TEXT", "DIR", "NAME", "FILE", "PATH", "LANG", "FNAME", "PROMPT", "KEY", "ADDR", "MODEL",
-           "NAME|DIR", "NAME|FILE", "CHARS", "KINDS", "IDS", "REV"}
+           "NAME|DIR", "NAME|FILE", "NAME|DIR|FILE", "CHARS", "KINDS", "IDS", "REV"}
 SAMPLES = {"LIST": ("0", "x"), "BYTES": ("1M", "x"), "ID(+|-)B": ("1+1", "x")}
 NUM = r"(-?\d[\d.e+]*)"
 

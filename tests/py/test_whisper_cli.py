@@ -293,12 +293,12 @@ def bad_input():
     check(rc == 1 and one_line(err) and missing in err, "missing file: rc %d %r" % (rc, err))
     rc, out, err = run("alias", ["-h"], d)
     check(rc == 0 and "-otxt" in out and "--output-file" in out, "-h: rc %d" % rc)
-    # a whisper.cpp model file: the model name to give instead (and whether it is installed)
+    # a damaged whisper.cpp model file: the loader's one-line error naming the file and the reason
     ggml = os.path.join(TMP, "ggml-tiny.en-q5_1.bin")
     with open(ggml, "wb") as f:
         f.write(b"lmgg" + b"\0" * 60)
     rc, out, err = run("alias", ["-m", ggml, "-f", JFK], d)
-    check(rc == 1 and one_line(err) and "ggml" in err and "-m tiny.en" in err, "ggml model: rc %d %r" % (rc, err))
+    check(rc == 1 and one_line(err) and ggml in err and "out of range" in err, "damaged ggml model: rc %d %r" % (rc, err))
     rc, out, err = run("alias", ["-m", "models/ggml-large-v9.bin", "-f", JFK], d)
     check(rc == 1 and one_line(err) and "no such file" in err and "steno pull large-v9" in err,
           "missing ggml model: rc %d %r" % (rc, err))
@@ -343,6 +343,18 @@ def vad():
     check(rc == 0 and not timed_lines(out), "--vad on 30 s of zeros: rc %d, segments %r" % (rc, timed_lines(out)))
 
 
+def ggml_model():
+    """whisper.cpp users' -m ggml-NAME.bin: the file `steno convert --to ggml` writes loads and gives
+    the same transcript as the CTranslate2 directory it came from."""
+    ggml = os.path.join(TMP, "ggml-tiny.en.bin")
+    p = subprocess.run([STENO, "convert", "--to", "ggml", "--model", MODEL, "-o", ggml], capture_output=True, text=True)
+    check(p.returncode == 0, "convert --to ggml: rc %d %r" % (p.returncode, p.stderr))
+    rc1, out1, err1 = run("alias", ["-m", MODEL, "-np", "-f", JFK], TMP)
+    rc2, out2, err2 = run("alias", ["-m", ggml, "-np", "-f", JFK], TMP)
+    check(rc1 == 0 and rc2 == 0 and out1 == out2 and "country" in out2,
+          "-m ggml-tiny.en.bin: rc %d %r vs the CT2 directory's %r" % (rc2, out2 or err2, out1))
+
+
 def main():
     t0 = time.time()
     out, files = transcribe_both()
@@ -350,6 +362,7 @@ def main():
     output_file_and_nt()
     max_len_and_full_json()
     bad_input()
+    ggml_model()
     vad()
     shutil.rmtree(TMP, ignore_errors=True)
     print("%s in %.1f s" % ("FAIL (%d)" % len(failures) if failures else "PASS", time.time() - t0))
