@@ -12,38 +12,12 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "core/fp16.h"
+#include "formats/wtab.h"
 #include "text/tokenizer.h"
 
 #define GGML_FILE_MAGIC 0x67676d6c /* "ggml" */
 #define GGML_TTYPE_F32 0
 #define GGML_TTYPE_F16 1
-
-/* float32 → IEEE binary16, round to nearest even (as numpy's astype(float16) and ggml's
- * ggml_fp32_to_fp16); overflow gives ±inf, NaN stays NaN. Exact for values that came from f16. */
-static uint16_t f32_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    const uint32_t sign = (x >> 16) & 0x8000u;
-    const uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) /* inf or NaN */
-        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
-    if (absx >= 0x477ff000u) /* rounds to >= 65520: overflow */
-        return (uint16_t)(sign | 0x7c00u);
-    if (absx < 0x38800000u) { /* below 2^-14: subnormal half (or zero) */
-        if (absx < 0x33000000u) return (uint16_t)sign; /* < 2^-25: rounds to zero */
-        const uint32_t e = absx >> 23;
-        const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-        const uint32_t shift = 126 - e; /* value = mant · 2^(e-150); half ulp is 2^-24 */
-        uint32_t h = mant >> shift;
-        const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((absx >> 13) - ((127u - 15u) << 10));
-    const uint32_t rem = absx & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: fine */
-    return (uint16_t)(sign | h);
-}
 
 typedef struct writer {
     FILE *f;
@@ -99,7 +73,7 @@ static void put_tensor16(writer *w, const char *name, const float *data, const u
         size_t k = (size_t)(n - off) < w->n_buf ? (size_t)(n - off) : w->n_buf;
         if (f16) {
             uint16_t *h = (uint16_t *)w->buf;
-            for (size_t i = 0; i < k; i++) h[i] = f32_to_f16(data[off + (int64_t)i]);
+            for (size_t i = 0; i < k; i++) h[i] = wt_f32_to_f16(data[off + (int64_t)i]);
             put(w, h, k * sizeof(uint16_t));
         } else {
             for (size_t i = 0; i < k; i++) w->buf[i] = steno_fp16_to_f32(data16[off + (int64_t)i]);
