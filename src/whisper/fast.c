@@ -6,43 +6,13 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "whisper/fast_internal.h"
 #include "whisper/fast_quant.h"
 #include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
 #define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
-/* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and linear() hands
- * them to fast_quant.c. */
-#define DT_Q ((vec_dtype)2)
 _Static_assert(COL_CHUNK == FASTQ_COL_CHUNK, "fast_quant.c shares conv_scratch's tiles");
-
-typedef struct fast_layer {
-    const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
-} fast_layer;
-
-struct whisper_fast {
-    const whisper_model *m;
-    vec_dtype dt;
-    int A; /* audio_ctx */
-    steno_pool *pool;
-    int n_threads;
-    fast_layer *dec;
-    const void *emb;      /* [n_vocab][D] in dt */
-    float *cross_k_w;     /* [L·D][D]: every layer's cross-attention key weights */
-    float *cross_v_w;     /* [L·D][D] */
-    float *cross_k_b, *cross_v_b; /* [L·D] */
-    uint16_t *f16;        /* storage of the f16 copies */
-    /* f16 weights: the tied embedding as int8 rows that screen the step's logits (logit_screen) */
-    int8_t *emb_q;                /* [n_vocab][D] */
-    float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
-    float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
-    /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
-     * matrices of the convolutions, and the decoder's per-window cross K/V projection */
-    float *big, *h, *qkv, *kt, *att;
-    size_t big_floats;
-    unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
-    int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
-};
 
 /* ---------------------------------------------------------------- parallel GEMM / GEMV */
 
@@ -133,7 +103,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
 
 /* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
  * every row bit-identical to linear() with T = 1. */
-static void linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                         int K, float *y) {
     if (dt == DT_Q) {
         fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, f->qact, NULL, 0);
@@ -158,7 +128,7 @@ static void ln_task(void *ctx, int t, int n) {
     for (int r = r0; r < r1; r++) vec_layernorm(j->x + (size_t)r * j->n, j->gamma, j->beta, j->n, j->y + (size_t)r * j->n);
 }
 
-static void layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y) {
+void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y) {
     rows_job j = {x, ln->gamma, ln->beta, y, T, ln->n, 0};
     steno_pool_run(f->pool, ln_task, &j, T >= 16 ? f->n_threads : 1);
 }
@@ -169,7 +139,7 @@ static void gelu_task(void *ctx, int t, int n) {
     if (a < j->total) vec_gelu(j->y + a, (a + per < j->total ? per : j->total - a));
 }
 
-static void gelu(whisper_fast *f, float *x, size_t total) {
+void fast_gelu(whisper_fast *f, float *x, size_t total) {
     rows_job j = {0};
     j.y = x;
     j.total = total;
@@ -435,7 +405,7 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
             }
     }
     linear(f, VEC_F32, m->conv1_w, m->conv1_b, col, T1, D, C * 3, y1);
-    gelu(f, y1, (size_t)T1 * D);
+    fast_gelu(f, y1, (size_t)T1 * D);
     for (int t = 0; t < T2; t++) {
         float *row = col + (size_t)t * D * 3;
         for (int k = 0; k < 3; k++) {
@@ -445,13 +415,13 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         }
     }
     linear(f, VEC_F32, m->conv2_w, m->conv2_b, col, T2, D, D * 3, xa);
-    gelu(f, xa, (size_t)T2 * D);
+    fast_gelu(f, xa, (size_t)T2 * D);
     vec_add(xa, m->enc_pos, (size_t)T2 * D);
 
     const float scale = 1.0f / sqrtf((float)dh);
     for (int l = 0; l < m->n_audio_layer; l++) {
         const whisper_layer *L = &m->enc[l];
-        layernorm(f, &L->attn_ln, xa, T2, h);
+        fast_layernorm(f, &L->attn_ln, xa, T2, h);
         enc_linear(f, &L->attn_qkv, h, T2, f->qkv);
         const int ldk = vec_attention_ldk(T2);
         prepare_qk(f->qkv, T2, D, scale, f->kt, ldk);
@@ -460,46 +430,18 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         enc_linear(f, &L->attn_out, f->att, T2, h);
         vec_add(xa, h, (size_t)T2 * D);
 
-        layernorm(f, &L->mlp_ln, xa, T2, h);
+        fast_layernorm(f, &L->mlp_ln, xa, T2, h);
         enc_linear(f, &L->fc1, h, T2, f->big);
-        gelu(f, f->big, (size_t)T2 * 4 * D);
+        fast_gelu(f, f->big, (size_t)T2 * 4 * D);
         enc_linear(f, &L->fc2, f->big, T2, h);
         vec_add(xa, h, (size_t)T2 * D);
     }
-    layernorm(f, &m->enc_ln_post, xa, T2, h);
+    fast_layernorm(f, &m->enc_ln_post, xa, T2, h);
     memcpy(xa, h, sizeof(float) * (size_t)T2 * D);
     return STENO_OK;
 }
 
 /* ---------------------------------------------------------------- decoder */
-
-struct whisper_fast_decoder {
-    whisper_fast *f;
-    int n_past;
-    int ldk_self, ldk_cross;  /* key columns allocated (vec_attention_ldk) */
-    whisper_kv_rows kv;       /* row → self-attention slot */
-    size_t k_slot, v_slot;    /* floats per slot of self_k, self_v */
-    float *self_k, *self_v;   /* per slot: keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
-    float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
-    /* f16 weights: the same keys and values as halves in lane order (vec_f32_to_f16_lanes), read
-     * by the single-token steps (greedy and beam rows): half the bytes of the step's largest
-     * read after the weights. The float32 copies serve the prompt (T > 1) and the alignment-head
-     * capture. NULL with f32 weights (the token-exact gate) or a head size not a multiple of 16. */
-    uint16_t *cross_k16, *cross_v16;
-    float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
-    const whisper_xattn_capture *capture; /* NULL, or scores to record (word timestamps) */
-    /* logit screen (whisper_fast_decoder_set_screen): NULL = every logit exact */
-    const float *screen_allow;
-    int8_t *sq;   /* [D] the step's final hidden state quantized per block */
-    uint8_t *sa;  /* [D] its magnitudes */
-    float *sb;    /* [D/32] its block scales */
-    float *hi;    /* [n_vocab] upper bounds of the screened logits */
-    int *rows;    /* [n_vocab] rows recomputed exactly, per task slice */
-    int n_exact;  /* rows recomputed exactly at the last screened step */
-    /* whisper_fast_decoder_set_step_hook: single-token steps handed to a batcher (NULL: none) */
-    whisper_fast_step_hook step_hook;
-    void *step_hook_ctx;
-};
 
 steno_status whisper_fast_decoder_create(whisper_fast *f, whisper_fast_decoder **out) {
     return whisper_fast_decoder_create_rows(f, 1, out);
@@ -637,7 +579,7 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
 /* Cross-attention of nq queries for layer l over the window's K/V: the float16 copies when the
  * decoder keeps them and halves are wanted (the single-token steps), else the float32 ones (the
  * prompt, whose queries share 6-query tiles, and the f32 gate). */
-static void cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out) {
+void fast_cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out) {
     whisper_fast *f = d->f;
     const int D = f->m->n_text_state, H = f->m->n_text_head, dh = D / H, A = f->A;
     if (halves && d->cross_k16) {
@@ -748,7 +690,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         float *Kc = d->self_k + d->k_slot * d->kv.slot[0] + (size_t)l * D * d->ldk_self;
         float *Vc = d->self_v + d->v_slot * d->kv.slot[0] + (size_t)l * H * N * dh;
 
-        layernorm(f, &L->attn_ln, d->x, T, d->h);
+        fast_layernorm(f, &L->attn_ln, d->x, T, d->h);
         linear(f, dt, FL->qkv, L->attn_qkv.b, d->h, T, 3 * D, D, d->qkv);
         for (int t = 0; t < T; t++) {
             const float *r = d->qkv + (size_t)t * 3 * D;
@@ -762,18 +704,18 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         linear(f, dt, FL->out, L->attn_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
 
-        layernorm(f, &L->cross_ln, d->x, T, d->h);
+        fast_layernorm(f, &L->cross_ln, d->x, T, d->h);
         linear(f, dt, FL->cross_q, L->cross_q.b, d->h, T, D, D, d->q);
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
         whisper_xattn_capture_layer(d->capture, l, T, d->q, D, 1.0f, d->cross_k + (size_t)l * D * d->ldk_cross,
                                     d->ldk_cross, 1, dh);
-        cross_attention(d, l, d->q, T, T == 1, d->att);
+        fast_cross_attention(d, l, d->q, T, T == 1, d->att);
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
 
-        layernorm(f, &L->mlp_ln, d->x, T, d->h);
+        fast_layernorm(f, &L->mlp_ln, d->x, T, d->h);
         linear(f, dt, FL->fc1, L->fc1.b, d->h, T, 4 * D, D, d->mlp);
-        gelu(f, d->mlp, (size_t)T * 4 * D);
+        fast_gelu(f, d->mlp, (size_t)T * 4 * D);
         linear(f, dt, FL->fc2, L->fc2.b, d->mlp, T, D, 4 * D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
     }
@@ -838,8 +780,8 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         const whisper_layer *L = &m->dec[l];
         const fast_layer *FL = &f->dec[l];
 
-        layernorm(f, &L->attn_ln, d->x, B, d->h);
-        linear_rows(f, dt, FL->qkv, L->attn_qkv.b, d->h, B, 3 * D, D, d->qkv);
+        fast_layernorm(f, &L->attn_ln, d->x, B, d->h);
+        fast_linear_rows(f, dt, FL->qkv, L->attn_qkv.b, d->h, B, 3 * D, D, d->qkv);
         for (int b = 0; b < B; b++) {
             const int s = d->kv.slot[b];
             float *Kc = d->self_k + d->k_slot * s + (size_t)l * D * d->ldk_self;
@@ -851,27 +793,27 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         }
         self_rows_job sj = {d, l, off + 1, H, dh, D, N, d->q, d->att};
         steno_pool_run(f->pool, self_rows_task, &sj, H * B);
-        linear_rows(f, dt, FL->out, L->attn_out.b, d->att, B, D, D, d->h);
+        fast_linear_rows(f, dt, FL->out, L->attn_out.b, d->att, B, D, D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
 
         /* every row's query attends to the one encoder output of the window (broadcast) */
-        layernorm(f, &L->cross_ln, d->x, B, d->h);
-        linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
+        fast_layernorm(f, &L->cross_ln, d->x, B, d->h);
+        fast_linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
         for (size_t i = 0; i < (size_t)B * D; i++) d->q[i] *= scale;
-        cross_attention(d, l, d->q, B, 1, d->att);
-        linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
+        fast_cross_attention(d, l, d->q, B, 1, d->att);
+        fast_linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
 
-        layernorm(f, &L->mlp_ln, d->x, B, d->h);
-        linear_rows(f, dt, FL->fc1, L->fc1.b, d->h, B, 4 * D, D, d->mlp);
-        gelu(f, d->mlp, (size_t)B * 4 * D);
-        linear_rows(f, dt, FL->fc2, L->fc2.b, d->mlp, B, D, 4 * D, d->h);
+        fast_layernorm(f, &L->mlp_ln, d->x, B, d->h);
+        fast_linear_rows(f, dt, FL->fc1, L->fc1.b, d->h, B, 4 * D, D, d->mlp);
+        fast_gelu(f, d->mlp, (size_t)B * 4 * D);
+        fast_linear_rows(f, dt, FL->fc2, L->fc2.b, d->mlp, B, D, 4 * D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
     }
     d->n_past = off + 1;
     for (int b = 0; b < B; b++)
         vec_layernorm(d->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h + (size_t)b * D);
-    linear_rows(f, dt, f->emb, NULL, d->h, B, V, D, logits);
+    fast_linear_rows(f, dt, f->emb, NULL, d->h, B, V, D, logits);
     return STENO_OK;
 }
 
@@ -890,160 +832,3 @@ steno_status whisper_fast_decoder_reorder(whisper_fast_decoder *d, const int *sr
     return whisper_kv_rows_reorder(&d->kv, src, B, fast_copy_slot, d);
 }
 
-/* ---------------------------------------------------------------- rows of several decoders */
-
-void whisper_fast_decoder_set_step_hook(whisper_fast_decoder *d, whisper_fast_step_hook hook, void *ctx) {
-    d->step_hook = hook;
-    d->step_hook_ctx = ctx;
-}
-
-struct whisper_fast_group {
-    whisper_fast *f;
-    int max_rows;
-    float *x, *h, *qkv, *q, *att, *mlp; /* [max_rows][D] ([3D], [4D]) */
-    const whisper_fast_decoder **row_dec; /* [max_rows] the decoder of each row */
-    int *row_slot, *row_nk;               /* its self-attention slot, keys attended (n_past + 1) */
-    float *logits;                        /* [max_rows][n_vocab] */
-};
-
-steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fast_group **out) {
-    *out = NULL;
-    if (max_rows < 1) return steno_fail(STENO_E_INVALID_ARG, "fast group: %d rows (must be >= 1)", max_rows);
-    const size_t D = (size_t)f->m->n_text_state, R = (size_t)max_rows;
-    whisper_fast_group *g = calloc(1, sizeof *g);
-    if (!g) return steno_fail(STENO_E_NOMEM, "out of memory");
-    g->f = f;
-    g->max_rows = max_rows;
-    g->x = malloc(sizeof(float) * R * D);
-    g->h = malloc(sizeof(float) * R * D);
-    g->qkv = malloc(sizeof(float) * R * 3 * D);
-    g->q = malloc(sizeof(float) * R * D);
-    g->att = malloc(sizeof(float) * R * D);
-    g->mlp = malloc(sizeof(float) * R * 4 * D);
-    g->row_dec = malloc(sizeof *g->row_dec * R);
-    g->row_slot = malloc(sizeof(int) * R);
-    g->row_nk = malloc(sizeof(int) * R);
-    g->logits = malloc(sizeof(float) * R * (size_t)f->m->n_vocab);
-    if (!g->logits || !g->x || !g->h || !g->qkv || !g->q || !g->att || !g->mlp || !g->row_dec || !g->row_slot || !g->row_nk) {
-        whisper_fast_group_free(g);
-        return steno_fail(STENO_E_NOMEM, "fast group: out of memory");
-    }
-    *out = g;
-    return STENO_OK;
-}
-
-void whisper_fast_group_free(whisper_fast_group *g) {
-    if (!g) return;
-    free(g->x);
-    free(g->h);
-    free(g->qkv);
-    free(g->q);
-    free(g->att);
-    free(g->mlp);
-    free(g->row_dec);
-    free(g->row_slot);
-    free(g->row_nk);
-    free(g->logits);
-    free(g);
-}
-
-/* Self-attention of the group's rows: row b against its own decoder's slot, n_past + 1 keys. */
-typedef struct group_self_job {
-    const whisper_fast_group *g;
-    int l, H, dh, D, N;
-} group_self_job;
-
-static void group_self_task(void *ctx, int t, int n) {
-    (void)n;
-    const group_self_job *j = ctx;
-    const whisper_fast_group *g = j->g;
-    const int h = t % j->H, b = t / j->H, s = g->row_slot[b], nk = g->row_nk[b];
-    const whisper_fast_decoder *d = g->row_dec[b];
-    const float *Kc = d->self_k + d->k_slot * s + (size_t)j->l * j->D * d->ldk_self;
-    const float *Vc = d->self_v + d->v_slot * s + (size_t)j->l * j->H * j->N * j->dh;
-    vec_attention(g->q + (size_t)b * j->D + h * j->dh, j->D, Kc + (size_t)h * j->dh * d->ldk_self, d->ldk_self,
-                  Vc + (size_t)h * j->N * j->dh, j->dh, nk, j->dh, 1, 1, nk - 1, g->att + (size_t)b * j->D + h * j->dh,
-                  j->D);
-}
-
-/* The same operations, in the same order, as whisper_fast_decoder_step_rows (and so as
- * whisper_fast_decoder_forward with T = 1 and no screen), over the rows of several decoders: the
- * weight GEMVs see all rows at once (vec_gemv_rows: each output element one dot product whatever
- * the row count), while self-attention reads each row's own cache at its own position and
- * cross-attention runs per decoder over that decoder's window. */
-steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder *const *ds, const int *n_rows, int n,
-                                     const int *const *tokens, float *const *logits) {
-    whisper_fast *f = g->f;
-    const whisper_model *m = f->m;
-    const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H, V = m->n_vocab;
-    const vec_dtype dt = f->dt;
-    int R = 0;
-    for (int i = 0; i < n; i++) {
-        const whisper_fast_decoder *d = ds[i];
-        if (d->f->m != m || d->f->dt != dt || d->f->A != f->A)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d belongs to another model", i);
-        if (n_rows[i] < 1 || n_rows[i] > d->kv.rows)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: %d rows for decoder %d (it has %d)", n_rows[i], i,
-                              d->kv.rows);
-        if (d->n_past + 1 > N)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d at position %d (needs < %d)", i, d->n_past,
-                              N);
-        if (R + n_rows[i] > g->max_rows)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: more than %d rows", g->max_rows);
-        for (int b = 0; b < n_rows[i]; b++, R++) {
-            const int tok = tokens[i][b];
-            if (tok < 0 || tok >= V) return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tok);
-            g->row_dec[R] = d;
-            g->row_slot[R] = d->kv.slot[b];
-            g->row_nk[R] = d->n_past + 1;
-            float *xr = g->x + (size_t)R * D;
-            if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tok * D, xr, (size_t)D);
-            else memcpy(xr, (const float *)f->emb + (size_t)tok * D, sizeof(float) * D);
-            vec_add(xr, m->dec_pos + (size_t)d->n_past * D, (size_t)D);
-        }
-    }
-    const float scale = 1.0f / sqrtf((float)dh);
-    for (int l = 0; l < m->n_text_layer; l++) {
-        const whisper_layer *L = &m->dec[l];
-        const fast_layer *FL = &f->dec[l];
-
-        layernorm(f, &L->attn_ln, g->x, R, g->h);
-        linear_rows(f, dt, FL->qkv, L->attn_qkv.b, g->h, R, 3 * D, D, g->qkv);
-        for (int b = 0; b < R; b++) {
-            const whisper_fast_decoder *d = g->row_dec[b];
-            const int s = g->row_slot[b], off = g->row_nk[b] - 1;
-            float *Kc = d->self_k + d->k_slot * s + (size_t)l * D * d->ldk_self;
-            float *Vc = d->self_v + d->v_slot * s + (size_t)l * H * N * dh;
-            const float *r = g->qkv + (size_t)b * 3 * D;
-            for (int i = 0; i < D; i++) g->q[(size_t)b * D + i] = r[i] * scale;
-            for (int i = 0; i < D; i++) Kc[(size_t)i * d->ldk_self + off] = r[D + i];
-            for (int h = 0; h < H; h++) memcpy(Vc + ((size_t)h * N + off) * dh, r + 2 * D + h * dh, sizeof(float) * dh);
-        }
-        group_self_job sj = {g, l, H, dh, D, N};
-        steno_pool_run(f->pool, group_self_task, &sj, H * R);
-        linear_rows(f, dt, FL->out, L->attn_out.b, g->att, R, D, D, g->h);
-        vec_add(g->x, g->h, (size_t)R * D);
-
-        layernorm(f, &L->cross_ln, g->x, R, g->h);
-        linear_rows(f, dt, FL->cross_q, L->cross_q.b, g->h, R, D, D, g->q);
-        for (size_t i = 0; i < (size_t)R * D; i++) g->q[i] *= scale;
-        for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++) /* each decoder's rows over its own window */
-            cross_attention(ds[i], l, g->q + (size_t)r0 * D, n_rows[i], 1, g->att + (size_t)r0 * D);
-        linear_rows(f, dt, FL->cross_out, L->cross_out.b, g->att, R, D, D, g->h);
-        vec_add(g->x, g->h, (size_t)R * D);
-
-        layernorm(f, &L->mlp_ln, g->x, R, g->h);
-        linear_rows(f, dt, FL->fc1, L->fc1.b, g->h, R, 4 * D, D, g->mlp);
-        gelu(f, g->mlp, (size_t)R * 4 * D);
-        linear_rows(f, dt, FL->fc2, L->fc2.b, g->mlp, R, D, 4 * D, g->h);
-        vec_add(g->x, g->h, (size_t)R * D);
-    }
-    for (int i = 0; i < n; i++) ds[i]->n_past++;
-    for (int b = 0; b < R; b++)
-        vec_layernorm(g->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, g->h + (size_t)b * D);
-    /* one pass over the embedding for every row, then each decoder's rows to its logits */
-    linear_rows(f, dt, f->emb, NULL, g->h, R, V, D, g->logits);
-    for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++)
-        memcpy(logits[i], g->logits + (size_t)r0 * V, sizeof(float) * (size_t)n_rows[i] * V);
-    return STENO_OK;
-}

@@ -1,0 +1,82 @@
+/* fast_internal.h — the fast path's state, shared by fast.c (encoder, decoder, rows of one
+ * decoder) and fast_group.c (rows of several decoders in one step); not a public header. */
+#ifndef STENO_WHISPER_FAST_INTERNAL_H
+#define STENO_WHISPER_FAST_INTERNAL_H
+
+#include "whisper/fast.h"
+#include "whisper/kv_rows.h"
+
+/* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and linear() hands
+ * them to fast_quant.c. */
+#define DT_Q ((vec_dtype)2)
+
+typedef struct fast_layer {
+    const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
+} fast_layer;
+
+struct whisper_fast {
+    const whisper_model *m;
+    vec_dtype dt;
+    int A; /* audio_ctx */
+    steno_pool *pool;
+    int n_threads;
+    fast_layer *dec;
+    const void *emb;      /* [n_vocab][D] in dt */
+    float *cross_k_w;     /* [L·D][D]: every layer's cross-attention key weights */
+    float *cross_v_w;     /* [L·D][D] */
+    float *cross_k_b, *cross_v_b; /* [L·D] */
+    uint16_t *f16;        /* storage of the f16 copies */
+    /* f16 weights: the tied embedding as int8 rows that screen the step's logits (logit_screen) */
+    int8_t *emb_q;                /* [n_vocab][D] */
+    float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
+    float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
+    /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
+     * matrices of the convolutions, and the decoder's per-window cross K/V projection */
+    float *big, *h, *qkv, *kt, *att;
+    size_t big_floats;
+    unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
+    int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
+};
+
+struct whisper_fast_decoder {
+    whisper_fast *f;
+    int n_past;
+    int ldk_self, ldk_cross;  /* key columns allocated (vec_attention_ldk) */
+    whisper_kv_rows kv;       /* row → self-attention slot */
+    size_t k_slot, v_slot;    /* floats per slot of self_k, self_v */
+    float *self_k, *self_v;   /* per slot: keys [L][H][dh][ldk_self] (transposed), values [L][H][n_text_ctx][dh] */
+    float *cross_k, *cross_v; /* keys [L][H][dh][ldk_cross], values [L][H][A][dh] */
+    /* f16 weights: the same keys and values as halves in lane order (vec_f32_to_f16_lanes), read
+     * by the single-token steps (greedy and beam rows): half the bytes of the step's largest
+     * read after the weights. The float32 copies serve the prompt (T > 1) and the alignment-head
+     * capture. NULL with f32 weights (the token-exact gate) or a head size not a multiple of 16. */
+    uint16_t *cross_k16, *cross_v16;
+    float *x, *h, *qkv, *q, *att, *mlp; /* sized for n_text_ctx tokens */
+    const whisper_xattn_capture *capture; /* NULL, or scores to record (word timestamps) */
+    /* logit screen (whisper_fast_decoder_set_screen): NULL = every logit exact */
+    const float *screen_allow;
+    int8_t *sq;   /* [D] the step's final hidden state quantized per block */
+    uint8_t *sa;  /* [D] its magnitudes */
+    float *sb;    /* [D/32] its block scales */
+    float *hi;    /* [n_vocab] upper bounds of the screened logits */
+    int *rows;    /* [n_vocab] rows recomputed exactly, per task slice */
+    int n_exact;  /* rows recomputed exactly at the last screened step */
+    /* whisper_fast_decoder_set_step_hook: single-token steps handed to a batcher (NULL: none) */
+    whisper_fast_step_hook step_hook;
+    void *step_hook_ctx;
+};
+
+
+/* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
+ * every row bit-identical to a single-row step. dt: f->dt, or DT_Q with a const wq_mat *. */
+void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                      int K, float *y);
+/** y[T][n] = layernorm(x) row by row, on f's pool. */
+void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
+/** GELU in place over total floats, on f's pool. */
+void fast_gelu(whisper_fast *f, float *x, size_t total);
+/** Cross-attention of nq queries for layer l over d's window (halves: the float16 K/V copies when
+ *  d keeps them). out: [nq][D]. */
+void fast_cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out);
+
+#endif
