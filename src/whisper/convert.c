@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "core/fp16.h"
 #include "formats/wtab_readers.h"
+#include "whisper/convert_internal.h"
 #include "whisper/model_side.h"
 
 /* Tensor names are < 100 characters and paths < 4096: the snprintf bounds below are never reached,
@@ -22,33 +23,8 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-/* One output tensor: parts stacked by rows (a NULL part is zeros of part_elems), converted to
- * dtype; conv_t: an MLX conv weight, written [out][3][in] from the openai [out][in][3]. */
-typedef struct ovar {
-    char name[256];
-    wt_dtype dtype;
-    int rank;
-    int64_t dims[4];
-    const wt_tensor *part[3];
-    int n_parts;
-    int64_t part_elems;
-    int conv_t;
-    uint8_t scalar[4]; /* CTranslate2 scalars: raw bytes, dtype given by ct2_dtype */
-    int ct2_dtype;     /* -1: from dtype */
-} ovar;
 
-typedef struct conv {
-    const wtab *w;
-    const steno_tokenizer *tok;
-    const whisper_config *cfg;
-    const char *src;
-    wt_dtype fdt; /* the output float type */
-    ovar *v;
-    int n, cap;
-    steno_status st;
-} conv;
-
-static ovar *add_var(conv *c, const char *name, wt_dtype dt, int rank, const int64_t *dims) {
+ovar *cv_add_var(conv *c, const char *name, wt_dtype dt, int rank, const int64_t *dims) {
     if (c->st != STENO_OK) return NULL;
     if (c->n == c->cap) {
         int cap = c->cap ? c->cap * 2 : 512;
@@ -70,7 +46,7 @@ static ovar *add_var(conv *c, const char *name, wt_dtype dt, int rank, const int
     return o;
 }
 
-static int64_t elems(const ovar *o) {
+int64_t cv_elems(const ovar *o) {
     int64_t n = 1;
     for (int i = 0; i < o->rank; i++) n *= o->dims[i];
     return n;
@@ -80,7 +56,7 @@ static int64_t elems(const ovar *o) {
  * except that float32 data whose every value is exact in the model's float type (the float32
  * biases of a ggml file made from a float16 model) goes back to that type, and quantized data
  * becomes the model's float type. Never loses a bit of an unquantized tensor. */
-static wt_dtype float_of(const conv *c, const wt_tensor *t) {
+wt_dtype cv_float_of(const conv *c, const wt_tensor *t) {
     if (!t) return c->fdt;
     if (c->fdt == WT_F32) return WT_F32; /* --f32, or a float32 model */
     if (t->dtype == WT_F16 || t->dtype == WT_BF16) return t->dtype;
@@ -102,11 +78,11 @@ static wt_dtype float_of(const conv *c, const wt_tensor *t) {
 }
 
 /* One type for rows stacked from several tensors: theirs when they agree, else float32. */
-static wt_dtype float_of_parts(const conv *c, const wt_tensor *const *p, int n) {
+wt_dtype cv_float_of_parts(const conv *c, const wt_tensor *const *p, int n) {
     wt_dtype d = WT_N_DTYPES;
     for (int k = 0; k < n; k++) {
         if (!p[k]) continue;
-        const wt_dtype e = float_of(c, p[k]);
+        const wt_dtype e = cv_float_of(c, p[k]);
         if (d == WT_N_DTYPES) d = e;
         else if (d != e) return WT_F32;
     }
@@ -114,8 +90,8 @@ static wt_dtype float_of_parts(const conv *c, const wt_tensor *const *p, int n) 
 }
 
 /* The tensor as is (same name and shape), in the output float type. */
-static ovar *add_same(conv *c, const wt_tensor *t, const char *name, wt_dtype dt) {
-    ovar *o = add_var(c, name, dt, t->rank, t->dims);
+ovar *cv_add_same(conv *c, const wt_tensor *t, const char *name, wt_dtype dt) {
+    ovar *o = cv_add_var(c, name, dt, t->rank, t->dims);
     if (!o) return NULL;
     o->part[0] = t;
     o->n_parts = 1;
@@ -123,16 +99,16 @@ static ovar *add_same(conv *c, const wt_tensor *t, const char *name, wt_dtype dt
     return o;
 }
 
-static size_t var_bytes(const ovar *o) {
+size_t cv_var_bytes(const ovar *o) {
     if (o->ct2_dtype >= 0) return o->ct2_dtype == 1 ? 1 : o->ct2_dtype == 2 ? 2 : 4;
-    return wt_dtype_bytes(o->dtype, elems(o));
+    return wt_dtype_bytes(o->dtype, cv_elems(o));
 }
 
 /* Writes o's data to f. */
-static void put_var(conv *c, FILE *f, const char *path, const ovar *o) {
+void cv_put_var(conv *c, FILE *f, const char *path, const ovar *o) {
     if (c->st != STENO_OK) return;
     if (o->ct2_dtype >= 0) {
-        if (fwrite(o->scalar, 1, var_bytes(o), f) != var_bytes(o)) goto io;
+        if (fwrite(o->scalar, 1, cv_var_bytes(o), f) != cv_var_bytes(o)) goto io;
         return;
     }
     for (int k = 0; k < o->n_parts; k++) {
@@ -254,7 +230,7 @@ static void write_safetensors(conv *c, const char *path) {
         for (int k = 0; k < o->rank; k++) cJSON_AddItemToArray(s, cJSON_CreateNumber((double)o->dims[k]));
         cJSON *of = cJSON_AddArrayToObject(e, "data_offsets");
         cJSON_AddItemToArray(of, cJSON_CreateNumber((double)off));
-        off += var_bytes(o);
+        off += cv_var_bytes(o);
         cJSON_AddItemToArray(of, cJSON_CreateNumber((double)off));
     }
     cJSON *meta = cJSON_AddObjectToObject(h, "__metadata__");
@@ -280,13 +256,13 @@ static void write_safetensors(conv *c, const char *path) {
     for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
     free(js);
     if (!ok) c->st = steno_fail(STENO_E_IO, "%s: write failed: %s", path, strerror(errno));
-    for (int i = 0; i < c->n; i++) put_var(c, f, path, &c->v[i]);
+    for (int i = 0; i < c->n; i++) cv_put_var(c, f, path, &c->v[i]);
     if (fclose(f) != 0 && c->st == STENO_OK) c->st = steno_fail(STENO_E_IO, "%s: write failed: %s", path, strerror(errno));
 }
 
 /* ---- JSON side files ---------------------------------------------------------------------------- */
 
-static void write_json(conv *c, const char *path, cJSON *j) {
+void cv_write_json(conv *c, const char *path, cJSON *j) {
     if (!j) {
         if (c->st == STENO_OK) c->st = steno_fail(STENO_E_NOMEM, "out of memory");
         return;
@@ -305,15 +281,15 @@ static void write_json(conv *c, const char *path, cJSON *j) {
     free(s);
 }
 
-static cJSON *int_array(const int *v, int n) {
+cJSON *cv_int_array(const int *v, int n) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
     return a;
 }
 
-static cJSON *pairs_array(const int (*v)[2], int n) {
+cJSON *cv_pairs_array(const int (*v)[2], int n) {
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, int_array(v[i], 2));
+    for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, cv_int_array(v[i], 2));
     return a;
 }
 
@@ -322,7 +298,7 @@ static int tid(const conv *c, const char *s) { return steno_tokenizer_token_id(c
 /* tokenizer.json made from the tokenizer (BPE vocab, merges in priority order, every token from
  * <|endoftext|> on as an added token, timestamps included, so the file alone gives the whole
  * vocabulary; ByteLevel pre-tokenizer and decoder). */
-static void write_tokenizer_json(conv *c, const char *dir) {
+void cv_write_tokenizer_json(conv *c, const char *dir) {
     if (c->st != STENO_OK) return;
     char dst[4096];
     snprintf(dst, sizeof dst, "%s/tokenizer.json", dir);
@@ -387,12 +363,12 @@ static void write_tokenizer_json(conv *c, const char *dir) {
     cJSON_AddItemToObject(model, "vocab", vocab);
     cJSON_AddItemToObject(model, "merges", merges);
     cJSON_AddItemToObject(j, "model", model);
-    write_json(c, dst, j);
+    cv_write_json(c, dst, j);
 }
 
 /* ---- per format ------------------------------------------------------------------------------- */
 
-static const wt_tensor *need(conv *c, const char *name) {
+const wt_tensor *cv_need(conv *c, const char *name) {
     const wt_tensor *t = wtab_find(c->w, name);
     if (!t && c->st == STENO_OK) c->st = steno_fail(STENO_E_FORMAT, "%s: missing tensor %s", c->src, name);
     return t;
@@ -405,7 +381,7 @@ static void plan_openai(conv *c, void (*map)(const char *, char *, size_t), int 
         if (skip_enc_pos && strcmp(t->name, "encoder.positional_embedding") == 0) continue;
         char name[256];
         map(t->name, name, sizeof name);
-        ovar *o = add_same(c, t, name, float_of(c, t));
+        ovar *o = cv_add_same(c, t, name, cv_float_of(c, t));
         if (o && conv_t && t->rank == 3) {
             o->conv_t = 1;
             o->dims[1] = 3;
@@ -446,14 +422,14 @@ static void write_hf(conv *c, const char *dir) {
     cJSON_AddBoolToObject(j, "tie_word_embeddings", 1);
     cJSON_AddBoolToObject(j, "use_cache", 1);
     cJSON_AddStringToObject(j, "torch_dtype", c->fdt == WT_F32 ? "float32" : c->fdt == WT_F16 ? "float16" : "bfloat16");
-    cJSON_AddItemToObject(j, "begin_suppress_tokens", int_array(c->cfg->suppress_ids_begin, c->cfg->n_suppress_ids_begin));
-    cJSON_AddItemToObject(j, "suppress_tokens", int_array(c->cfg->suppress_ids, c->cfg->n_suppress_ids));
+    cJSON_AddItemToObject(j, "begin_suppress_tokens", cv_int_array(c->cfg->suppress_ids_begin, c->cfg->n_suppress_ids_begin));
+    cJSON_AddItemToObject(j, "suppress_tokens", cv_int_array(c->cfg->suppress_ids, c->cfg->n_suppress_ids));
     snprintf(p, sizeof p, "%s/config.json", dir);
-    write_json(c, p, j);
+    cv_write_json(c, p, j);
     j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "alignment_heads", pairs_array((const int(*)[2])c->cfg->alignment_heads, c->cfg->n_alignment_heads));
-    cJSON_AddItemToObject(j, "begin_suppress_tokens", int_array(c->cfg->suppress_ids_begin, c->cfg->n_suppress_ids_begin));
-    cJSON_AddItemToObject(j, "suppress_tokens", int_array(c->cfg->suppress_ids, c->cfg->n_suppress_ids));
+    cJSON_AddItemToObject(j, "alignment_heads", cv_pairs_array((const int(*)[2])c->cfg->alignment_heads, c->cfg->n_alignment_heads));
+    cJSON_AddItemToObject(j, "begin_suppress_tokens", cv_int_array(c->cfg->suppress_ids_begin, c->cfg->n_suppress_ids_begin));
+    cJSON_AddItemToObject(j, "suppress_tokens", cv_int_array(c->cfg->suppress_ids, c->cfg->n_suppress_ids));
     cJSON_AddNumberToObject(j, "bos_token_id", eot);
     cJSON_AddNumberToObject(j, "eos_token_id", eot);
     cJSON_AddNumberToObject(j, "pad_token_id", eot);
@@ -469,8 +445,8 @@ static void write_hf(conv *c, const char *dir) {
     cJSON_AddNumberToObject(t2i, "transcribe", tid(c, "<|transcribe|>"));
     cJSON_AddNumberToObject(t2i, "translate", tid(c, "<|translate|>"));
     snprintf(p, sizeof p, "%s/generation_config.json", dir);
-    write_json(c, p, j);
-    write_tokenizer_json(c, dir);
+    cv_write_json(c, p, j);
+    cv_write_tokenizer_json(c, dir);
 }
 
 static void write_mlx(conv *c, const char *dir) {
@@ -488,193 +464,8 @@ static void write_mlx(conv *c, const char *dir) {
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) cJSON_AddNumberToObject(j, f[i].k, f[i].v);
     cJSON_AddStringToObject(j, "model_type", "whisper");
     snprintf(p, sizeof p, "%s/config.json", dir);
-    write_json(c, p, j);
-    write_tokenizer_json(c, dir);
-}
-
-/* CTranslate2: prefix → (openai parts); fused rows, the key's absent bias as zeros. */
-static void ct2_linear(conv *c, const char *cp, const char *const *op, int n) {
-    char name[300], on[300];
-    const wt_tensor *w[3] = {0}, *b[3] = {0};
-    int any_b = 0;
-    for (int k = 0; k < n; k++) {
-        snprintf(on, sizeof on, "%s.weight", op[k]);
-        w[k] = need(c, on);
-        snprintf(on, sizeof on, "%s.bias", op[k]);
-        b[k] = wtab_find(c->w, on);
-        any_b |= b[k] != NULL;
-    }
-    if (c->st != STENO_OK) return;
-    const int64_t dw[2] = {n * w[0]->dims[0], w[0]->dims[1]};
-    snprintf(name, sizeof name, "%s/weight", cp);
-    ovar *o = add_var(c, name, float_of_parts(c, w, n), 2, dw);
-    if (!o) return;
-    for (int k = 0; k < n; k++) o->part[k] = w[k];
-    o->n_parts = n;
-    o->part_elems = w[0]->n_elems;
-    if (!any_b) return;
-    const int64_t db[1] = {n * w[0]->dims[0]};
-    snprintf(name, sizeof name, "%s/bias", cp);
-    o = add_var(c, name, float_of_parts(c, b, n), 1, db);
-    if (!o) return;
-    for (int k = 0; k < n; k++) o->part[k] = b[k];
-    o->n_parts = n;
-    o->part_elems = w[0]->dims[0];
-}
-
-static void ct2_one(conv *c, const char *cn, const char *on) {
-    const wt_tensor *t = need(c, on);
-    if (t) add_same(c, t, cn, float_of(c, t));
-}
-
-static void ct2_ln(conv *c, const char *cp, const char *op) {
-    char a[300], b[300];
-    snprintf(a, sizeof a, "%s/gamma", cp);
-    snprintf(b, sizeof b, "%s.weight", op);
-    ct2_one(c, a, b);
-    snprintf(a, sizeof a, "%s/beta", cp);
-    snprintf(b, sizeof b, "%s.bias", op);
-    ct2_one(c, a, b);
-}
-
-static void ct2_scalar(conv *c, const char *name, int ct2_dtype, int value) {
-    ovar *o = add_var(c, name, WT_F32, 0, NULL);
-    if (!o) return;
-    o->ct2_dtype = ct2_dtype;
-    if (ct2_dtype == 1) o->scalar[0] = (uint8_t)(int8_t)value;
-    else {
-        const int16_t v = (int16_t)value;
-        memcpy(o->scalar, &v, 2);
-    }
-}
-
-static void ct2_block(conv *c, const char *side, int i) {
-    char cp[128], op[128], a[300], b[300], q[300], k[300], v[300];
-    snprintf(cp, sizeof cp, "%s/layer_%d", side, i);
-    snprintf(op, sizeof op, "%s.blocks.%d", side, i);
-    snprintf(a, sizeof a, "%s/self_attention/layer_norm", cp);
-    snprintf(b, sizeof b, "%s.attn_ln", op);
-    ct2_ln(c, a, b);
-    snprintf(q, sizeof q, "%s.attn.query", op);
-    snprintf(k, sizeof k, "%s.attn.key", op);
-    snprintf(v, sizeof v, "%s.attn.value", op);
-    const char *qkv[3] = {q, k, v}, *one[1] = {b};
-    snprintf(a, sizeof a, "%s/self_attention/linear_0", cp);
-    ct2_linear(c, a, qkv, 3);
-    snprintf(a, sizeof a, "%s/self_attention/linear_1", cp);
-    snprintf(b, sizeof b, "%s.attn.out", op);
-    ct2_linear(c, a, one, 1);
-    if (strcmp(side, "decoder") == 0) {
-        snprintf(a, sizeof a, "%s/attention/layer_norm", cp);
-        snprintf(b, sizeof b, "%s.cross_attn_ln", op);
-        ct2_ln(c, a, b);
-        snprintf(a, sizeof a, "%s/attention/linear_0", cp);
-        snprintf(b, sizeof b, "%s.cross_attn.query", op);
-        ct2_linear(c, a, one, 1);
-        snprintf(k, sizeof k, "%s.cross_attn.key", op);
-        snprintf(v, sizeof v, "%s.cross_attn.value", op);
-        const char *kv[2] = {k, v};
-        snprintf(a, sizeof a, "%s/attention/linear_1", cp);
-        ct2_linear(c, a, kv, 2);
-        snprintf(a, sizeof a, "%s/attention/linear_2", cp);
-        snprintf(b, sizeof b, "%s.cross_attn.out", op);
-        ct2_linear(c, a, one, 1);
-    }
-    snprintf(a, sizeof a, "%s/ffn/layer_norm", cp);
-    snprintf(b, sizeof b, "%s.mlp_ln", op);
-    ct2_ln(c, a, b);
-    snprintf(a, sizeof a, "%s/ffn/linear_0", cp);
-    snprintf(b, sizeof b, "%s.mlp.0", op);
-    ct2_linear(c, a, one, 1);
-    snprintf(a, sizeof a, "%s/ffn/linear_1", cp);
-    snprintf(b, sizeof b, "%s.mlp.2", op);
-    ct2_linear(c, a, one, 1);
-}
-
-static int cmp_ovar(const void *a, const void *b) { return strcmp(((const ovar *)a)->name, ((const ovar *)b)->name); }
-
-static void put_str16(conv *c, FILE *f, const char *path, const char *s) {
-    const uint16_t n = (uint16_t)(strlen(s) + 1);
-    if (fwrite(&n, 2, 1, f) != 1 || fwrite(s, 1, n, f) != n)
-        c->st = steno_fail(STENO_E_IO, "%s: write failed: %s", path, strerror(errno));
-}
-
-static void write_ct2(conv *c, const char *dir) {
-    char p[4096];
-    const whisper_dims *d = &c->w->dims;
-    /* CTranslate2 WhisperSpec's scalars as its converter writes them (tiny.en's model.bin) */
-    ct2_scalar(c, "decoder/activation", 1, 3);
-    ct2_scalar(c, "decoder/alibi", 1, 0);
-    ct2_scalar(c, "decoder/alignment_heads", 2, 1);
-    ct2_scalar(c, "decoder/alignment_layer", 2, -1);
-    ct2_scalar(c, "decoder/num_heads", 2, d->n_text_head);
-    ct2_scalar(c, "decoder/pre_norm", 1, 1);
-    ct2_scalar(c, "decoder/scale_embeddings", 1, 0);
-    ct2_scalar(c, "decoder/start_from_zero_embedding", 1, 0);
-    ct2_scalar(c, "encoder/num_heads", 2, d->n_audio_head);
-    ct2_one(c, "encoder/conv1/weight", "encoder.conv1.weight");
-    ct2_one(c, "encoder/conv1/bias", "encoder.conv1.bias");
-    ct2_one(c, "encoder/conv2/weight", "encoder.conv2.weight");
-    ct2_one(c, "encoder/conv2/bias", "encoder.conv2.bias");
-    ct2_one(c, "encoder/position_encodings/encodings", "encoder.positional_embedding");
-    for (int i = 0; i < d->n_audio_layer; i++) ct2_block(c, "encoder", i);
-    ct2_ln(c, "encoder/layer_norm", "encoder.ln_post");
-    ct2_one(c, "decoder/embeddings/weight", "decoder.token_embedding.weight");
-    ct2_one(c, "decoder/position_encodings/encodings", "decoder.positional_embedding");
-    for (int i = 0; i < d->n_text_layer; i++) ct2_block(c, "decoder", i);
-    ct2_ln(c, "decoder/layer_norm", "decoder.ln");
-    if (c->st != STENO_OK) return;
-    qsort(c->v, (size_t)c->n, sizeof *c->v, cmp_ovar);
-    snprintf(p, sizeof p, "%s/model.bin", dir);
-    FILE *f = fopen(p, "wb");
-    if (!f) {
-        c->st = steno_fail(STENO_E_IO, "%s: cannot create: %s", p, strerror(errno));
-        return;
-    }
-    const uint32_t ver = 6, rev = 3, nv = (uint32_t)c->n;
-    fwrite(&ver, 4, 1, f);
-    put_str16(c, f, p, "WhisperSpec");
-    fwrite(&rev, 4, 1, f);
-    fwrite(&nv, 4, 1, f);
-    for (int i = 0; i < c->n && c->st == STENO_OK; i++) {
-        const ovar *o = &c->v[i];
-        put_str16(c, f, p, o->name);
-        const uint8_t rank = (uint8_t)o->rank;
-        fwrite(&rank, 1, 1, f);
-        for (int k = 0; k < o->rank; k++) {
-            const uint32_t dd = (uint32_t)o->dims[k];
-            fwrite(&dd, 4, 1, f);
-        }
-        const uint8_t dt = o->ct2_dtype >= 0 ? (uint8_t)o->ct2_dtype
-                           : o->dtype == WT_F32 ? 0 : o->dtype == WT_F16 ? 4 : 5;
-        fwrite(&dt, 1, 1, f);
-        const uint32_t nb = (uint32_t)var_bytes(o);
-        fwrite(&nb, 4, 1, f);
-        put_var(c, f, p, o);
-    }
-    const uint32_t na = 1;
-    fwrite(&na, 4, 1, f);
-    put_str16(c, f, p, "decoder/projection/weight");
-    put_str16(c, f, p, "decoder/embeddings/weight");
-    if ((ferror(f) | fclose(f)) && c->st == STENO_OK) c->st = steno_fail(STENO_E_IO, "%s: write failed", p);
-    /* config.json, vocabulary.txt, tokenizer.json */
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "alignment_heads", pairs_array((const int(*)[2])c->cfg->alignment_heads, c->cfg->n_alignment_heads));
-    cJSON_AddItemToObject(j, "lang_ids", int_array(c->cfg->lang_ids, c->cfg->n_lang_ids));
-    cJSON_AddItemToObject(j, "suppress_ids", int_array(c->cfg->suppress_ids, c->cfg->n_suppress_ids));
-    cJSON_AddItemToObject(j, "suppress_ids_begin", int_array(c->cfg->suppress_ids_begin, c->cfg->n_suppress_ids_begin));
-    snprintf(p, sizeof p, "%s/config.json", dir);
-    write_json(c, p, j);
-    if (c->st != STENO_OK) return;
-    snprintf(p, sizeof p, "%s/vocabulary.txt", dir);
-    f = fopen(p, "wb");
-    if (!f) {
-        c->st = steno_fail(STENO_E_IO, "%s: cannot create: %s", p, strerror(errno));
-        return;
-    }
-    for (int i = 0; i < steno_tokenizer_n_vocab(c->tok); i++) fprintf(f, "%s\n", steno_tokenizer_token_str(c->tok, i));
-    if ((ferror(f) | fclose(f)) && c->st == STENO_OK) c->st = steno_fail(STENO_E_IO, "%s: write failed", p);
-    write_tokenizer_json(c, dir);
+    cv_write_json(c, p, j);
+    cv_write_tokenizer_json(c, dir);
 }
 
 /* The table's tensors in openai-whisper's state_dict order (a module's own parameters and
@@ -737,7 +528,7 @@ static const wt_tensor **openai_order(conv *c) {
 /* ggml: convert-pt-to-ggml.py's layout (ggml_export.h); quantized tensors copied as they are. */
 static void write_ggml(conv *c, const char *path) {
     const whisper_dims *d = &c->w->dims;
-    const wt_tensor *emb = need(c, "decoder.token_embedding.weight");
+    const wt_tensor *emb = cv_need(c, "decoder.token_embedding.weight");
     if (!emb) return;
     const wt_dtype mat = wt_dtype_is_block(emb->dtype) ? emb->dtype : c->fdt == WT_F16 ? WT_F16 : WT_F32;
     int ftype = mat == WT_F32 ? 0 : mat == WT_F16 ? 1 : c->w->ggml_ftype;
@@ -749,7 +540,7 @@ static void write_ggml(conv *c, const char *path) {
         if (t->rank >= 2 && !is_pos(t->name)) {
             dt = wt_dtype_is_block(t->dtype) ? t->dtype : mat == WT_F32 ? WT_F32 : WT_F16;
         }
-        add_same(c, t, t->name, dt);
+        cv_add_same(c, t, t->name, dt);
     }
     free(order);
     float *filters = malloc((size_t)d->n_mels * 201 * sizeof *filters);
@@ -801,7 +592,7 @@ static void write_ggml(conv *c, const char *path) {
             }
         }
         fwrite(o->name, 1, (size_t)nl, f);
-        put_var(c, f, path, o);
+        cv_put_var(c, f, path, o);
     }
     if ((ferror(f) | fclose(f)) && c->st == STENO_OK) c->st = steno_fail(STENO_E_IO, "%s: write failed", path);
 }
@@ -850,7 +641,7 @@ steno_status whisper_convert(const char *src, const char *format, const char *ou
         if (to_ggml) write_ggml(&c, tmp);
         else if (strcmp(format, "hf") == 0) write_hf(&c, tmp);
         else if (strcmp(format, "mlx") == 0) write_mlx(&c, tmp);
-        else write_ct2(&c, tmp);
+        else cv_write_ct2(&c, tmp);
         st = c.st;
         if (st == STENO_OK && rename(tmp, out) != 0)
             st = steno_fail(STENO_E_IO, "%s: cannot rename %s over it: %s", out, tmp, strerror(errno));
