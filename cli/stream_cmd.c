@@ -30,8 +30,9 @@ typedef struct {
 
 #define AT(field) STENO_OPT_AT(stream_opts, field)
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "-m|--model", "NAME|DIR", AT(model), .def = "tiny.en",
-     .help = "a model name looked up in --model-dir, or a CTranslate2 model directory"},
+    {STENO_OPT_STRING, "-m|--model", "NAME|DIR|FILE", AT(model), .def = "tiny.en",
+     .help = "a model name looked up in --model-dir, a model directory (CTranslate2, Hugging Face or MLX) or a "
+             "whisper.cpp ggml file"},
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir), .def = "$STENO_MODELS_DIR or ~/.cache/steno/models",
      .help = "where named models are"},
     {STENO_OPT_CHOICE, "--format", NULL, AT(format), .flags = STENO_OPT_AS_STRING, .choices = "auto|s16le|f32le",
