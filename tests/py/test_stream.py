@@ -16,6 +16,8 @@
      commits never go back in time by more than Whisper's timestamp jitter.
   4. Usage: no INPUT, two INPUTs, an unknown language exit 2 with one line; a missing file exits 1
      naming it.
+  5. Multilingual (base), language auto: a German clip comes out in German (the language is kept
+     only once a hypothesis is sure of it).
 
 Environment: STENO_BIN, STENO_SHARED (steno_eval.py). Needs ffmpeg and the VAD weights.
 """
@@ -219,9 +221,21 @@ def usage():
           "missing file: exit %d, stderr %r" % (rc, err))
 
 
+def multilingual():
+    """base, language auto: the first hypothesis holds ~1 s of speech, too little to tell German
+    from English; a language kept from it decoded the whole clip in English."""
+    import multilingual_common as mc
+    clip = os.path.join(se.audio_dir(), "picovoice_leopard_test_de.wav")
+    rc, out, err, _ = se.run([STENO, "stream", "--model", mc.base_model_dir(), "-t", "2", "--plain",
+                              "--follow-ms", "0", clip])
+    check(rc == 0 and "portal" in out.lower() and "genutzt" in out.lower(),
+          "base, auto language, German clip: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         usage()
+        multilingual()
         end_cases(tmp)
         growing_and_url(tmp)
         quality(tmp)
