@@ -11,7 +11,8 @@
   2. End cases, each exit 0: a stream cut in the middle of a word prints that word; 10 s of digital
      silence prints nothing; raw s16le with an odd byte count (a torn last sample) is transcribed
      and ends cleanly (the torn byte is dropped).
-     A raw file that grows while it is read (--follow-ms) and an http:// URL are transcribed.
+     A raw file that grows while it is read (--follow-ms) and an http:// URL are transcribed; a
+     URL answering 404 fails with one line "cannot open", exit 1.
   3. Times are on the input's timeline: every commit's [start, end] lies within the audio and
      commits never go back in time by more than Whisper's timestamp jitter.
   4. Usage: no INPUT, two INPUTs, an unknown language exit 2 with one line; a missing file exits 1
@@ -206,6 +207,10 @@ def growing_and_url(tmp):
         words = " ".join(out.lower().split())
         check(rc == 0 and "fellow americans" in words and "your country" in words,
               "URL input: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
+        # a URL that is not there cannot be opened; it is not "not an audio file"
+        rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), url.replace("jfk.wav", "absent.wav")])
+        check(rc == 1 and "cannot open" in err and "404" in err and len(err.strip().splitlines()) == 1,
+              "URL 404: exit %d, stderr %r" % (rc, err[-300:]))
     finally:
         httpd.shutdown()
 
