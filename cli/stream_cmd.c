@@ -250,6 +250,7 @@ int steno_cmd_stream(int argc, char **argv) {
         return 1;
     }
     int status = 1;
+    steno_status ost = STENO_OK;
     steno_cli_vad_path(a.vad_model, a.model_dir, vad_path, sizeof vad_path);
     a.so.language = lang;
     a.so.n_threads = a.threads;
@@ -258,9 +259,11 @@ int steno_cmd_stream(int argc, char **argv) {
     } else if (steno_stream_new(w, vad, &a.so, &s) != STENO_OK) {
         fprintf(stderr, "steno: %s\n", steno_errmsg());
         status = strstr(steno_errmsg(), "language") ? 2 : 1;
-    } else if (audio_stream_open_live(input, strcmp(a.format, "auto") ? a.format : NULL, a.rate, a.follow_ms, &in) !=
-               STENO_OK) {
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
+    } else if ((ost = audio_stream_open_live(input, strcmp(a.format, "auto") ? a.format : NULL, a.rate, a.follow_ms,
+                                             &in)) != STENO_OK) {
+        /* raw PCM piped in without --format is what FFmpeg's probe cannot recognize */
+        const bool hint = ost == STENO_E_FORMAT && strcmp(a.format, "auto") == 0 && !strstr(input, "://");
+        fprintf(stderr, "steno: %s%s\n", steno_errmsg(), hint ? " (raw PCM? give --format s16le|f32le and --rate)" : "");
     } else {
         feed f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .in = in};
         pthread_t th;

@@ -221,6 +221,13 @@ def usage():
         rc, out, err, _ = se.run([STENO] + args)
         check(rc == want and len(err.strip().splitlines()) == 1,
               "steno %s: exit %d (want %d), stderr %r" % (" ".join(args), rc, want, err))
+    # raw PCM without --format: FFmpeg's probe fails; the one line says what to give
+    import subprocess
+    p = subprocess.run([STENO, "stream", "--model", se.model_dir(), "-"], input=bytes(range(256)) * 256,
+                       capture_output=True)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and "--format s16le" in err and len(err.strip().splitlines()) == 1,
+          "raw PCM without --format: exit %d, stderr %r" % (p.returncode, err))
     rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "/nonexistent/a.wav"])
     check(rc == 1 and "/nonexistent/a.wav" in err and len(err.strip().splitlines()) == 1,
           "missing file: exit %d, stderr %r" % (rc, err))
