@@ -230,6 +230,12 @@ int steno_cmd_stream(int argc, char **argv) {
         steno_opt_list_free(&a.inputs);
         return 2;
     }
+    if (strcmp(a.format, "auto") == 0 && a.rate != STENO_SAMPLE_RATE) {
+        fprintf(stderr, "steno stream: --rate is for raw input (--format s16le|f32le): a container declares its "
+                        "own rate (see 'steno stream --help')\n");
+        steno_opt_list_free(&a.inputs);
+        return 2;
+    }
     const char *input = a.inputs.items[0];
     steno_opt_list_free(&a.inputs);
     const char *lang = NULL;

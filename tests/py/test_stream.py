@@ -217,7 +217,7 @@ def growing_and_url(tmp):
 
 def usage():
     for args, want in ((["stream"], 2), (["stream", "a", "b"], 2), (["stream", "--language", "xx", "-"], 2),
-                       (["stream", "--step-ms", "5", "-"], 2)):
+                       (["stream", "--step-ms", "5", "-"], 2), (["stream", "--rate", "8000", "-"], 2)):
         rc, out, err, _ = se.run([STENO] + args)
         check(rc == want and len(err.strip().splitlines()) == 1,
               "steno %s: exit %d (want %d), stderr %r" % (" ".join(args), rc, want, err))
