@@ -30,8 +30,9 @@ typedef struct {
 
 #define AT(field) STENO_OPT_AT(stream_opts, field)
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "-m|--model", "NAME|DIR", AT(model), .def = "tiny.en",
-     .help = "a model name looked up in --model-dir, or a CTranslate2 model directory"},
+    {STENO_OPT_STRING, "-m|--model", "NAME|DIR|FILE", AT(model), .def = "tiny.en",
+     .help = "a model name looked up in --model-dir, a model directory (CTranslate2, Hugging Face or MLX) or a "
+             "whisper.cpp ggml file"},
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir), .def = "$STENO_MODELS_DIR or ~/.cache/steno/models",
      .help = "where named models are"},
     {STENO_OPT_CHOICE, "--format", NULL, AT(format), .flags = STENO_OPT_AS_STRING, .choices = "auto|s16le|f32le",
@@ -229,6 +230,12 @@ int steno_cmd_stream(int argc, char **argv) {
         steno_opt_list_free(&a.inputs);
         return 2;
     }
+    if (strcmp(a.format, "auto") == 0 && a.rate != STENO_SAMPLE_RATE) {
+        fprintf(stderr, "steno stream: --rate is for raw input (--format s16le|f32le): a container declares its "
+                        "own rate (see 'steno stream --help')\n");
+        steno_opt_list_free(&a.inputs);
+        return 2;
+    }
     const char *input = a.inputs.items[0];
     steno_opt_list_free(&a.inputs);
     const char *lang = NULL;
@@ -249,6 +256,7 @@ int steno_cmd_stream(int argc, char **argv) {
         return 1;
     }
     int status = 1;
+    steno_status ost = STENO_OK;
     steno_cli_vad_path(a.vad_model, a.model_dir, vad_path, sizeof vad_path);
     a.so.language = lang;
     a.so.n_threads = a.threads;
@@ -257,9 +265,11 @@ int steno_cmd_stream(int argc, char **argv) {
     } else if (steno_stream_new(w, vad, &a.so, &s) != STENO_OK) {
         fprintf(stderr, "steno: %s\n", steno_errmsg());
         status = strstr(steno_errmsg(), "language") ? 2 : 1;
-    } else if (audio_stream_open_live(input, strcmp(a.format, "auto") ? a.format : NULL, a.rate, a.follow_ms, &in) !=
-               STENO_OK) {
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
+    } else if ((ost = audio_stream_open_live(input, strcmp(a.format, "auto") ? a.format : NULL, a.rate, a.follow_ms,
+                                             &in)) != STENO_OK) {
+        /* raw PCM piped in without --format is what FFmpeg's probe cannot recognize */
+        const bool hint = ost == STENO_E_FORMAT && strcmp(a.format, "auto") == 0 && !strstr(input, "://");
+        fprintf(stderr, "steno: %s%s\n", steno_errmsg(), hint ? " (raw PCM? give --format s16le|f32le and --rate)" : "");
     } else {
         feed f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .in = in};
         pthread_t th;

@@ -722,6 +722,14 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (o.n_clip_timestamps > 0) FAIL_USAGE("--batch-size: not with --clip-timestamps");
         if (o.load.path == STENO_PATH_FAITHFUL) FAIL_USAGE("--batch-size needs --path fast");
         if (o.detect_language) FAIL_USAGE("--batch-size: not with --detect-language");
+        /* batched mode decodes the VAD's speech chunks: an explicit --vad False is refused, not ignored */
+        bool vad_given = false;
+        for (int k = 1; k < argc; k++) {
+            const size_t n = strcspn(argv[k], "=");
+            vad_given |= (n == 5 && strncmp(argv[k], "--vad", 5) == 0) ||
+                         (n == 12 && (strncmp(argv[k], "--vad-filter", 12) == 0 || strncmp(argv[k], "--vad_filter", 12) == 0));
+        }
+        if (vad_given && !o.vad) FAIL_USAGE("--batch-size: not with --vad False (batched mode transcribes the VAD's speech chunks)");
         /* faster-whisper's batched defaults: beam_size 5 (given: 1..64), without_timestamps True */
         if (o.beam_size == 0) o.beam_size = 5;
         bool wt_given = false;

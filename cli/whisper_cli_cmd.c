@@ -102,7 +102,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "-l|--language", "LANG", AT(language), .help = "spoken language ('auto' for auto-detect)"},
     FLAG_OPT("-dl|--detect-language", detect_language, "exit after automatically detecting language"),
     {STENO_OPT_STRING, "--prompt", "PROMPT", AT(prompt), .help = "initial prompt (max n_text_ctx/2 tokens)"},
-    {STENO_OPT_STRING, "-m|--model", "FNAME", AT(model), .help = "model: CTranslate2 directory or name"},
+    {STENO_OPT_STRING, "-m|--model", "FNAME", AT(model), .help = "model: a name, a ggml file, or a CTranslate2, Hugging Face or MLX directory"},
     {STENO_OPT_LIST, "-f|--file", "FNAME", AT(inp), .max_items = MAX_FILES, .items = "input files", .def = "",
      .help = "input audio file path"},
     {STENO_OPT_FLAG, "-ng|--no-gpu", .def = "true", .help = "disable GPU (steno runs on the CPU)"},

@@ -535,7 +535,8 @@ typedef struct steno_stream_options {
     int vad_silence_ms;   /* 600: silence after speech that ends an utterance; 100..10000 */
     double vad_threshold; /* 0.5: a 32-ms frame with probability >= this is speech */
     const char *language; /* NULL: "en" on an English-only model; a multilingual one detects it on
-                             the first hypothesis of speech and keeps it (copied at creation) */
+                             each hypothesis of speech until one is >= 0.8 sure, then keeps it
+                             (copied at creation) */
     int beam_size;        /* 0: greedy (whisper_streaming runs faster-whisper with 5) */
     int n_threads;        /* <= 0: as many as the model was loaded with */
     /* Polled before each window is encoded (may be NULL): non-zero fails the call with

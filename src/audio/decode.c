@@ -720,5 +720,9 @@ steno_status audio_stream_open_live(const char *path, const char *format, int ra
         ret = avformat_open_input(&d->fmt, d->name, ifmt, &opts);
     }
     av_dict_free(&opts);
-    return stream_start(s, ret < 0 ? fail_open(d, ret) : STENO_OK, out);
+    /* a URL that cannot be reached (404, connection refused, unknown protocol) is not a format
+     * error: only one whose bytes avformat cannot recognize is "not an audio file" */
+    const int unreachable = is_url && ret < 0 && ret != AVERROR_INVALIDDATA && ret != AVERROR(ENOMEM);
+    return stream_start(s, ret < 0 ? unreachable ? fail_av(d, STENO_E_IO, "cannot open", ret) : fail_open(d, ret) : STENO_OK,
+                        out);
 }

@@ -618,6 +618,12 @@ steno_status whisper_convert(const char *src, const char *format, const char *ou
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
     return steno_fail(STENO_E_UNSUPPORTED, "%s: model files are little-endian; this host is not", out);
 #endif
+    /* an existing OUT is refused before any work: rename(2) would silently replace a file (or an
+     * empty folder), and "OUT/" would put OUT/.tmp inside a folder */
+    struct stat ob;
+    if (lstat(out, &ob) == 0)
+        return steno_fail(STENO_E_INVALID_ARG, "%s: already exists (steno convert does not overwrite; remove it first)",
+                          out);
     wtab *w = NULL;
     steno_status st = wtab_open(src, &w);
     if (st != STENO_OK) return st;

@@ -103,14 +103,19 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
 
 /* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
  * every row bit-identical to linear() with T = 1. */
-void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
-                        int K, float *y) {
+void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                          int K, float *y, void *act) {
     if (dt == DT_Q) {
-        fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, f->qact, NULL, 0);
+        fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, act, NULL, 0);
         return;
     }
     gemv_job j = {dt, W, b, x, y, N, K, B};
     steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
+}
+
+void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                      int K, float *y) {
+    fast_linear_rows_act(f, dt, W, b, x, B, N, K, y, f->qact);
 }
 
 /* ---------------------------------------------------------------- row-parallel helpers */

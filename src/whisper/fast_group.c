@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "kernels/wq.h"
 #include "whisper/fast_internal.h"
 
 /* ---------------------------------------------------------------- rows of several decoders */
@@ -23,6 +24,7 @@ struct whisper_fast_group {
     const whisper_fast_decoder **row_dec; /* [max_rows] the decoder of each row */
     int *row_slot, *row_nk;               /* its self-attention slot, keys attended (n_past + 1) */
     float *logits;                        /* [max_rows][n_vocab] */
+    void *qact; /* quantized weights: [max_rows] activation rows (f->qact holds n_text_ctx only) */
 };
 
 steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fast_group **out) {
@@ -43,6 +45,13 @@ steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fa
     g->row_slot = malloc(sizeof(int) * R);
     g->row_nk = malloc(sizeof(int) * R);
     g->logits = malloc(sizeof(float) * R * (size_t)f->m->n_vocab);
+    if (f->m->wq_type) {
+        const size_t bytes = R * wq_act_bytes(f->m->wq_type, 4 * (int)D);
+        if (!(g->qact = aligned_alloc(64, (bytes + 63) & ~(size_t)63))) {
+            whisper_fast_group_free(g);
+            return steno_fail(STENO_E_NOMEM, "fast group: out of memory");
+        }
+    }
     if (!g->logits || !g->x || !g->h || !g->qkv || !g->q || !g->att || !g->mlp || !g->row_dec || !g->row_slot || !g->row_nk) {
         whisper_fast_group_free(g);
         return steno_fail(STENO_E_NOMEM, "fast group: out of memory");
@@ -63,6 +72,7 @@ void whisper_fast_group_free(whisper_fast_group *g) {
     free(g->row_slot);
     free(g->row_nk);
     free(g->logits);
+    free(g->qact);
     free(g);
 }
 
@@ -116,7 +126,8 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
             g->row_slot[R] = d->kv.slot[b];
             g->row_nk[R] = d->n_past + 1;
             float *xr = g->x + (size_t)R * D;
-            if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tok * D, xr, (size_t)D);
+            if (dt == DT_Q) wq_dequant_rows(f->emb, tok, tok + 1, xr);
+            else if (dt == VEC_F16) vec_f16_to_f32((const uint16_t *)f->emb + (size_t)tok * D, xr, (size_t)D);
             else memcpy(xr, (const float *)f->emb + (size_t)tok * D, sizeof(float) * D);
             vec_add(xr, m->dec_pos + (size_t)d->n_past * D, (size_t)D);
         }
@@ -127,7 +138,7 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
         const fast_layer *FL = &f->dec[l];
 
         fast_layernorm(f, &L->attn_ln, g->x, R, g->h);
-        fast_linear_rows(f, dt, FL->qkv, L->attn_qkv.b, g->h, R, 3 * D, D, g->qkv);
+        fast_linear_rows_act(f, dt, FL->qkv, L->attn_qkv.b, g->h, R, 3 * D, D, g->qkv, g->qact);
         for (int b = 0; b < R; b++) {
             const whisper_fast_decoder *d = g->row_dec[b];
             const int s = g->row_slot[b], off = g->row_nk[b] - 1;
@@ -140,28 +151,28 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
         }
         group_self_job sj = {g, l, H, dh, D, N};
         steno_pool_run(f->pool, group_self_task, &sj, H * R);
-        fast_linear_rows(f, dt, FL->out, L->attn_out.b, g->att, R, D, D, g->h);
+        fast_linear_rows_act(f, dt, FL->out, L->attn_out.b, g->att, R, D, D, g->h, g->qact);
         vec_add(g->x, g->h, (size_t)R * D);
 
         fast_layernorm(f, &L->cross_ln, g->x, R, g->h);
-        fast_linear_rows(f, dt, FL->cross_q, L->cross_q.b, g->h, R, D, D, g->q);
+        fast_linear_rows_act(f, dt, FL->cross_q, L->cross_q.b, g->h, R, D, D, g->q, g->qact);
         for (size_t i = 0; i < (size_t)R * D; i++) g->q[i] *= scale;
         for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++) /* each decoder's rows over its own window */
             fast_cross_attention(ds[i], l, g->q + (size_t)r0 * D, n_rows[i], 1, g->att + (size_t)r0 * D);
-        fast_linear_rows(f, dt, FL->cross_out, L->cross_out.b, g->att, R, D, D, g->h);
+        fast_linear_rows_act(f, dt, FL->cross_out, L->cross_out.b, g->att, R, D, D, g->h, g->qact);
         vec_add(g->x, g->h, (size_t)R * D);
 
         fast_layernorm(f, &L->mlp_ln, g->x, R, g->h);
-        fast_linear_rows(f, dt, FL->fc1, L->fc1.b, g->h, R, 4 * D, D, g->mlp);
+        fast_linear_rows_act(f, dt, FL->fc1, L->fc1.b, g->h, R, 4 * D, D, g->mlp, g->qact);
         fast_gelu(f, g->mlp, (size_t)R * 4 * D);
-        fast_linear_rows(f, dt, FL->fc2, L->fc2.b, g->mlp, R, D, 4 * D, g->h);
+        fast_linear_rows_act(f, dt, FL->fc2, L->fc2.b, g->mlp, R, D, 4 * D, g->h, g->qact);
         vec_add(g->x, g->h, (size_t)R * D);
     }
     for (int i = 0; i < n; i++) ds[i]->n_past++;
     for (int b = 0; b < R; b++)
         vec_layernorm(g->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, g->h + (size_t)b * D);
     /* one pass over the embedding for every row, then each decoder's rows to its logits */
-    fast_linear_rows(f, dt, f->emb, NULL, g->h, R, V, D, g->logits);
+    fast_linear_rows_act(f, dt, f->emb, NULL, g->h, R, V, D, g->logits, g->qact);
     for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++)
         memcpy(logits[i], g->logits + (size_t)r0 * V, sizeof(float) * (size_t)n_rows[i] * V);
     return STENO_OK;

@@ -71,6 +71,10 @@ struct whisper_fast_decoder {
  * every row bit-identical to a single-row step. dt: f->dt, or DT_Q with a const wq_mat *. */
 void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                       int K, float *y);
+/* As fast_linear_rows with act the quantized activation rows' scratch for B rows (quantized
+ * weights; fast_linear_rows uses f->qact, which holds n_text_ctx rows). */
+void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                          int K, float *y, void *act);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
 /** GELU in place over total floats, on f's pool. */

@@ -37,6 +37,8 @@ typedef struct wlist {
     int n, cap;
 } wlist;
 
+#define LANG_KEEP_P 0.8 /* a detected language is kept from the first hypothesis this sure of it */
+
 struct steno_stream {
     const steno_whisper *w;
     steno_whisper_state *st;
@@ -325,7 +327,12 @@ static steno_status process_iter(steno_stream *s) {
     steno_status st = steno_transcribe_with_state(s->w, s->st, s->buf, s->n, &p, &r);
     free(prompt);
     if (st != STENO_OK) return st;
-    if (!s->language[0] && r->language[0] && r->n_segments > 0) snprintf(s->language, sizeof s->language, "%s", r->language);
+    /* the language detected on the speech so far is kept once it is likely (p >= LANG_KEEP_P): the
+     * first hypothesis may hold ~1 s of speech, too little to tell German from English, and a
+     * wrong language kept would decode the whole stream in it (whisper_online detects on every
+     * hypothesis; this keeps detecting until one is confident) */
+    if (!s->language[0] && r->language[0] && r->n_segments > 0 && r->language_probability >= LANG_KEEP_P)
+        snprintf(s->language, sizeof s->language, "%s", r->language);
     wlist hyp = {0};
     const double off = buf_offset(s);
     for (int i = 0; i < r->n_segments && st == STENO_OK; i++) {

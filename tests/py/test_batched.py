@@ -21,8 +21,9 @@ Checks:
   3. parity with faster-whisper 1.2.1's BatchedInferencePipeline (batch_size 8, its defaults,
      ctranslate2 4.8.5, float32, tiny.en): the fixtures tests/fixtures/oracle_batched/*.json
      (tools/oracle_batched.py): segment starts, ends and tokens equal;
-  4. bad --batch-size values (0, -1, 65, x, with --word-timestamps True) are refused with one
-     line and exit 2.
+  4. bad --batch-size values (0, -1, 65, x, with --word-timestamps True or --vad False) are refused with one
+     line and exit 2;
+  5. quantized weights (--weights q8_0) in batched mode transcribe `padded` (jfk.wav's words).
 Under ASan+UBSan (STENO_SANITIZE=1) checks 1-2 run on `padded` plus the first two chunks of
 `joined` (batch sizes 1 and 3, threads 2), check 3 on `padded` and `silence`.
 """
@@ -187,9 +188,17 @@ def main():
             else:
                 print("%s: %d segments equal faster-whisper's (start, end, tokens)" % (name, len(mine)))
 
+        # 5. quantized weights (--weights q8_0): the row step dequantizes each row's token embedding
+        # (it read the quantized blocks as float32 once, and the transcript was "And")
+        q = batched(inputs["padded"], os.path.join(tmp, "q8_0"), 2, 2, ["--weights", "q8_0"])[0]
+        qtext = " ".join(s["text"] for s in q["segments"]).lower()
+        if "what you can do for your country" not in qtext:
+            failures.append("--weights q8_0 --batch-size 2 on padded: %r" % qtext)
+        print("--weights q8_0 batched: %r" % qtext.strip())
+
         # 4. bad values
         for bad in (["--batch-size", "0"], ["--batch-size", "-1"], ["--batch-size", "65"], ["--batch-size", "x"],
-                    ["--batch-size", "4", "--word-timestamps", "True"]):
+                    ["--batch-size", "4", "--word-timestamps", "True"], ["--batch-size", "4", "--vad", "False"]):
             rc, out, err, _ = se.run([se.steno_bin(), "transcribe", "--model", se.model_dir(), "-o", "-"] + bad +
                                      [inputs["padded"]])
             lines = [ln for ln in err.splitlines() if ln.strip()]

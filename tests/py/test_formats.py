@@ -9,7 +9,7 @@ For tiny.en (and base with STENO_TEST_FULL=1):
    detected from the files).
 3. Bad input, each one line on stderr, exit 1, nothing written: a truncated ggml file, a
    safetensors header whose offsets run past the file, a sharded HF folder whose index names a
-   missing shard, an MLX folder without weights, and a conversion to an existing directory.
+   missing shard, an MLX folder without weights, and a conversion to an existing directory or file.
 Standard library only. Environment: STENO_BIN, STENO_SHARED, STENO_MODEL_DIR (steno_eval.py).
 """
 import filecmp
@@ -124,6 +124,13 @@ def bad_input(tmp, hf, gg, mlx):
     shutil.copy(os.path.join(mlx, "config.json"), empty)
     one_line_error(["transcribe", "--model", empty, CLIP0], "MLX folder without weights", "no Whisper model here")
     one_line_error(["convert", "--to", "hf", "--model", gg, "-o", hf], "convert over an existing folder", hf)
+    # an existing file is refused too (rename(2) would replace it), and left as it was
+    keep = os.path.join(d, "keep.bin")
+    with open(keep, "wb") as f:
+        f.write(b"keep")
+    one_line_error(["convert", "--to", "ggml", "--model", gg, "-o", keep], "convert over an existing file", "already exists")
+    with open(keep, "rb") as f:
+        check(f.read() == b"keep", "convert over an existing file: the file was replaced")
 
 
 def split_shards(hf, dst):

@@ -11,11 +11,14 @@
   2. End cases, each exit 0: a stream cut in the middle of a word prints that word; 10 s of digital
      silence prints nothing; raw s16le with an odd byte count (a torn last sample) is transcribed
      and ends cleanly (the torn byte is dropped).
-     A raw file that grows while it is read (--follow-ms) and an http:// URL are transcribed.
+     A raw file that grows while it is read (--follow-ms) and an http:// URL are transcribed; a
+     URL answering 404 fails with one line "cannot open", exit 1.
   3. Times are on the input's timeline: every commit's [start, end] lies within the audio and
      commits never go back in time by more than Whisper's timestamp jitter.
   4. Usage: no INPUT, two INPUTs, an unknown language exit 2 with one line; a missing file exits 1
      naming it.
+  5. Multilingual (base), language auto: a German clip comes out in German (the language is kept
+     only once a hypothesis is sure of it).
 
 Environment: STENO_BIN, STENO_SHARED (steno_eval.py). Needs ffmpeg and the VAD weights.
 """
@@ -204,24 +207,47 @@ def growing_and_url(tmp):
         words = " ".join(out.lower().split())
         check(rc == 0 and "fellow americans" in words and "your country" in words,
               "URL input: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
+        # a URL that is not there cannot be opened; it is not "not an audio file"
+        rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), url.replace("jfk.wav", "absent.wav")])
+        check(rc == 1 and "cannot open" in err and "404" in err and len(err.strip().splitlines()) == 1,
+              "URL 404: exit %d, stderr %r" % (rc, err[-300:]))
     finally:
         httpd.shutdown()
 
 
 def usage():
     for args, want in ((["stream"], 2), (["stream", "a", "b"], 2), (["stream", "--language", "xx", "-"], 2),
-                       (["stream", "--step-ms", "5", "-"], 2)):
+                       (["stream", "--step-ms", "5", "-"], 2), (["stream", "--rate", "8000", "-"], 2)):
         rc, out, err, _ = se.run([STENO] + args)
         check(rc == want and len(err.strip().splitlines()) == 1,
               "steno %s: exit %d (want %d), stderr %r" % (" ".join(args), rc, want, err))
+    # raw PCM without --format: FFmpeg's probe fails; the one line says what to give
+    import subprocess
+    p = subprocess.run([STENO, "stream", "--model", se.model_dir(), "-"], input=bytes(range(256)) * 256,
+                       capture_output=True)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and "--format s16le" in err and len(err.strip().splitlines()) == 1,
+          "raw PCM without --format: exit %d, stderr %r" % (p.returncode, err))
     rc, out, err, _ = se.run([STENO, "stream", "--model", se.model_dir(), "/nonexistent/a.wav"])
     check(rc == 1 and "/nonexistent/a.wav" in err and len(err.strip().splitlines()) == 1,
           "missing file: exit %d, stderr %r" % (rc, err))
 
 
+def multilingual():
+    """base, language auto: the first hypothesis holds ~1 s of speech, too little to tell German
+    from English; a language kept from it decoded the whole clip in English."""
+    import multilingual_common as mc
+    clip = os.path.join(se.audio_dir(), "picovoice_leopard_test_de.wav")
+    rc, out, err, _ = se.run([STENO, "stream", "--model", mc.base_model_dir(), "-t", "2", "--plain",
+                              "--follow-ms", "0", clip])
+    check(rc == 0 and "portal" in out.lower() and "genutzt" in out.lower(),
+          "base, auto language, German clip: exit %d, out %r, stderr %r" % (rc, out, err[-300:]))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         usage()
+        multilingual()
         end_cases(tmp)
         growing_and_url(tmp)
         quality(tmp)
