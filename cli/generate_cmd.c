@@ -291,7 +291,27 @@ int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char
                 sp->ngram_min, sp->ngram_max);
         return 2;
     }
+    /* --draft-model and --draft-layers name their drafter; any other speculative option without a
+     * drafter would be silently ignored, so it is refused */
+    const steno_spec_params d = steno_spec_default_params();
     if (draft_model && sp->kind == STENO_DRAFT_NONE) sp->kind = STENO_DRAFT_MODEL;
+    if (sp->draft_layers != d.draft_layers && sp->kind == STENO_DRAFT_NONE) sp->kind = STENO_DRAFT_LAYERS;
+    if (sp->draft_layers != d.draft_layers && sp->kind != STENO_DRAFT_LAYERS) {
+        fprintf(stderr, "steno %s: --draft-layers is for --draft-kind layers, not %s\n", verb,
+                sp->kind == STENO_DRAFT_NGRAM ? "ngram" : "model");
+        return 2;
+    }
+    if (sp->kind == STENO_DRAFT_NONE) {
+        const char *set = sp->verify != d.verify ? "--spec-verify"
+                          : sp->n_draft != d.n_draft || sp->adaptive != d.adaptive ? "--num-draft-tokens"
+                          : sp->ngram_min != d.ngram_min ? "--ngram-min"
+                          : sp->ngram_max != d.ngram_max ? "--ngram-max"
+                                                         : NULL;
+        if (set) {
+            fprintf(stderr, "steno %s: %s needs a drafter: --draft-kind ngram|model|layers\n", verb, set);
+            return 2;
+        }
+    }
     if (sp->kind != STENO_DRAFT_MODEL) {
         if (!draft_model) return 0;
         fprintf(stderr, "steno %s: --draft-model is for --draft-kind model, not %s\n", verb,

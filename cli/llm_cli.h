@@ -48,7 +48,7 @@ bool steno_llm_cli_parse_num_draft(const char *v, void *dst, steno_opt_error *er
      .help = "the draft of --draft-kind model: a model with the same vocabulary (implies --draft-kind model; "   \
              "tools/gguf_draft.py makes one)"},                                                                  \
     {STENO_OPT_INT, "--draft-layers", "N", STENO_OPT_AT(TYPE, SPEC.draft_layers), STENO_OPT_RANGE(1, 1024),      \
-     .def = "a quarter of the layers", .help = "layers that draft with --draft-kind layers (fewer than the model has)"}, \
+     .def = "a quarter of the layers", .help = "layers that draft with --draft-kind layers (fewer than the model has; implies --draft-kind layers)"}, \
     {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", STENO_OPT_AT(TYPE, SPEC.n_draft),                    \
      .parse = steno_llm_cli_parse_num_draft, .expect = "1..64 or adaptive",                                      \
      .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail", .help = "most draft tokens per round"}, \

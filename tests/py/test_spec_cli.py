@@ -107,6 +107,12 @@ def errors():
     expect(g + ["--draft-kind", "ngram", "--draft-model", STORIES], 2, "--draft-model is for --draft-kind model")
     expect(g + ["--draft-kind", "layers", "--draft-layers", "5"], 1, "--draft-layers 5")
     expect(g + ["--draft-model", "/nonexistent/draft.gguf"], 1, "/nonexistent/draft.gguf")
+    # a speculative option without a drafter is refused, not silently ignored (fresh-user trial)
+    for opt in (["--spec-verify", "rejection"], ["--num-draft-tokens", "4"], ["--ngram-min", "2"], ["--ngram-max", "3"]):
+        expect(g + opt, 2, opt[0] + " needs a drafter")
+    expect(g + ["--draft-kind", "ngram", "--draft-layers", "2"], 2, "--draft-layers is for --draft-kind layers")
+    code, out_layers, err = run(g + ["--draft-layers", "2"])  # implies --draft-kind layers
+    assert code == 0 and "speculation (layers" in err, "--draft-layers alone: exit %d, %r" % (code, err)
     if not SANITIZE:
         expect(["generate", "-m", "smollm2", "-p", "x", "-n", "4", "--draft-model", STORIES], 1, "vocabulary")
 
