@@ -162,6 +162,10 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
     r->bytes_out = strlen(s);
     if (resp && status == 429) MHD_add_response_header(resp, "Retry-After", "1");
     if (resp && status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    if (resp && status == 426) { /* RFC 7231 6.5.15 (the protocol to switch to), RFC 6455 4.4 (the version) */
+        MHD_add_response_header(resp, "Upgrade", "websocket");
+        MHD_add_response_header(resp, "Sec-WebSocket-Version", "13");
+    }
     return queue(r, status, resp, "application/json");
 }
 

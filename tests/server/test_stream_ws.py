@@ -194,6 +194,9 @@ with Server(["--whisper-model", "tiny.en", "--threads", "2", "--parallel", "2"])
             ("step_ms 5", {}, "/v1/stream?step_ms=5", 400)):
         sock, st, h = handshake(s, path, hdrs)
         t.check(st == want_status, f"{what}: status {st}, want {want_status}")
+        if want_status == 426:  # RFC 6455 4.4 / RFC 7231 6.5.15: say what to upgrade to
+            t.check(h.get("sec-websocket-version") == "13" and h.get("upgrade") == "websocket",
+                    f"{what}: the 426 lacks Upgrade/Sec-WebSocket-Version: {h}")
         sock.close()
     for what, data, want_code in (("reserved opcode 3", frame(3, b"x"), 1002),
                                   ("frame over 1 MiB", frame(2, b"", declared=2 ** 21)[:14], 1009),
