@@ -563,7 +563,8 @@ steno_status steno_stream_new(const steno_whisper *w, const steno_vad *vad, cons
 
 /** Appends n samples (16 kHz mono float32; any n, also 0) and, when at least step_ms of audio
  *  arrived since the last hypothesis, computes one hypothesis over the whole buffer (all the new
- *  audio at once: a caller that fell behind catches up). *commits (may be NULL when n_commits is
+ *  audio at once, up to length_ms / 2 of it per hypothesis: a caller that fell behind catches up in
+ *  pieces of length_ms / 2, one hypothesis each). *commits (may be NULL when n_commits is
  *  NULL) receives the text committed by this call, *n_commits of them (often 0); it is owned by s
  *  and valid until the next call on s. The text for given audio depends only on the pushes'
  *  sizes (push step_ms pieces for results independent of timing). Errors: STENO_E_INVALID_ARG

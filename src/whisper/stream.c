@@ -444,22 +444,38 @@ static steno_status done(steno_stream *s, steno_status st, const steno_stream_co
     return STENO_OK;
 }
 
-steno_status steno_stream_push(steno_stream *s, const float *samples, size_t n,
-                               const steno_stream_commit **commits, int *n_commits) {
-    steno_status st = check(s, "steno_stream_push", commits, n_commits);
-    if (st != STENO_OK) return st;
-    if (!samples && n > 0) return steno_fail(STENO_E_INVALID_ARG, "steno_stream_push: samples is NULL");
+/* Appends n samples and runs a hypothesis once step_ms of new audio is in. */
+static steno_status push_piece(steno_stream *s, const float *samples, size_t n) {
     if (s->n + n > s->cap) {
         size_t cap = s->cap ? s->cap : (size_t)SR;
         while (cap < s->n + n) cap *= 2;
         float *b = realloc(s->buf, sizeof(float) * cap);
-        if (!b) return done(s, nomem(), commits, n_commits);
+        if (!b) return nomem();
         s->buf = b;
         s->cap = cap;
     }
     if (n) memcpy(s->buf + s->n, samples, sizeof(float) * n);
     s->n += n;
-    if (s->buf_start + (int64_t)s->n - s->iter_end >= (int64_t)s->o.step_ms * SR / 1000) st = step(s);
+    if (s->buf_start + (int64_t)s->n - s->iter_end >= (int64_t)s->o.step_ms * SR / 1000) return step(s);
+    return STENO_OK;
+}
+
+steno_status steno_stream_push(steno_stream *s, const float *samples, size_t n,
+                               const steno_stream_commit **commits, int *n_commits) {
+    steno_status st = check(s, "steno_stream_push", commits, n_commits);
+    if (st != STENO_OK) return st;
+    if (!samples && n > 0) return steno_fail(STENO_E_INVALID_ARG, "steno_stream_push: samples is NULL");
+    /* A caller far behind (a pipe faster than real time) catches up at most length_ms / 2 per
+     * hypothesis: one hypothesis over minutes of audio would commit it all as one unconfirmed
+     * piece, and with half a buffer per take every word is still seen by two hypotheses before
+     * the buffer reaches its 30-s cap (length_ms 15 s: commits of 40 s with whole takes) */
+    const size_t take = (size_t)s->o.length_ms * SR / 2000;
+    do {
+        const size_t k = n < take ? n : take;
+        st = push_piece(s, samples, k);
+        samples = samples ? samples + k : samples;
+        n -= k;
+    } while (st == STENO_OK && n > 0);
     return done(s, st, commits, n_commits);
 }
 

@@ -159,6 +159,17 @@ def end_cases(tmp):
     rc, lines, err, _ = stream_pacer.pace(stream_cmd(), odd, 0)
     text = " ".join(c[3] for c in parse(lines, "odd bytes")).lower()
     check(rc == 0 and "fellow" in text, "odd byte count: exit %d, text %r, stderr %r" % (rc, text, err))
+    # a pipe far faster than real time (catch-up on): taken --length-ms at a time, not as one
+    # hypothesis over everything that arrived (which committed a 120-s pipe as one line)
+    if not se.sanitize():
+        fast = stream_pacer.decode_s16(os.path.join(se.audio_dir(), "tedlium_long_120s.flac"), 50)
+        rc, lines, err, _ = stream_pacer.pace(stream_cmd("--catch-up", "yes"), fast, 0)
+        commits = parse(lines, "50 s piped at once")
+        longest = max((c[2] - c[1] for c in commits), default=0.0)
+        check(rc == 0 and len(commits) >= 3 and longest <= 30.5,
+              "50 s piped at once: exit %d, %d commits, longest %.1f s (want <= 30 s), stderr %r"
+              % (rc, len(commits), longest, err))
+        print("50 s piped at once: %d commits, longest %.1f s" % (len(commits), longest))
     # the same audio as f32le, as a file argument that is complete (--follow-ms 0)
     f32 = os.path.join(tmp, "cut.f32")
     import array
