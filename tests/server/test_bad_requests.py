@@ -264,7 +264,7 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES, "--max-body",
 
 # ---- the API key, a full queue, a deadline
 with Server(["--whisper-model", "tiny.en", "--api-key", "sekrit", "--max-queue", "0", "--parallel", "1",
-             "--request-timeout", "4"]) as s:
+             "--request-timeout", "1.5"]) as s:  # 120 s of audio takes ~3 s or more on 2 fast cores
     st, _, d = request(s, "GET", "/health")
     t.check(st == 200, "/health needs no key")
     st, h, d = request(s, "GET", "/v1/models")
@@ -292,7 +292,7 @@ with Server(["--whisper-model", "tiny.en", "--api-key", "sekrit", "--max-queue",
     t.check(h.get("Retry-After") == "1", f"429 has Retry-After: {h}")
     th.join(60)
     st, _, d = result["r"]
-    is_error(st, d, 504, code="deadline_exceeded", what="a 120-s file past a 4-s --request-timeout")
+    is_error(st, d, 504, code="deadline_exceeded", what="a 120-s file past a 1.5-s --request-timeout")
 
 # clients that leave while queued free their place at once (a full queue of ghosts would 429)
 with Server(["--whisper-model", "tiny.en", "--parallel", "1", "--max-queue", "2"]) as s:
