@@ -37,6 +37,7 @@ typedef struct {
 } mm_job;
 
 #define ROW_TILE 16
+static int g_rw1 = -1;
 
 /* Groups of activation rows for the rows kernels of at most m rows each (m = max_rows: with 8,
  * T = 1..8 is one group, 9..16 two of balanced sizes, ...); group g has group_rows() rows. */
@@ -49,17 +50,25 @@ static inline int group_rows(int T, int m, int g) { return T / n_groups(T, m) + 
 static void mm_worker_rows(const mm_job *j, long lo, long hi) {
     const int n = (int)j->W->n_in;
     const uint8_t *w = j->W->data;
+    const size_t rb = j->W->row_bytes;
     const int m = j->rows->max_rows, groups = n_groups(j->T, m);
     for (long r0 = lo; r0 < hi; r0 += ROW_TILE) {
         long r1 = r0 + ROW_TILE < hi ? r0 + ROW_TILE : hi;
         for (int g = 0, t = 0; g < groups; g++) {
-            const int nr = group_rows(j->T, m, g);
+            const int nr = group_rows(j->T, m, g), wr = g_rw1 ? 1 : j->rows->wrows[nr];
+            const steno_dot_rowsw_fn fw = j->rows->fnw[nr];
             const steno_dot_rows_fn fn = j->rows->fn[nr];
             const uint8_t *yp = j->yp + (size_t)t * j->yp_row;
             float *y = j->Y + (int64_t)t * j->ldy;
-            float o[STENO_ROWS_MAX];
-            for (long r = r0; r < r1; r++) {
-                fn(n, w + (size_t)r * j->W->row_bytes, yp, o);
+            float o[STENO_ROWS_MAX * 4];
+            long r = r0;
+            for (; r + wr <= r1; r += wr) {
+                fw(n, w + (size_t)r * rb, rb, yp, o);
+                for (int k = 0; k < wr; k++)
+                    for (int c = 0; c < nr; c++) y[c * j->ldy + r + k] = o[k * nr + c];
+            }
+            for (; r < r1; r++) {
+                fn(n, w + (size_t)r * rb, yp, o);
                 for (int c = 0; c < nr; c++) y[c * j->ldy + r] = o[c];
             }
             t += nr;
@@ -102,6 +111,36 @@ static void mm_worker(void *arg, int ith, int nth) {
     }
 }
 
+/* Quantizing the activation rows (and packing them for the rows kernels): task i is group i of the
+ * rows kernels' grouping, or row i without them. */
+typedef struct {
+    const steno_type_traits *tx;
+    const float *X;
+    int64_t n;
+    uint8_t *xq;
+    size_t xq_row;
+    const steno_rows_kernels *rows;
+    int act_type;
+    uint8_t *yp;
+    size_t yp_row;
+    int T;
+} mm_prep;
+
+static void mm_prep_task(void *arg, int i, int n_tasks) {
+    (void)n_tasks;
+    const mm_prep *p = arg;
+    if (!p->rows) {
+        p->tx->from_float(p->X + (int64_t)i * p->n, p->xq + (size_t)i * p->xq_row, p->n);
+        return;
+    }
+    const int m = p->rows->max_rows;
+    int t = 0;
+    for (int g = 0; g < i; g++) t += group_rows(p->T, m, g);
+    const int nr = group_rows(p->T, m, i);
+    for (int k = t; k < t + nr; k++) p->tx->from_float(p->X + (int64_t)k * p->n, p->xq + (size_t)k * p->xq_row, p->n);
+    steno_rows_pack(p->act_type, p->rows->bias, p->xq + (size_t)t * p->xq_row, p->xq_row, p->n, nr, p->yp + (size_t)t * p->yp_row);
+}
+
 int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
                  float *Y, int64_t ldy) {
     const steno_type_traits *tw = steno_type_get(W->type);
@@ -111,18 +150,21 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     size_t xq_row = steno_row_size(tw->vec_dot_type, W->n_in);
     if (xq_row == 0) return -1;
     const steno_rows_kernels *rows = steno_rows_get(W->type);
+    if (g_rw1 < 0) g_rw1 = getenv("STENO_RW1") != NULL;
     const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, rows->bias, W->n_in) : 0;
     if (!yp_row) rows = NULL;
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
     uint8_t *xq = steno_work_get(work, xq_bytes + yp_row * (size_t)T + 64);
     if (!xq) return -1;
-    for (int t = 0; t < T; t++) tx->from_float(X + (int64_t)t * W->n_in, xq + (size_t)t * xq_row, W->n_in);
     /* the packed copy (64-byte aligned; each group's part is a multiple of 64 bytes) */
     uint8_t *yp = (uint8_t *)(((uintptr_t)xq + xq_bytes + 63) & ~(uintptr_t)63);
-    if (rows)
-        for (int g = 0, t = 0, m = rows->max_rows; g < n_groups(T, m); t += group_rows(T, m, g), g++)
-            steno_rows_pack(tw->vec_dot_type, rows->bias, xq + (size_t)t * xq_row, xq_row, W->n_in, group_rows(T, m, g),
-                            yp + (size_t)t * yp_row);
+    mm_prep p = {tx, X, W->n_in, xq, xq_row, rows, tw->vec_dot_type, yp, yp_row, T};
+    /* Converting a prompt's activation rows is worth the workers (9 % of a 430-token prompt on one
+     * thread); a decode step's few rows are not. Each row's bytes are the same either way. */
+    const int tasks = rows ? n_groups(T, rows->max_rows) : T;
+    if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, mm_prep_task, &p, tasks);
+    else
+        for (int i = 0; i < tasks; i++) mm_prep_task(&p, i, tasks);
     mm_job j = {W, xq, xq_row, T, Y, ldy, tw->vec_dot, tw->vec_dot4, rows, yp, yp_row};
     /* Tiny products are not worth waking the workers. */
     if ((int64_t)T * W->n_out * W->n_in < 32768) mm_worker(&j, 0, 1);
