@@ -34,6 +34,13 @@ typedef struct {
     const steno_rows_kernels *rows; /* NULL: dot4/dot per (row, t) */
     const uint8_t *yp;   /* the groups of activation rows packed for the rows kernels */
     size_t yp_row;       /* packed bytes per row: group starting at row t is at yp + t·yp_row */
+    /* several matrices of one type and width over the same activations (steno_matmul_n): their
+     * rows are numbered one after another, matrix m's from off[m] */
+    int nm;
+    const steno_mat *const *Wm;
+    float *const *Ym;
+    const int64_t *ldym;
+    long off[STENO_MATMUL_MAX_N + 1];
 } mm_job;
 
 #define ROW_TILE 16
@@ -76,10 +83,24 @@ static void mm_worker_rows(const mm_job *j, long lo, long hi) {
     }
 }
 
+static void mm_worker_range(const mm_job *j, long lo, long hi);
+
 static void mm_worker(void *arg, int ith, int nth) {
     const mm_job *j = arg;
     long lo, hi;
-    steno_split((long)j->W->n_out, ith, nth, &lo, &hi);
+    steno_split(j->off[j->nm], ith, nth, &lo, &hi);
+    for (int m = 0; m < j->nm && lo < hi; m++) {
+        const long a = lo > j->off[m] ? lo : j->off[m], b = hi < j->off[m + 1] ? hi : j->off[m + 1];
+        if (a >= b) continue;
+        mm_job one = *j;
+        one.W = j->Wm[m];
+        one.Y = j->Ym[m];
+        one.ldy = j->ldym[m];
+        mm_worker_range(&one, a - j->off[m], b - j->off[m]);
+    }
+}
+
+static void mm_worker_range(const mm_job *j, long lo, long hi) {
     if (j->rows) {
         mm_worker_rows(j, lo, hi);
         return;
@@ -141,8 +162,12 @@ static void mm_prep_task(void *arg, int i, int n_tasks) {
     steno_rows_pack(p->act_type, p->rows->bias, p->xq + (size_t)t * p->xq_row, p->xq_row, p->n, nr, p->yp + (size_t)t * p->yp_row);
 }
 
-int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
-                 float *Y, int64_t ldy) {
+int steno_matmul_n(steno_pool *pool, steno_work *work, int nm, const steno_mat *const *Wm, const float *X, int T,
+                   float *const *Ym, const int64_t *ldym) {
+    if (nm < 1 || nm > STENO_MATMUL_MAX_N) return -1;
+    const steno_mat *W = Wm[0];
+    for (int m = 1; m < nm; m++)
+        if (Wm[m]->type != W->type || Wm[m]->n_in != W->n_in) return -1;
     const steno_type_traits *tw = steno_type_get(W->type);
     if (!tw || !tw->vec_dot) return -1;
     const steno_type_traits *tx = steno_type_get(tw->vec_dot_type);
@@ -165,11 +190,17 @@ int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const f
     if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, mm_prep_task, &p, tasks);
     else
         for (int i = 0; i < tasks; i++) mm_prep_task(&p, i, tasks);
-    mm_job j = {W, xq, xq_row, T, Y, ldy, tw->vec_dot, tw->vec_dot4, rows, yp, yp_row};
+    mm_job j = {W, xq, xq_row, T, Ym[0], ldym[0], tw->vec_dot, tw->vec_dot4, rows, yp, yp_row, nm, Wm, Ym, ldym, {0}};
+    for (int m = 0; m < nm; m++) j.off[m + 1] = j.off[m] + (long)Wm[m]->n_out;
     /* Tiny products are not worth waking the workers. */
-    if ((int64_t)T * W->n_out * W->n_in < 32768) mm_worker(&j, 0, 1);
+    if ((int64_t)T * j.off[nm] * W->n_in < 32768) mm_worker(&j, 0, 1);
     else steno_pool_run(pool, mm_worker, &j, steno_n_tasks(pool));
     return 0;
+}
+
+int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
+                 float *Y, int64_t ldy) {
+    return steno_matmul_n(pool, work, 1, &W, X, T, &Y, &ldy);
 }
 
 void steno_mat_row_f32(const steno_mat *W, int64_t r, float *dst) {

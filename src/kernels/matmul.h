@@ -59,6 +59,16 @@ void *steno_work_get(steno_work *w, size_t n);
 int steno_matmul(steno_pool *pool, steno_work *work, const steno_mat *W, const float *X, int T,
                  float *Y, int64_t ldy);
 
+#define STENO_MATMUL_MAX_N 4
+
+/** Y_m = X · W_mᵀ for nm (1..STENO_MATMUL_MAX_N) matrices of the same type and n_in (a layer's
+ *  Q/K/V projections, or its gate and up projections): X is converted once and every thread takes
+ *  rows of all of them in one pool job (one wake-up instead of nm). Each Y_m is bit-identical to
+ *  steno_matmul(W_m). Returns 0, or -1 when out of memory, a type has no dot kernel, or the
+ *  matrices differ in type or width (call steno_matmul per matrix then). */
+int steno_matmul_n(steno_pool *pool, steno_work *work, int nm, const steno_mat *const *W, const float *X, int T,
+                   float *const *Y, const int64_t *ldy);
+
 /** Y = X · Wᵀ at evaluation precision: W's rows dequantized to float32 (64 at a time, per task)
  *  and multiplied with the float32 activations by OpenBLAS sgemm — no activation quantization.
  *  Not llama.cpp's arithmetic; used by the LLM contexts' STENO_LLM_COMPUTE_F32 mode to measure

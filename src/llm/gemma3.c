@@ -35,8 +35,10 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         /* attention block */
         for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
         llm_dump(c, "attn_norm", l, xb, T, E);
-        if (llm_matmul(c, &L->wq, xb, T, q, nq) || llm_matmul(c, &L->wk, xb, T, k, nk) ||
-            llm_matmul(c, &L->wv, xb, T, v, nv))
+        const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *yqkv[3] = {q, k, v};
+        const int64_t lqkv[3] = {nq, nk, nv};
+        if (llm_matmul_n(c, 3, wqkv, xb, T, yqkv, lqkv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Qpre", l, q, T, nq);
         llm_dump(c, "Vcur", l, v, T, nv);
@@ -65,8 +67,10 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
 
         /* feed-forward block: GeGLU between two norms */
         for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
-        if (llm_matmul(c, &L->ffn_gate, xb, T, hb, F) ||
-            llm_matmul(c, &L->ffn_up, xb, T, hb2, F))
+        const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
+        float *ygu[2] = {hb, hb2};
+        const int64_t lgu[2] = {F, F};
+        if (llm_matmul_n(c, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_gate", l, hb, T, F);
         llm_dump(c, "ffn_up", l, hb2, T, F);

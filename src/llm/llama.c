@@ -33,8 +33,10 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
             else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
         }
         llm_dump(c, "attn_norm", l, xb, T, E);
-        if (llm_matmul(c, &L->wq, xb, T, q, nq) || llm_matmul(c, &L->wk, xb, T, k, nk) ||
-            llm_matmul(c, &L->wv, xb, T, v, nv))
+        const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
+        float *yqkv[3] = {q, k, v};
+        const int64_t lqkv[3] = {nq, nk, nv};
+        if (llm_matmul_n(c, 3, wqkv, xb, T, yqkv, lqkv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Vcur", l, v, T, nv);
         llm_dump(c, "Qpre", l, q, T, nq);
@@ -65,8 +67,10 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
             if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
             else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
         }
-        if (llm_matmul(c, &L->ffn_gate, xb, T, hb, F) ||
-            llm_matmul(c, &L->ffn_up, xb, T, hb2, F))
+        const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
+        float *ygu[2] = {hb, hb2};
+        const int64_t lgu[2] = {F, F};
+        if (llm_matmul_n(c, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         if (!hp->llama2c && c->p.compute == STENO_LLM_COMPUTE_GGML && steno_ggml_exact_available())
             steno_ggml_swiglu(hb, hb, hb2, T * F);

@@ -126,6 +126,32 @@ static inline int llm_matmul(steno_llm_ctx *c, const steno_mat *W, const float *
                                                  : steno_matmul(c->pool, &c->work, W, X, T, Y, ldy);
 }
 
+/** Y_m = X · W_mᵀ for nm matrices over the same activations (a layer's Q/K/V, or gate and up):
+ *  in the llama.cpp arithmetic, matrices of one type share one activation conversion and one pool
+ *  job (steno_matmul_n; bit-identical to separate calls). 0 or -1 (NOMEM). */
+static inline int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T,
+                               float *const *Y, const int64_t *ldy) {
+    int done[STENO_MATMUL_MAX_N] = {0};
+    for (int a = 0; a < nm; a++) {
+        if (done[a]) continue;
+        if (c->p.compute == STENO_LLM_COMPUTE_F32) {
+            if (steno_matmul_f32(c->pool, &c->work, W[a], X, T, Y[a], ldy[a])) return -1;
+            continue;
+        }
+        const steno_mat *gw[STENO_MATMUL_MAX_N];
+        float *gy[STENO_MATMUL_MAX_N];
+        int64_t gl[STENO_MATMUL_MAX_N];
+        int ng = 0;
+        for (int b = a; b < nm; b++)
+            if (!done[b] && W[b]->type == W[a]->type && W[b]->n_in == W[a]->n_in) {
+                gw[ng] = W[b], gy[ng] = Y[b], gl[ng++] = ldy[b];
+                done[b] = 1;
+            }
+        if (steno_matmul_n(c->pool, &c->work, ng, gw, X, T, gy, gl)) return -1;
+    }
+    return 0;
+}
+
 /** Fills kp's quantization fields from the context params (context.c). */
 void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);
 

@@ -244,6 +244,25 @@ static void check_matmul(const char *what) {
                 CHECK(steno_matmul(th == 2 ? p2 : NULL, &wk, &m, x, T, y, n_out) == 0, "matmul");
                 CHECK(memcmp(y, ref, sizeof(float) * n_out * T) == 0, "%s %s T=%d threads=%d differs from vec_dot",
                       what, steno_type_name(t), T, th);
+                /* steno_matmul_n: the rows as three matrices of 10, 21 and 14 rows, each its own Y */
+                static const int cut[4] = {0, 10, 31, n_out};
+                steno_mat ms[3];
+                const steno_mat *mp[3];
+                float *ys[3];
+                int64_t ls[3];
+                for (int q = 0; q < 3; q++) {
+                    ms[q] = (steno_mat){t, n_in, cut[q + 1] - cut[q], rb, w + (size_t)cut[q] * rb};
+                    mp[q] = &ms[q];
+                    ls[q] = cut[q + 1] - cut[q] + 3;
+                    ys[q] = malloc(sizeof(float) * ls[q] * T);
+                }
+                CHECK(steno_matmul_n(th == 2 ? p2 : NULL, &wk, 3, mp, x, T, ys, ls) == 0, "matmul_n");
+                for (int q = 0; q < 3; q++) {
+                    for (int tt = 0; tt < T; tt++)
+                        CHECK(memcmp(ys[q] + tt * ls[q], ref + tt * n_out + cut[q], sizeof(float) * (cut[q + 1] - cut[q])) == 0,
+                              "%s %s T=%d threads=%d: matmul_n part %d differs", what, steno_type_name(t), T, th, q);
+                    free(ys[q]);
+                }
             }
         steno_work_free(&wk);
         free(w);
