@@ -132,6 +132,9 @@ static const steno_opt LLM_OPTIONS[] = {
      .help = "frequency penalty"},
     {STENO_OPT_CUSTOM, "--logit-bias", "ID(+|-)B", AT(bias), .parse = parse_logit_bias,
      .expect = "ID+BIAS or ID-BIAS", .help = "add B to token ID's logit (repeatable; ID-inf bans it)"},
+    {STENO_OPT_FLAG, "--ignore-eos", .at = AT(ignore_eos),
+     .help = "never end at an end-of-generation token (its logit set to -inf, as llama.cpp's --ignore-eos): "
+             "exactly -n tokens, for benchmarks"},
     {STENO_OPT_U64, "-s|--seed", "S", AT(samp.seed), .def = "time",
      .help = "RNG seed; same seed, same text"},
     {STENO_OPT_INT, "--n-probs", "N", AT(samp.n_probs), COUNT(0, 100),
@@ -161,7 +164,24 @@ static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c,
     }
     steno_llm_info info;
     steno_llm_get_info(*m, &info);
-    if (steno_sampler_new(&o->samp, info.n_vocab, s) != STENO_OK) {
+    steno_sampler_params sp = o->samp;
+    steno_logit_bias bias[64];
+    memcpy(bias, o->bias, sizeof bias);
+    for (int t = 0; o->ignore_eos && t < info.n_vocab; t++) {
+        if (!steno_llm_is_eog(*m, t)) continue;
+        if (sp.n_logit_bias >= 64) {
+            fprintf(stderr, "steno: --ignore-eos: more than 64 biases with the model's end tokens\n");
+            steno_llm_ctx_free(*c);
+            steno_llm_free(*m);
+            *c = NULL;
+            *m = NULL;
+            return 2;
+        }
+        bias[sp.n_logit_bias].token = t;
+        bias[sp.n_logit_bias++].bias = -INFINITY;
+        sp.logit_bias = bias;
+    }
+    if (steno_sampler_new(&sp, info.n_vocab, s) != STENO_OK) {
         fprintf(stderr, "steno: %s\n", steno_errmsg());
         steno_llm_ctx_free(*c);
         steno_llm_free(*m);

@@ -16,6 +16,7 @@ typedef struct llm_cli_opts {
     steno_logit_bias bias[64]; /* samp.logit_bias points here */
     int n_predict;             /* -n; -1: until end of text or context */
     bool kv_given;             /* --kv was given */
+    bool ignore_eos;           /* --ignore-eos: every end-of-generation token banned (bias -inf) */
 } llm_cli_opts;
 
 /** The shared rows; a verb's spec names it as .shared (its own rows replace shared ones). */
