@@ -80,6 +80,10 @@ int steno_cmd_convert(int argc, char **argv) {
         fputs("steno convert: -o OUT is required\n", stderr);
         return 2;
     }
+    if (strcmp(output, "-") == 0) {
+        fputs("steno convert: -o -: standard output is not supported (a model is a file or a folder; give a path)\n", stderr);
+        return 2;
+    }
 
     char path[8192];
     if (steno_cli_model_path(model, model_dir, path, sizeof path) != 0) return 1;

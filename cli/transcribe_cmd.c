@@ -355,7 +355,7 @@ _Static_assert(sizeof(steno_path) == sizeof(int) && sizeof(steno_weights) == siz
 #define BOOL_OPT(name, field, def_, text) \
     {STENO_OPT_BOOL, name, .at = AT(field), .def = def_, .help = text}
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "--model", "NAME|DIR|FILE", AT(model), .def = DEFAULT_MODEL,
+    {STENO_OPT_STRING, "-m|--model", "NAME|DIR|FILE", AT(model), .def = DEFAULT_MODEL,
      .help = "a model name looked up in --model-dir, a model directory (CTranslate2, Hugging Face or MLX) or a "
              "whisper.cpp ggml file; the format is detected from the files"},
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir),

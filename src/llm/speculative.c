@@ -210,7 +210,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         ss.rounds++;
         ss.drafted += ng;
         /* verify: sample each position as plain decoding would; keep drafts while they match */
-        int j = 0;
+        int j = 0, matched_last = 0; /* matched_last: the budget's last token was the draft's */
         while (j < ng) {
             int acc_unused;
             const int u = p.verify == STENO_SPEC_VERIFY_REJECTION
@@ -223,6 +223,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
             }
             if (emit(&e, u)) done = 1;
             if (u != blk[1 + j] || done) {
+                matched_last = done && u == blk[1 + j];
                 if (!done) pending = u; /* plain decoding's token: evaluated next round */
                 break;
             }
@@ -231,7 +232,9 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         /* the cache holds the pending token and ng drafts: keep the j accepted */
         if (ng > j && (st = steno_llm_rollback(c, ng - j)) != STENO_OK) break;
         if (j == ng && !done) memmove(logits, logits + (size_t)ng * nv, sizeof(float) * (size_t)nv);
-        ss.accepted += j;
+        /* a draft token that the budget's end cut off was still accepted (the cache drops it, as
+         * plain decoding never evaluates its last token) */
+        ss.accepted += j + matched_last;
         steno_spec_len_update(&sl, ng, j);
         /* a model drafter's tokens cost a fraction of a step each: one failed round halves k */
         if (dr.dc && j == 0 && sl.misses == 1) steno_spec_len_update(&sl, ng, 0);
