@@ -44,7 +44,6 @@ typedef struct {
 } mm_job;
 
 #define ROW_TILE 16
-static int g_rw1 = -1;
 
 /* Groups of activation rows for the rows kernels of at most m rows each (m = max_rows: with 8,
  * T = 1..8 is one group, 9..16 two of balanced sizes, ...); group g has group_rows() rows. */
@@ -57,25 +56,17 @@ static inline int group_rows(int T, int m, int g) { return T / n_groups(T, m) + 
 static void mm_worker_rows(const mm_job *j, long lo, long hi) {
     const int n = (int)j->W->n_in;
     const uint8_t *w = j->W->data;
-    const size_t rb = j->W->row_bytes;
     const int m = j->rows->max_rows, groups = n_groups(j->T, m);
     for (long r0 = lo; r0 < hi; r0 += ROW_TILE) {
         long r1 = r0 + ROW_TILE < hi ? r0 + ROW_TILE : hi;
         for (int g = 0, t = 0; g < groups; g++) {
-            const int nr = group_rows(j->T, m, g), wr = g_rw1 ? 1 : j->rows->wrows[nr];
-            const steno_dot_rowsw_fn fw = j->rows->fnw[nr];
+            const int nr = group_rows(j->T, m, g);
             const steno_dot_rows_fn fn = j->rows->fn[nr];
             const uint8_t *yp = j->yp + (size_t)t * j->yp_row;
             float *y = j->Y + (int64_t)t * j->ldy;
-            float o[STENO_ROWS_MAX * 4];
-            long r = r0;
-            for (; r + wr <= r1; r += wr) {
-                fw(n, w + (size_t)r * rb, rb, yp, o);
-                for (int k = 0; k < wr; k++)
-                    for (int c = 0; c < nr; c++) y[c * j->ldy + r + k] = o[k * nr + c];
-            }
-            for (; r < r1; r++) {
-                fn(n, w + (size_t)r * rb, yp, o);
+            float o[STENO_ROWS_MAX];
+            for (long r = r0; r < r1; r++) {
+                fn(n, w + (size_t)r * j->W->row_bytes, yp, o);
                 for (int c = 0; c < nr; c++) y[c * j->ldy + r] = o[c];
             }
             t += nr;
@@ -175,7 +166,6 @@ int steno_matmul_n(steno_pool *pool, steno_work *work, int nm, const steno_mat *
     size_t xq_row = steno_row_size(tw->vec_dot_type, W->n_in);
     if (xq_row == 0) return -1;
     const steno_rows_kernels *rows = steno_rows_get(W->type);
-    if (g_rw1 < 0) g_rw1 = getenv("STENO_RW1") != NULL;
     const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, rows->bias, W->n_in) : 0;
     if (!yp_row) rows = NULL;
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;

@@ -34,20 +34,12 @@ typedef void (*steno_dot_rows_fn)(int n, const void *x, const void *yp, float *o
 
 #define STENO_ROWS_MAX 12 /* the most activation rows of any kernel call */
 
-/** Dot products of wrows weight rows x, x + xs, ... (wrows fixed by the table slot) with nr
- *  activation rows packed as for steno_dot_rows_fn: out[r·nr + c] is bit-identical to
- *  fn[nr](n, x + r·xs, yp)[c]. Several weight rows per call give the core independent
- *  accumulation chains; each output's operations and their order are unchanged. */
-typedef void (*steno_dot_rowsw_fn)(int n, const void *x, size_t xs, const void *yp, float *out);
-
 /** fn[nr] handles nr activation rows, 1 <= nr <= max_rows (8 with 16 vector registers, 12 with
  *  AVX-512's 32, where 12 columns still keep their accumulators in registers). */
 typedef struct steno_rows_kernels {
     int max_rows;
     int bias; /* steno_rows_pack's bias argument for these kernels (0: none) */
     steno_dot_rows_fn fn[STENO_ROWS_MAX + 1];
-    int wrows[STENO_ROWS_MAX + 1];            /* weight rows of fnw[nr] (1..4) */
-    steno_dot_rowsw_fn fnw[STENO_ROWS_MAX + 1];
 } steno_rows_kernels;
 
 enum { STENO_ROWS_AVX2 = 0, STENO_ROWS_AVXVNNI = 1, STENO_ROWS_AVX512VNNI = 2, STENO_ROWS_NISA = 3 };

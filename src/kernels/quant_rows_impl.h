@@ -20,8 +20,6 @@
 #define RW_CAT_(a, b) a##b
 #define RW_CAT(a, b) RW_CAT_(a, b)
 #define RW_INLINE RW_TGT static inline __attribute__((always_inline))
-#define RW_MAX_W 4    /* the most weight rows of one kernel call */
-#define RW_MAX_ACC 16 /* the most accumulators (RW · NR) of one kernel call */
 
 /* The same reduction as quant_avx2.c hsum_ps (its order matters for bit identity). */
 RW_INLINE float rw_hsum_ps(__m256 v) {
@@ -55,21 +53,17 @@ RW_INLINE __m256i rw_bytes_from_bits_32(const uint8_t *x) {
 }
 
 #ifndef RW_DPBUSD_ACC
-/* q4_0/q5_0/q8_0 × q8_0: q[r] holds weight row r's bytes as signed values; per column
+/* q4_0/q5_0/q8_0 × q8_0: q holds the weight bytes as signed values; per column
  * p = Σ|q|·sign(y, q) per lane (ggml's dot_i8), acc = fma(dx·dy, float(p), acc).
- * yq: the NR columns' 32 codes of this block, yd: their scales; acc[r·NR + c]. */
-RW_INLINE void rw_signed_q8_0(const __m256i *q, const float *dx, const int8_t *yq, const float *yd, int NR, int RW,
-                              __m256 *acc) {
-    __m256i aq[RW_MAX_W];
-    _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) aq[r] = _mm256_sign_epi8(q[r], q[r]);
+ * yq: the NR columns' 32 codes of this block, yd: their scales. */
+RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float *yd, int NR, __m256 *acc) {
+    const __m256i aq = _mm256_sign_epi8(q, q);
+    const __m256 vdx = _mm256_set1_ps(dx);
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
-        const __m256i y = _mm256_loadu_si256((const __m256i *)(yq + 32 * c));
-        const __m256 dy = _mm256_broadcast_ss(yd + c);
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            __m256i p = RW_DPBUSD(aq[r], _mm256_sign_epi8(y, q[r]));
-            __m256 d = _mm256_mul_ps(_mm256_set1_ps(dx[r]), dy);
-            acc[r * NR + c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[r * NR + c]);
-        }
+        __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(yq + 32 * c)), q);
+        __m256i p = RW_DPBUSD(aq, sy);
+        __m256 d = _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
+        acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
 #endif
@@ -85,17 +79,14 @@ RW_INLINE void rw_signed_q8_0(const __m256i *q, const float *dx, const int8_t *y
 #define RW_BIAS_Q4_0 8
 #define RW_BIAS_Q5_0 16
 #define RW_BIAS_Q8_0 128
-RW_INLINE void rw_offset_q8_0(const __m256i *u, const float *dx, const int8_t *yq, const int8_t *yb, const float *yd,
-                              int NR, int RW, __m256 *acc) {
+RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_t *yb, const float *yd, int NR,
+                              __m256 *acc) {
+    const __m256 vdx = _mm256_set1_ps(dx);
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
-        const __m256i y = _mm256_loadu_si256((const __m256i *)(yq + 32 * c));
-        const __m256i b = _mm256_loadu_si256((const __m256i *)(yb + 32 * c));
-        const __m256 dy = _mm256_broadcast_ss(yd + c);
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            __m256i p = RW_DPBUSD_ACC(b, u[r], y);
-            __m256 d = _mm256_mul_ps(_mm256_set1_ps(dx[r]), dy);
-            acc[r * NR + c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[r * NR + c]);
-        }
+        __m256i p = RW_DPBUSD_ACC(_mm256_loadu_si256((const __m256i *)(yb + 32 * c)), u,
+                                  _mm256_loadu_si256((const __m256i *)(yq + 32 * c)));
+        __m256 d = _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
+        acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
 /* codes, then the bias lanes (32 bytes per block and column), then the scales */
@@ -103,7 +94,7 @@ RW_INLINE void rw_offset_q8_0(const __m256i *u, const float *dx, const int8_t *y
     const int8_t *yq = vy, *yb = yq + (size_t)nb * NR * 32;                                        \
     const float *yd = (const float *)(yb + (size_t)nb * NR * 32);
 #define RW_Q8_0_BLOCK(u, dx) rw_offset_q8_0((u), (dx), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, \
-                                            yd + (size_t)ib * NR, NR, RW, acc)
+                                            yd + (size_t)ib * NR, NR, acc)
 #define RW_U_Q4_0(q) (q)                                   /* nibble, w = q − 8 */
 #define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_and_si256((bits), _mm256_set1_epi8(0x10))) /* w = u − 16 */
 #define RW_U_Q8_0(w) _mm256_xor_si256((w), _mm256_set1_epi8((char)0x80)) /* w + 128 */
@@ -114,73 +105,45 @@ RW_INLINE void rw_offset_q8_0(const __m256i *u, const float *dx, const int8_t *y
 #define RW_Q8_0_LAYOUT                                                                             \
     const int8_t *yq = vy;                                                                         \
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
-#define RW_Q8_0_BLOCK(q, dx) rw_signed_q8_0((q), (dx), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, RW, acc)
+#define RW_Q8_0_BLOCK(q, dx) rw_signed_q8_0((q), (dx), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc)
 #define RW_U_Q4_0(q) _mm256_sub_epi8((q), _mm256_set1_epi8(8))
 #define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_andnot_si256((bits), _mm256_set1_epi8((char)0xF0)))
 #define RW_U_Q8_0(w) (w)
 #endif
 
-/* The kernels below take RW weight rows (x, x + xs, ...; RW·NR accumulators, acc[r·NR + c]) and
- * write out[r·NR + c]. Each accumulator sees the single-row kernel's operations in its order, so
- * RW changes no bit; it gives the core RW independent dependency chains (one row's fma chain is
- * latency-bound when NR is small). */
-#define RW_ACC_INIT                                                                                \
-    __m256 acc[RW_MAX_ACC];                                                                        \
-    _Pragma("GCC unroll 12") for (int i = 0; i < RW * NR; i++) acc[i] = _mm256_setzero_ps();
-#define RW_ACC_OUT _Pragma("GCC unroll 12") for (int i = 0; i < RW * NR; i++) out[i] = rw_hsum_ps(acc[i]);
-#define RW_ROW(type, r) ((const type *)((const uint8_t *)vx + (size_t)(r) * xs))
-
-RW_INLINE void rw_q4_0(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
+RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const int NR) {
+    const block_q4_0 *x = vx;
     const int nb = n / 32;
     RW_Q8_0_LAYOUT
-    RW_ACC_INIT
-    for (int ib = 0; ib < nb; ++ib) {
-        __m256i u[RW_MAX_W];
-        float dx[RW_MAX_W];
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            const block_q4_0 *x = RW_ROW(block_q4_0, r) + ib;
-            u[r] = RW_U_Q4_0(rw_unpack_nibbles(x->qs));
-            dx[r] = _cvtsh_ss(x->d);
-        }
-        RW_Q8_0_BLOCK(u, dx);
-    }
-    RW_ACC_OUT
+    __m256 acc[STENO_ROWS_MAX];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    for (int ib = 0; ib < nb; ++ib) RW_Q8_0_BLOCK(RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs)), _cvtsh_ss(x[ib].d));
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
-RW_INLINE void rw_q5_0(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
+RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const int NR) {
+    const block_q5_0 *x = vx;
     const int nb = n / 32;
     RW_Q8_0_LAYOUT
-    RW_ACC_INIT
+    __m256 acc[STENO_ROWS_MAX];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
-        __m256i u[RW_MAX_W];
-        float dx[RW_MAX_W];
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            const block_q5_0 *x = RW_ROW(block_q5_0, r) + ib;
-            /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
-            u[r] = RW_U_Q5_0(rw_unpack_nibbles(x->qs), rw_bytes_from_bits_32(x->qh));
-            dx[r] = _cvtsh_ss(x->d);
-        }
-        RW_Q8_0_BLOCK(u, dx);
+        /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
+        __m256i q = RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh));
+        RW_Q8_0_BLOCK(q, _cvtsh_ss(x[ib].d));
     }
-    RW_ACC_OUT
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
-RW_INLINE void rw_q8_0(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
+RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
+    const block_q8_0 *x = vx;
     const int nb = n / 32;
     RW_Q8_0_LAYOUT
-    RW_ACC_INIT
-    for (int ib = 0; ib < nb; ++ib) {
-        __m256i u[RW_MAX_W];
-        float dx[RW_MAX_W];
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            const block_q8_0 *x = RW_ROW(block_q8_0, r) + ib;
-            if (RW > 1) _mm_prefetch((const char *)(x + 8), _MM_HINT_T0);
-            u[r] = RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x->qs));
-            dx[r] = _cvtsh_ss(x->d);
-        }
-        RW_Q8_0_BLOCK(u, dx);
-    }
-    RW_ACC_OUT
+    __m256 acc[STENO_ROWS_MAX];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
+    for (int ib = 0; ib < nb; ++ib)
+        RW_Q8_0_BLOCK(RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs)), _cvtsh_ss(x[ib].d));
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order, added last. */
@@ -193,49 +156,37 @@ RW_INLINE __m256 rw_load_n(const float *p, const int k) {
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order (one lane per
  * column: lane c does the scalar kernel's mul and add), added after the hsum. */
-RW_INLINE void rw_q4_1(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
+RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const int NR) {
+    const block_q4_1 *x = vx;
     const int nb = n / 32;
     const int8_t *yq = vy;
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32); /* per block: NR d, then NR s */
-    RW_ACC_INIT
-    __m256 summs[RW_MAX_W][2]; /* per weight row: columns 0..7, 8..11 */
-    _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) summs[r][0] = summs[r][1] = _mm256_setzero_ps();
+    __m256 acc[STENO_ROWS_MAX];
+    __m256 summs[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* columns 0..7, 8..11 */
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     for (int ib = 0; ib < nb; ++ib) {
+        const __m256i q = rw_unpack_nibbles(x[ib].qs);
+        const float dx = _cvtsh_ss(x[ib].d), mx = _cvtsh_ss(x[ib].m);
+        const __m256 vdx = _mm256_set1_ps(dx), vmx = _mm256_set1_ps(mx);
         const int8_t *y = yq + (size_t)ib * NR * 32;
         const float *d = yd + (size_t)ib * NR * 2;
-        __m256i q[RW_MAX_W];
-        float dx[RW_MAX_W];
-        _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-            const block_q4_1 *x = RW_ROW(block_q4_1, r) + ib;
-            q[r] = rw_unpack_nibbles(x->qs);
-            dx[r] = _cvtsh_ss(x->d);
-            const __m256 vmx = _mm256_set1_ps(_cvtsh_ss(x->m));
-            summs[r][0] = _mm256_add_ps(summs[r][0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
-            if (NR > 8) summs[r][1] = _mm256_add_ps(summs[r][1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
-        }
+        summs[0] = _mm256_add_ps(summs[0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
+        if (NR > 8) summs[1] = _mm256_add_ps(summs[1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
         _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
-            const __m256i yc = _mm256_loadu_si256((const __m256i *)(y + 32 * c));
-            const __m256 dy = _mm256_broadcast_ss(d + c);
-            _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-                __m256i p = RW_DPBUSD(q[r], yc);
-                __m256 dd = _mm256_mul_ps(_mm256_set1_ps(dx[r]), dy);
-                acc[r * NR + c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[r * NR + c]);
-            }
+            __m256i p = RW_DPBUSD(q, _mm256_loadu_si256((const __m256i *)(y + 32 * c)));
+            __m256 dd = _mm256_mul_ps(vdx, _mm256_broadcast_ss(d + c));
+            acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    _Pragma("GCC unroll 8") for (int r = 0; r < RW; r++) {
-        float sm[16];
-        _mm256_storeu_ps(sm, summs[r][0]);
-        _mm256_storeu_ps(sm + 8, summs[r][1]);
-        _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[r * NR + c] = rw_hsum_ps(acc[r * NR + c]) + sm[c];
-    }
+    float sm[16];
+    _mm256_storeu_ps(sm, summs[0]);
+    _mm256_storeu_ps(sm + 8, summs[1]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
 }
 
 /* q4_K × q8_K: per super-block the exact integer sums Σ scale·(q·q8) and Σ min·bsum (their lane
  * split does not matter: both are reduced to one int32), then the single-row kernel's fmaf steps. */
-RW_INLINE void rw_q4_K(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
-    (void)xs; /* one weight row (RW == 1): a super-block's per-column work hides the fma latency */
-    (void)RW;
+RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q4_K *x = vx;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     float acc[STENO_ROWS_MAX], accm[STENO_ROWS_MAX];
@@ -304,9 +255,7 @@ static const uint8_t rw_mask6[5][32] = {
  * their int16 scales are built once per super-block; per column the lanes are
  * Σ_k scale_k·maddubs(q_k, q8_k) − 32·Σ scale·bsum, then fma(d, float(lanes), acc). The lane of
  * every term is the single-row kernel's. */
-RW_INLINE void rw_q6_K(int n, const void *vx, size_t xs, const void *vy, float *out, const int NR, const int RW) {
-    (void)xs; /* one weight row (RW == 1), as rw_q4_K */
-    (void)RW;
+RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q6_K *x = vx;
     /* the byte masks from memory: GCC otherwise builds them with movabs + vpbroadcastq from a
      * general register, which stalled the AVX-512 build's 4- and 7-column kernels (measured) */
@@ -356,131 +305,24 @@ RW_INLINE void rw_q6_K(int n, const void *vx, size_t xs, const void *vy, float *
 }
 
 /* One function per (type, nr): nr a constant, so the column loops unroll and the accumulators stay
- * in registers; and per (type, nr) one taking RW_W<nr> weight rows (1 for the k-quants). */
+ * in registers. */
 #define RW_ONE(T, K)                                                                               \
     RW_TGT static void RW_CAT(rw_##T##_, K)(int n, const void *x, const void *y, float *out) {     \
-        rw_##T(n, x, 0, y, out, K, 1);                                                             \
-    }                                                                                              \
-    RW_TGT static void RW_CAT(RW_CAT(rw_##T##_, K), _w)(int n, const void *x, size_t xs, const void *y, float *out) { \
-        rw_##T(n, x, xs, y, out, K, RW_CAT(RW_W_##T##_, K));                                       \
+        rw_##T(n, x, y, out, K);                                                                   \
     }
 #if RW_MAX_ROWS > 8
 #define RW_WIDE(T) RW_ONE(T, 9) RW_ONE(T, 10) RW_ONE(T, 11) RW_ONE(T, 12)
 #define RW_WIDE_FNS(T) , rw_##T##_9, rw_##T##_10, rw_##T##_11, rw_##T##_12
-#define RW_WIDE_FNW(T) , rw_##T##_9_w, rw_##T##_10_w, rw_##T##_11_w, rw_##T##_12_w
-#define RW_WIDE_W(T) , RW_W_##T##_9, RW_W_##T##_10, RW_W_##T##_11, RW_W_##T##_12
 #else
 #define RW_WIDE(T)
 #define RW_WIDE_FNS(T)
-#define RW_WIDE_FNW(T)
-#define RW_WIDE_W(T)
 #endif
 #define RW_TABLE(T)                                                                                \
     RW_ONE(T, 1) RW_ONE(T, 2) RW_ONE(T, 3) RW_ONE(T, 4) RW_ONE(T, 5) RW_ONE(T, 6) RW_ONE(T, 7)     \
     RW_ONE(T, 8) RW_WIDE(T)                                                                        \
     static const steno_rows_kernels rw_table_##T = {                                               \
         RW_MAX_ROWS, RW_BIAS_OF_##T, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
-                      rw_##T##_7, rw_##T##_8 RW_WIDE_FNS(T)},                                      \
-        {0, RW_W_##T##_1, RW_W_##T##_2, RW_W_##T##_3, RW_W_##T##_4, RW_W_##T##_5, RW_W_##T##_6,    \
-         RW_W_##T##_7, RW_W_##T##_8 RW_WIDE_W(T)},                                                 \
-        {NULL, rw_##T##_1_w, rw_##T##_2_w, rw_##T##_3_w, rw_##T##_4_w, rw_##T##_5_w, rw_##T##_6_w, \
-         rw_##T##_7_w, rw_##T##_8_w RW_WIDE_FNW(T)}};
-
-/* Weight rows per call for nr activation rows: RW·nr accumulators plus RW unpacked weight vectors
- * must stay in registers (32 with AVX-512, 16 otherwise); bench/matmul_rows.c chose these. */
-#if RW_MAX_ROWS > 8
-#define RW_W_DENSE_1 2
-#define RW_W_DENSE_2 4
-#define RW_W_DENSE_3 4
-#define RW_W_DENSE_4 3
-#define RW_W_DENSE_5 2
-#define RW_W_DENSE_6 2
-#else
-#define RW_W_DENSE_1 2
-#define RW_W_DENSE_2 3
-#define RW_W_DENSE_3 2
-#define RW_W_DENSE_4 2
-#define RW_W_DENSE_5 1
-#define RW_W_DENSE_6 1
-#endif
-#define RW_W_DENSE_7 1
-#define RW_W_DENSE_8 1
-#define RW_W_DENSE_9 1
-#define RW_W_DENSE_10 1
-#define RW_W_DENSE_11 1
-#define RW_W_DENSE_12 1
-#define RW_W_q4_0_1 RW_W_DENSE_1
-#define RW_W_q4_0_2 RW_W_DENSE_2
-#define RW_W_q4_0_3 RW_W_DENSE_3
-#define RW_W_q4_0_4 RW_W_DENSE_4
-#define RW_W_q4_0_5 RW_W_DENSE_5
-#define RW_W_q4_0_6 RW_W_DENSE_6
-#define RW_W_q4_0_7 RW_W_DENSE_7
-#define RW_W_q4_0_8 RW_W_DENSE_8
-#define RW_W_q4_0_9 RW_W_DENSE_9
-#define RW_W_q4_0_10 RW_W_DENSE_10
-#define RW_W_q4_0_11 RW_W_DENSE_11
-#define RW_W_q4_0_12 RW_W_DENSE_12
-#define RW_W_q4_1_1 RW_W_DENSE_1
-#define RW_W_q4_1_2 RW_W_DENSE_2
-#define RW_W_q4_1_3 RW_W_DENSE_3
-#define RW_W_q4_1_4 RW_W_DENSE_4
-#define RW_W_q4_1_5 RW_W_DENSE_5
-#define RW_W_q4_1_6 RW_W_DENSE_6
-#define RW_W_q4_1_7 RW_W_DENSE_7
-#define RW_W_q4_1_8 RW_W_DENSE_8
-#define RW_W_q4_1_9 RW_W_DENSE_9
-#define RW_W_q4_1_10 RW_W_DENSE_10
-#define RW_W_q4_1_11 RW_W_DENSE_11
-#define RW_W_q4_1_12 RW_W_DENSE_12
-#define RW_W_q5_0_1 RW_W_DENSE_1
-#define RW_W_q5_0_2 RW_W_DENSE_2
-#define RW_W_q5_0_3 RW_W_DENSE_3
-#define RW_W_q5_0_4 RW_W_DENSE_4
-#define RW_W_q5_0_5 RW_W_DENSE_5
-#define RW_W_q5_0_6 RW_W_DENSE_6
-#define RW_W_q5_0_7 RW_W_DENSE_7
-#define RW_W_q5_0_8 RW_W_DENSE_8
-#define RW_W_q5_0_9 RW_W_DENSE_9
-#define RW_W_q5_0_10 RW_W_DENSE_10
-#define RW_W_q5_0_11 RW_W_DENSE_11
-#define RW_W_q5_0_12 RW_W_DENSE_12
-#define RW_W_q8_0_1 RW_W_DENSE_1
-#define RW_W_q8_0_2 RW_W_DENSE_2
-#define RW_W_q8_0_3 RW_W_DENSE_3
-#define RW_W_q8_0_4 RW_W_DENSE_4
-#define RW_W_q8_0_5 RW_W_DENSE_5
-#define RW_W_q8_0_6 RW_W_DENSE_6
-#define RW_W_q8_0_7 RW_W_DENSE_7
-#define RW_W_q8_0_8 RW_W_DENSE_8
-#define RW_W_q8_0_9 RW_W_DENSE_9
-#define RW_W_q8_0_10 RW_W_DENSE_10
-#define RW_W_q8_0_11 RW_W_DENSE_11
-#define RW_W_q8_0_12 RW_W_DENSE_12
-#define RW_W_q4_K_1 1
-#define RW_W_q4_K_2 1
-#define RW_W_q4_K_3 1
-#define RW_W_q4_K_4 1
-#define RW_W_q4_K_5 1
-#define RW_W_q4_K_6 1
-#define RW_W_q4_K_7 1
-#define RW_W_q4_K_8 1
-#define RW_W_q4_K_9 1
-#define RW_W_q4_K_10 1
-#define RW_W_q4_K_11 1
-#define RW_W_q4_K_12 1
-#define RW_W_q6_K_1 1
-#define RW_W_q6_K_2 1
-#define RW_W_q6_K_3 1
-#define RW_W_q6_K_4 1
-#define RW_W_q6_K_5 1
-#define RW_W_q6_K_6 1
-#define RW_W_q6_K_7 1
-#define RW_W_q6_K_8 1
-#define RW_W_q6_K_9 1
-#define RW_W_q6_K_10 1
-#define RW_W_q6_K_11 1
-#define RW_W_q6_K_12 1
+                      rw_##T##_7, rw_##T##_8 RW_WIDE_FNS(T)}};
 
 #define RW_BIAS_OF_q4_0 RW_BIAS_Q4_0
 #define RW_BIAS_OF_q5_0 RW_BIAS_Q5_0
@@ -501,14 +343,8 @@ RW_TABLE(q6_K)
  * as it goes. One packed column is the plain row (steno_rows_pack with nr = 1 copies the blocks
  * unchanged), so that slot is the single-row kernel itself. */
 RW_TGT static void rw_q6_K_row(int n, const void *x, const void *y, float *out) { out[0] = steno_dot_q6_K_avx2(n, x, y); }
-RW_TGT static void rw_q6_K_row_w(int n, const void *x, size_t xs, const void *y, float *out) {
-    (void)xs;
-    out[0] = steno_dot_q6_K_avx2(n, x, y);
-}
 static const steno_rows_kernels rw_table_q6_K_1 = {
-    RW_MAX_ROWS, 0, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8},
-    {0, 1, 1, 1, 1, 1, 1, 1, 1},
-    {NULL, rw_q6_K_row_w, rw_q6_K_2_w, rw_q6_K_3_w, rw_q6_K_4_w, rw_q6_K_5_w, rw_q6_K_6_w, rw_q6_K_7_w, rw_q6_K_8_w}};
+    RW_MAX_ROWS, 0, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8}};
 #define RW_Q6_K_TABLE rw_table_q6_K_1
 #else
 #define RW_Q6_K_TABLE rw_table_q6_K

@@ -117,8 +117,7 @@ static void test_kernels(void) {
         return;
     }
     enum { N = 1536, R = STENO_ROWS_MAX };
-    enum { WR = 4 }; /* the most weight rows of a fnw kernel */
-    uint8_t *w = malloc(WR * N * 2), *ys = malloc(R * (size_t)N * 2);
+    uint8_t *w = malloc(N * 2), *ys = malloc(R * (size_t)N * 2);
     float *tmp = malloc(sizeof(float) * N);
     uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_0, 128, N)); /* the largest */
     for (int isa = 0; isa < STENO_ROWS_NISA; isa++) {
@@ -126,7 +125,7 @@ static void test_kernels(void) {
             printf("skipped: %s (%s)\n", steno_rows_isa_name(isa), steno_rows_isa_missing(isa));
             continue;
         }
-        long cols = 0, wcols = 0;
+        long cols = 0;
         const int fails0 = g_failures;
         for (int k = 0; k < NTYPES; k++) {
             const int t = k_types[k], at = steno_type_get(t)->vec_dot_type;
@@ -136,8 +135,7 @@ static void test_kernels(void) {
             for (int rep = 0; rep < 24; rep++) {
                 const int n = (rep % 3 == 0) ? 256 : (rep % 3 == 1 ? 768 : N); /* 1, 3, 6 super-blocks */
                 const size_t xq_row = steno_row_size(at, n);
-                const size_t wrow = steno_row_size(t, n);
-                for (int r = 0; r < WR; r++) random_weights(t, w + r * wrow, n);
+                random_weights(t, w, n);
                 for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, rk->bias != 0, tmp);
                 for (int nr = 1; nr <= rk->max_rows; nr++) {
                     float out[STENO_ROWS_MAX], ref[STENO_ROWS_MAX];
@@ -148,26 +146,11 @@ static void test_kernels(void) {
                         CHECK(memcmp(&out[c], &ref[c], 4) == 0, "%s %s n=%d nr=%d col %d: %.9g != %.9g",
                               steno_rows_isa_name(isa), steno_type_name(t), n, nr, c, out[c], ref[c]);
                     cols += nr;
-                    /* the several-weight-rows kernel: out[r·nr + c] = row r's column c */
-                    const int wr = rk->wrows[nr];
-                    CHECK(wr >= 1 && wr <= WR && rk->fnw[nr], "%s %s nr=%d: bad weight rows %d", steno_rows_isa_name(isa),
-                          steno_type_name(t), nr, wr);
-                    if (wr < 1 || wr > WR || !rk->fnw[nr]) continue;
-                    float wout[WR * STENO_ROWS_MAX];
-                    rk->fnw[nr](n, w, wrow, yp, wout);
-                    for (int r = 0; r < wr; r++)
-                        for (int c = 0; c < nr; c++) {
-                            const float rf = avx2_dot(t)(n, w + r * wrow, ys + c * xq_row);
-                            CHECK(memcmp(&wout[r * nr + c], &rf, 4) == 0,
-                                  "%s %s n=%d nr=%d weight rows %d: row %d col %d: %.9g != %.9g", steno_rows_isa_name(isa),
-                                  steno_type_name(t), n, nr, wr, r, c, wout[r * nr + c], rf);
-                        }
-                    wcols += (long)wr * nr;
                 }
             }
         }
-        printf("%s: %ld columns (and %ld of several-weight-row calls) %s the AVX2 single-row kernels\n",
-               steno_rows_isa_name(isa), cols, wcols, g_failures == fails0 ? "bit-identical to" : "DIFFER from");
+        printf("%s: %ld columns %s the AVX2 single-row kernels\n", steno_rows_isa_name(isa), cols,
+               g_failures == fails0 ? "bit-identical to" : "DIFFER from");
     }
     free(w);
     free(ys);
