@@ -1,0 +1,289 @@
+/* xmat.c — x8 repacking, the scalar reference kernels and steno_matmul_x (xmat.h). */
+#include "kernels/xmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
+#include "core/fp16.h"
+#include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
+
+static size_t block_bytes(int type) {
+    switch (type) {
+    case STENO_T_Q4_0: return 128 + 16;
+    case STENO_T_Q4_1: return 128 + 32;
+    case STENO_T_Q8_0: return 256 + 16;
+    default: return 0;
+    }
+}
+
+int steno_xmat_supported(const steno_mat *W) {
+    return W && W->data && block_bytes(W->type) && W->n_in % 32 == 0 && W->n_in > 0 && W->n_out > 0;
+}
+
+void steno_xmat_free(steno_xmat *x) {
+    free(x->data);
+    memset(x, 0, sizeof *x);
+}
+
+/* element j (0..31) of a q4_0/q4_1 block as its unsigned nibble */
+static inline uint8_t nib(const uint8_t *qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
+
+int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
+    memset(out, 0, sizeof *out);
+    if (!steno_xmat_supported(W)) return -1;
+    const int64_t nb = W->n_in / 32, ng = (W->n_out + 7) / 8;
+    const size_t bb = block_bytes(W->type);
+    const size_t bytes = (size_t)ng * (size_t)nb * bb;
+    uint8_t *d = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!d) return -1;
+    memset(d, 0, bytes); /* padding rows: zero codes, zero scales */
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *o = d + ((size_t)g * nb + b) * bb;
+            for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
+                const uint8_t *row = (const uint8_t *)W->data + (size_t)(g * 8 + r) * W->row_bytes;
+                uint16_t h[2];
+                if (W->type == STENO_T_Q8_0) {
+                    const block_q8_0 *x = (const block_q8_0 *)row + b;
+                    for (int k = 0; k < 8; k++) memcpy(o + 32 * k + 4 * r, x->qs + 4 * k, 4);
+                    memcpy(o + 256 + 2 * r, &x->d, 2);
+                } else {
+                    const uint8_t *qs;
+                    if (W->type == STENO_T_Q4_0) {
+                        const block_q4_0 *x = (const block_q4_0 *)row + b;
+                        qs = x->qs;
+                        memcpy(h, &x->d, 2);
+                    } else {
+                        const block_q4_1 *x = (const block_q4_1 *)row + b;
+                        qs = x->qs;
+                        memcpy(h, &x->d, 4);
+                        memcpy(o + 144 + 2 * r, &h[1], 2);
+                    }
+                    memcpy(o + 128 + 2 * r, &h[0], 2);
+                    /* 32-byte vector i (0..3): low nibbles = chunk i, high nibbles = chunk i + 4 */
+                    for (int i = 0; i < 4; i++)
+                        for (int e = 0; e < 4; e++)
+                            o[32 * i + 4 * r + e] = (uint8_t)(nib(qs, 4 * i + e) | nib(qs, 4 * (i + 4) + e) << 4);
+                }
+            }
+        }
+    out->type = W->type;
+    out->n_in = W->n_in;
+    out->n_out = W->n_out;
+    out->n_groups = ng;
+    out->block_bytes = bb;
+    out->data = d;
+    return 0;
+}
+
+/* ---- the scalar reference (also the kernels of CPUs without VNNI) ---- */
+
+/* the weight code of row r, element j of a block group (q8_0: signed; q4: the unsigned nibble) */
+static inline int code(int type, const uint8_t *o, int r, int j) {
+    const int k = j / 4, e = j % 4;
+    if (type == STENO_T_Q8_0) return (int8_t)o[32 * k + 4 * r + e];
+    const uint8_t v = o[32 * (k & 3) + 4 * r + e];
+    return k < 4 ? v & 15 : v >> 4;
+}
+
+static void scalar_kernel(int type, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
+                          float *out) {
+    const size_t bb = block_bytes(type);
+    for (int c = 0; c < nc; c++)
+        for (int r = 0; r < 8; r++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *o = g + (size_t)b * bb;
+                const int8_t *y = ya + ((size_t)b * nc + c) * 32;
+                int32_t isum = 0;
+                for (int j = 0; j < 32; j++) isum += code(type, o, r, j) * y[j];
+                /* q4_0: the nibbles are w + 8, and ye holds −8·Σy; q8_0's codes are signed already */
+                if (type == STENO_T_Q4_0) isum += ((const int32_t *)ye)[(size_t)b * nc + c];
+                uint16_t hd;
+                memcpy(&hd, o + (type == STENO_T_Q8_0 ? 256 : 128) + 2 * r, 2);
+                const float d = steno_fp16_to_f32(hd) * yd[(size_t)b * nc + c];
+                acc = fmaf(d, (float)isum, acc);
+                if (type == STENO_T_Q4_1) {
+                    uint16_t hm;
+                    memcpy(&hm, o + 144 + 2 * r, 2);
+                    acc = fmaf(steno_fp16_to_f32(hm), ((const float *)ye)[(size_t)b * nc + c], acc);
+                }
+            }
+            out[c * 8 + r] = acc;
+        }
+}
+
+static void scalar_q4_0(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
+    scalar_kernel(STENO_T_Q4_0, nb, g, ya, yd, ye, nc, o);
+}
+static void scalar_q4_1(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
+    scalar_kernel(STENO_T_Q4_1, nb, g, ya, yd, ye, nc, o);
+}
+static void scalar_q8_0(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
+    scalar_kernel(STENO_T_Q8_0, nb, g, ya, yd, ye, nc, o);
+}
+static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, STENO_XMAT_MAX_COLS};
+
+float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) {
+    float acc = 0.0f;
+    for (int b = 0; b < n / 32; b++) {
+        int32_t isum = 0;
+        float dy, dw, s = 0, m = 0;
+        const int8_t *y;
+        if (type == STENO_T_Q4_1) {
+            const block_q8_1 *yb = (const block_q8_1 *)y_row + b;
+            const block_q4_1 *x = (const block_q4_1 *)w_row + b;
+            y = yb->qs;
+            dy = steno_fp16_to_f32(yb->d);
+            s = steno_fp16_to_f32(yb->s);
+            dw = steno_fp16_to_f32(x->d);
+            m = steno_fp16_to_f32(x->m);
+            for (int j = 0; j < 32; j++) isum += nib(x->qs, j) * y[j];
+        } else {
+            const block_q8_0 *yb = (const block_q8_0 *)y_row + b;
+            y = yb->qs;
+            dy = steno_fp16_to_f32(yb->d);
+            if (type == STENO_T_Q4_0) {
+                const block_q4_0 *x = (const block_q4_0 *)w_row + b;
+                dw = steno_fp16_to_f32(x->d);
+                for (int j = 0; j < 32; j++) isum += (nib(x->qs, j) - 8) * y[j];
+            } else {
+                const block_q8_0 *x = (const block_q8_0 *)w_row + b;
+                dw = steno_fp16_to_f32(x->d);
+                for (int j = 0; j < 32; j++) isum += x->qs[j] * y[j];
+            }
+        }
+        acc = fmaf(dw * dy, (float)isum, acc);
+        if (type == STENO_T_Q4_1) acc = fmaf(m, s, acc);
+    }
+    return acc;
+}
+
+/* ---- dispatch ---- */
+
+static int g_isa = -1; /* 0 scalar, 1 avxvnni, 2 avx512vnni; benign race (same value) */
+
+static const steno_xmat_kernels *kernels(void) {
+    if (g_isa < 0) {
+        int isa = 0;
+        const char *want = getenv("STENO_XMAT_ISA");
+        const int has512 = steno_cpu_has_avx512vnni() && steno_xmat_kernels_avx512vnni();
+        const int hasvex = steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni();
+        if (want && strcmp(want, "scalar") == 0) isa = 0;
+        else if (want && strcmp(want, "avxvnni") == 0 && hasvex) isa = 1;
+        else if (has512) isa = 2;
+        else if (hasvex) isa = 1;
+        g_isa = isa;
+    }
+    return g_isa == 2 ? steno_xmat_kernels_avx512vnni() : g_isa == 1 ? steno_xmat_kernels_avxvnni() : &k_scalar;
+}
+
+int steno_xmat_set_isa(const char *name) {
+    const int has512 = steno_cpu_has_avx512vnni() && steno_xmat_kernels_avx512vnni();
+    const int hasvex = steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni();
+    if (strcmp(name, "scalar") == 0) g_isa = 0;
+    else if (strcmp(name, "avxvnni") == 0 && hasvex) g_isa = 1;
+    else if (strcmp(name, "avx512vnni") == 0 && has512) g_isa = 2;
+    else return -1;
+    return 0;
+}
+
+const char *steno_xmat_isa(void) {
+    kernels();
+    return g_isa == 2 ? "avx512vnni" : g_isa == 1 ? "avxvnni" : "scalar";
+}
+
+/* ---- the product ---- */
+
+typedef struct {
+    const steno_xmat *W;
+    steno_xmat_fn fn;
+    int T, max_cols;
+    const uint8_t *ya;  /* per column group: codes, then d, then the offsets / sums */
+    const size_t *goff; /* byte offset of column group i's packed data; group i starts at row cols0[i] */
+    const int *cols0;
+    int ngroups;
+    float *Y;
+    int64_t ldy;
+} xm_job;
+
+static void xm_worker(void *arg, int ith, int nth) {
+    const xm_job *j = arg;
+    long lo, hi;
+    steno_split((long)j->W->n_groups, ith, nth, &lo, &hi);
+    const int64_t nb = j->W->n_in / 32;
+    const size_t gbytes = (size_t)nb * j->W->block_bytes;
+    float out[STENO_XMAT_MAX_COLS * 8];
+    for (long g = lo; g < hi; g++) {
+        const uint8_t *wg = j->W->data + (size_t)g * gbytes;
+        const int rows = j->W->n_out - g * 8 < 8 ? (int)(j->W->n_out - g * 8) : 8;
+        for (int i = 0; i < j->ngroups; i++) {
+            const int c0 = j->cols0[i], nc = j->cols0[i + 1] - c0;
+            const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
+            const float *yd = (const float *)(ya + (size_t)nb * nc * 32);
+            const void *ye = yd + (size_t)nb * nc;
+            j->fn((int)nb, wg, ya, yd, ye, nc, out);
+            for (int c = 0; c < nc; c++)
+                memcpy(j->Y + (int64_t)(c0 + c) * j->ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+        }
+    }
+}
+
+int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
+                   int64_t ldy) {
+    const steno_xmat_kernels *k = kernels();
+    const steno_xmat_fn fn = W->type == STENO_T_Q4_0 ? k->q4_0 : W->type == STENO_T_Q4_1 ? k->q4_1 : k->q8_0;
+    const int act = W->type == STENO_T_Q4_1 ? STENO_T_Q8_1 : STENO_T_Q8_0;
+    const steno_type_traits *ta = steno_type_get(act);
+    const int64_t n = W->n_in, nb = n / 32;
+    const size_t xq_row = steno_row_size(act, n);
+    /* column groups of at most max_cols, balanced (T = 9: 5 + 4) */
+    const int m = k->max_cols, ngroups = (T + m - 1) / m;
+    const size_t per_col = (size_t)nb * (32 + 4 + 4);
+    const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
+    const size_t meta = (sizeof(size_t) + sizeof(int)) * (size_t)(ngroups + 1);
+    uint8_t *buf = steno_work_get(work, xq_bytes + per_col * (size_t)T + meta + 128);
+    if (!buf) return -1;
+    uint8_t *xq = buf, *ya = buf + xq_bytes;
+    size_t *goff = (size_t *)(((uintptr_t)(ya + per_col * (size_t)T) + 63) & ~(uintptr_t)63);
+    int *cols0 = (int *)(goff + ngroups + 1);
+    for (int t = 0; t < T; t++) ta->from_float(X + (int64_t)t * n, xq + (size_t)t * xq_row, n);
+    for (int i = 0, c0 = 0; i < ngroups; i++) {
+        const int nc = T / ngroups + (i < T % ngroups);
+        cols0[i] = c0;
+        goff[i] = per_col * (size_t)c0;
+        int8_t *codes = (int8_t *)(ya + goff[i]);
+        float *yd = (float *)(codes + (size_t)nb * nc * 32);
+        uint8_t *ye = (uint8_t *)(yd + (size_t)nb * nc);
+        for (int c = 0; c < nc; c++) {
+            const uint8_t *row = xq + (size_t)(c0 + c) * xq_row;
+            for (int64_t b = 0; b < nb; b++) {
+                const size_t at = (size_t)b * nc + c;
+                if (act == STENO_T_Q8_1) {
+                    const block_q8_1 *y = (const block_q8_1 *)row + b;
+                    memcpy(codes + at * 32, y->qs, 32);
+                    yd[at] = steno_fp16_to_f32(y->d);
+                    const float s = steno_fp16_to_f32(y->s);
+                    memcpy(ye + at * 4, &s, 4);
+                } else {
+                    const block_q8_0 *y = (const block_q8_0 *)row + b;
+                    memcpy(codes + at * 32, y->qs, 32);
+                    yd[at] = steno_fp16_to_f32(y->d);
+                    int32_t sum = 0;
+                    for (int q = 0; q < 32; q++) sum += y->qs[q];
+                    const int32_t off = (W->type == STENO_T_Q4_0 ? -8 : -128) * sum;
+                    memcpy(ye + at * 4, &off, 4);
+                }
+            }
+        }
+        c0 += nc;
+        cols0[i + 1] = c0;
+    }
+    xm_job j = {W, fn, T, m, ya, goff, cols0, ngroups, Y, ldy};
+    if ((int64_t)T * W->n_out * W->n_in < 32768) xm_worker(&j, 0, 1);
+    else steno_pool_run(pool, xm_worker, &j, steno_n_tasks(pool));
+    return 0;
+}

@@ -1,0 +1,87 @@
+/* xmat.h — the LLM fast path's weight matrices: q4_0, q4_1 and q8_0 rows repacked eight at a time
+ * ("x8") so that one integer dot instruction serves eight weight rows (issue #13 items 1–3).
+ *
+ * Layout. Rows are taken in groups of 8 (the last group padded with zero rows). For group g and
+ * 32-element block b, the 8 rows' codes are stored as eight 32-byte chunks: chunk k holds elements
+ * 4k..4k+3 of row 0, then of row 1, ..., row 7 (q8_0: the signed bytes; q4_0/q4_1: two chunks per
+ * 32 bytes, chunk k in the low nibbles and chunk k+4 in the high nibbles of the same bytes), then
+ * the 8 rows' fp16 scales d (and for q4_1 the 8 fp16 mins m). A block group is as large as the 8
+ * original blocks (144, 160, 272 bytes), so a decode step reads as many bytes as the ggml path, as
+ * one sequential stream.
+ *
+ * Arithmetic (this is NOT llama.cpp's: a Lab path, `--compute fast`, gated in docs/LLM.md). For
+ * output (row r, activation row c), with the activation row quantized as the ggml path does (q8_0
+ * for q4_0/q8_0, q8_1 for q4_1 weights; same codes, same scales):
+ *     acc = 0; for each block b: acc = fmaf(d_r · d_c, (float)Σ_32 w·y, acc)
+ *                                (q4_1: acc = fmaf(m_r, s_c, acc) after it; s_c the q8_1 block sum)
+ * where Σ w·y is the exact integer dot of the block (q4_0: w = nibble − 8; q4_1: w = nibble;
+ * q8_0: w = the byte). ggml instead keeps eight float partial sums per block lane and adds them at
+ * the end; here each block's dot is exact and adds one rounding. Every (r, c) output takes the same
+ * operations in the same order whatever T, the grouping of activation rows or the thread count, so
+ * results are identical for any batch size and thread count, and equal to the scalar reference
+ * (steno_xmat_dot_ref) to the bit on every CPU.
+ *
+ * Kernels: AVX512-VNNI (EVEX, ymm) and AVX-VNNI, chosen at run time; the scalar reference elsewhere
+ * (or with STENO_XMAT_ISA=scalar). Thread-safety: a packed matrix is read-only after packing. */
+#ifndef STENO_KERNELS_XMAT_H
+#define STENO_KERNELS_XMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/matmul.h"
+
+typedef struct steno_xmat {
+    int type;            /* the source weight type: STENO_T_Q4_0, _Q4_1 or _Q8_0 */
+    int64_t n_in, n_out; /* as the source matrix (n_in a multiple of 32) */
+    int64_t n_groups;    /* (n_out + 7) / 8 */
+    size_t block_bytes;  /* bytes per (group, block): 144, 160 or 272 */
+    uint8_t *data;       /* n_groups · (n_in / 32) · block_bytes, 64-byte aligned; owned */
+} steno_xmat;
+
+/** 1 when W's type has an x8 layout (q4_0, q4_1, q8_0) and n_in is a multiple of 32. */
+int steno_xmat_supported(const steno_mat *W);
+
+/** Repacks W into *out (allocates out->data). Returns 0, or -1 (unsupported type, out of memory). */
+int steno_xmat_pack(const steno_mat *W, steno_xmat *out);
+
+void steno_xmat_free(steno_xmat *x);
+
+/** Y = X · Wᵀ with the arithmetic above. X: float32 [T][n_in]; Y: float32 [T][ldy >= n_out].
+ *  Rows of W are split among the pool's threads by groups of 8. Returns 0, or -1 (out of memory). */
+int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
+                   int64_t ldy);
+
+/** The scalar reference of one output: row r of W (unpacked, ggml layout) with one activation row
+ *  quantized to W's vec_dot type (q8_0 or q8_1 blocks). For the tests. */
+float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row);
+
+/** "avx512vnni", "avxvnni" or "scalar": the kernels steno_matmul_x runs (STENO_XMAT_ISA=... picks
+ *  a supported one). */
+const char *steno_xmat_isa(void);
+
+/** Test and benchmark hook: makes steno_matmul_x run the kernels named ("scalar", "avxvnni",
+ *  "avx512vnni"); 0, or -1 (nothing changed) when this CPU or build lacks them. Not safe while a
+ *  product runs. */
+int steno_xmat_set_isa(const char *name);
+
+/* ---- private to src/kernels (the kernel files) ---- */
+
+#define STENO_XMAT_MAX_COLS 8
+
+/** One group of 8 weight rows (g = the group's first block group) with nc (1..MAX_COLS) packed
+ *  activation rows: out[c·8 + r]. ya: codes [nb][nc][32]; yd: d [nb][nc]; ye: per (b, c) the int32
+ *  offset −K·Σy (q4_0: K = 8, q8_0: K = 128 after the kernel's +128; read as int32) or the float
+ *  s (q4_1). */
+typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
+                              float *out);
+
+typedef struct steno_xmat_kernels {
+    steno_xmat_fn q4_0, q4_1, q8_0;
+    int max_cols;
+} steno_xmat_kernels;
+
+const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void);
+const steno_xmat_kernels *steno_xmat_kernels_avxvnni(void);
+
+#endif

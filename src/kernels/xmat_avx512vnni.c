@@ -1,0 +1,15 @@
+/* xmat_avx512vnni.c — the x8 kernels (xmat.h) with AVX512-VNNI + AVX512VL: EVEX vpdpbusd on ymm
+ * registers and 32 of them (eight activation rows' accumulators beside the eight weight chunks). */
+#include "kernels/quant_blocks.h" /* STENO_HAVE_X86 */
+#include "kernels/xmat.h"
+
+#if defined(STENO_HAVE_X86) && \
+    ((defined(__clang__) && __clang_major__ >= 8) || (!defined(__clang__) && __GNUC__ >= 8))
+#define XM_TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
+#define XM_SFX avx512vnni
+#define XM_DPBUSD(a, u, s) _mm256_dpbusd_epi32((a), (u), (s))
+#define XM_MAX_COLS 8
+#include "kernels/xmat_impl.h"
+#else
+const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void) { return 0; }
+#endif

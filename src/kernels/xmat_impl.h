@@ -1,0 +1,103 @@
+/* xmat_impl.h — the x8 kernels (xmat.h), included once by each xmat_<isa>.c with:
+ *   XM_TGT                 the target attribute of the isa
+ *   XM_SFX                 the suffix of the table function
+ *   XM_DPBUSD(acc, u, s)   acc + eight int32 lanes Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed bytes)
+ *   XM_MAX_COLS            activation rows per call (8 with 32 vector registers, 4 with 16)
+ * Lane r of every vector is weight row r of the group; each lane does the scalar reference's
+ * operations (xmat.c scalar_kernel) in its order: exact int32 block dot, one float multiply of the
+ * two scales, one fma (q4_1: a second fma with the min and the activation block sum). */
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels/xmat.h"
+
+#define XM_CAT_(a, b) a##b
+#define XM_CAT(a, b) XM_CAT_(a, b)
+#define XM_INLINE XM_TGT static inline __attribute__((always_inline))
+
+/* the block's exact dots for one activation row: isum (initialised by the caller) += Σ_k ch[k]·y */
+XM_INLINE __m256i xm_dot8(__m256i isum, const __m256i *ch, const int8_t *y) {
+    int32_t w[8];
+    memcpy(w, y, 32);
+    _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) isum = XM_DPBUSD(isum, ch[k], _mm256_set1_epi32(w[k]));
+    return isum;
+}
+
+XM_INLINE void xm_nibbles(const uint8_t *o, __m256i *ch) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(o + 32 * i));
+        ch[i] = _mm256_and_si256(v, m4);
+        ch[i + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+}
+
+/* TYPE 0: q4_0 (offset −8Σy), 1: q4_1 (+ m·s), 2: q8_0 (u = w ^ 0x80, offset −128Σy) */
+XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye,
+                         const int NC, float *out) {
+    const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : 272;
+    const size_t so = TYPE == 2 ? 256 : 128; /* the scales' offset in a block group */
+    __m256 acc[XM_MAX_COLS];
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    for (int b = 0; b < nb; b++) {
+        const uint8_t *o = g + (size_t)b * bb;
+        __m256i ch[8];
+        if (TYPE == 2) {
+            const __m256i flip = _mm256_set1_epi8((char)0x80);
+            _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
+                ch[k] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(o + 32 * k)), flip);
+        } else {
+            xm_nibbles(o, ch);
+        }
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(o + so)));
+        __m256 mx = _mm256_setzero_ps();
+        if (TYPE == 1) mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(o + 144)));
+        _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
+            const size_t at = (size_t)b * NC + c;
+            const __m256i init = TYPE == 1 ? _mm256_setzero_si256() : _mm256_set1_epi32(((const int32_t *)ye)[at]);
+            const __m256i isum = xm_dot8(init, ch, ya + at * 32);
+            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(yd[at]));
+            acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc[c]);
+            if (TYPE == 1) acc[c] = _mm256_fmadd_ps(mx, _mm256_set1_ps(((const float *)ye)[at]), acc[c]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, acc[c]);
+}
+
+#define XM_ONE(T, TI, K)                                                                           \
+    XM_TGT static void XM_CAT(XM_CAT(xm_##T##_, K), XM_SFX)(int nb, const uint8_t *g, const int8_t *ya, \
+                                                            const float *yd, const void *ye, float *out) { \
+        xm_kernel(TI, nb, g, ya, yd, ye, K, out);                                                   \
+    }
+#define XM_TYPE(T, TI)                                                                             \
+    XM_ONE(T, TI, 1) XM_ONE(T, TI, 2) XM_ONE(T, TI, 3) XM_ONE(T, TI, 4) XM_WIDE(T, TI)             \
+    static void XM_CAT(xm_##T##_, XM_SFX)(int nb, const uint8_t *g, const int8_t *ya, const float *yd, \
+                                          const void *ye, int nc, float *out) {                    \
+        switch (nc) {                                                                              \
+        case 1: XM_CAT(xm_##T##_1, XM_SFX)(nb, g, ya, yd, ye, out); break;                         \
+        case 2: XM_CAT(xm_##T##_2, XM_SFX)(nb, g, ya, yd, ye, out); break;                         \
+        case 3: XM_CAT(xm_##T##_3, XM_SFX)(nb, g, ya, yd, ye, out); break;                         \
+        case 4: XM_CAT(xm_##T##_4, XM_SFX)(nb, g, ya, yd, ye, out); break;                         \
+        XM_WIDE_CASES(T)                                                                           \
+        }                                                                                          \
+    }
+#if XM_MAX_COLS > 4
+#define XM_WIDE(T, TI) XM_ONE(T, TI, 5) XM_ONE(T, TI, 6) XM_ONE(T, TI, 7) XM_ONE(T, TI, 8)
+#define XM_WIDE_CASES(T)                                                                           \
+    case 5: XM_CAT(xm_##T##_5, XM_SFX)(nb, g, ya, yd, ye, out); break;                             \
+    case 6: XM_CAT(xm_##T##_6, XM_SFX)(nb, g, ya, yd, ye, out); break;                             \
+    case 7: XM_CAT(xm_##T##_7, XM_SFX)(nb, g, ya, yd, ye, out); break;                             \
+    case 8: XM_CAT(xm_##T##_8, XM_SFX)(nb, g, ya, yd, ye, out); break;
+#else
+#define XM_WIDE(T, TI)
+#define XM_WIDE_CASES(T)
+#endif
+
+XM_TYPE(q4_0, 0)
+XM_TYPE(q4_1, 1)
+XM_TYPE(q8_0, 2)
+
+static const steno_xmat_kernels XM_CAT(xm_table_, XM_SFX) = {XM_CAT(xm_q4_0_, XM_SFX), XM_CAT(xm_q4_1_, XM_SFX),
+                                                             XM_CAT(xm_q8_0_, XM_SFX), XM_MAX_COLS};
+
+const steno_xmat_kernels *XM_CAT(steno_xmat_kernels_, XM_SFX)(void) { return &XM_CAT(xm_table_, XM_SFX); }

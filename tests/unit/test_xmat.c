@@ -1,0 +1,120 @@
+/* test_xmat.c — the fast path's x8 matrices (kernels/xmat.h).
+ *
+ * 1. steno_matmul_x equals the scalar reference steno_xmat_dot_ref BIT FOR BIT (memcmp) for q4_0,
+ *    q4_1 and q8_0; n_in 576 and 1536, n_out 45 (a padded last group of 5 rows) and 8; T = 1..16,
+ *    23 and 40 activation rows; 1 and 2 threads; under every kernel set this build and CPU have
+ *    (scalar, AVX-VNNI, AVX512-VNNI; the others are named as skipped). So results do not depend
+ *    on T, the grouping of activation rows, the thread count or the CPU.
+ * 2. Against llama.cpp's arithmetic (steno_matmul, the faithful path): the same products up to
+ *    float rounding — every |fast − ggml| <= 1e-4 × the rms of the outputs (the two differ only
+ *    in where the block sums are rounded).
+ * Random weights (fixed seed; scales include 0 and tiny values) and activations quantized from
+ * random floats. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/threadpool.h"
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
+#include "kernels/xmat.h"
+#include "test_util.h"
+
+static uint64_t g_s = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd32(void) {
+    g_s ^= g_s << 13;
+    g_s ^= g_s >> 7;
+    g_s ^= g_s << 17;
+    return (uint32_t)(g_s >> 32);
+}
+static float frand(void) { return (float)(rnd32() & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f; }
+
+/* q4_0/q4_1/q8_0 rows with random codes and scales in [2^-10, 2^-4] (sometimes 0) */
+static void random_weights(int t, uint8_t *w, size_t bytes) {
+    const steno_type_traits *tr = steno_type_get(t);
+    for (size_t i = 0; i < bytes; i++) w[i] = (uint8_t)rnd32();
+    for (size_t b = 0; b < bytes; b += tr->type_size) {
+        uint16_t h = rnd32() % 17 == 0 ? 0 : (uint16_t)(0x1400 + rnd32() % 0x1800);
+        memcpy(w + b, &h, 2);
+        if (t == STENO_T_Q4_1) {
+            uint16_t m = (uint16_t)(0x9400 + rnd32() % 0x1800); /* negative mins, as real q4_1 files */
+            memcpy(w + b + 2, &m, 2);
+        }
+    }
+}
+
+static const int k_types[] = {STENO_T_Q4_0, STENO_T_Q4_1, STENO_T_Q8_0};
+static const char *const k_isas[] = {"scalar", "avxvnni", "avx512vnni"};
+
+int main(void) {
+    steno_pool *p2 = NULL;
+    CHECK(steno_pool_create(2, &p2) == STENO_OK, "pool");
+    enum { TMAX = 40 };
+    static const int Ts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 23, TMAX};
+    static const int n_ins[] = {576, 1536};
+    static const int n_outs[] = {45, 8};
+    long outputs = 0;
+    for (int ii = 0; ii < 3; ii++) {
+        if (steno_xmat_set_isa(k_isas[ii]) != 0) {
+            printf("skipped: %s kernels (this CPU or build lacks them)\n", k_isas[ii]);
+            continue;
+        }
+        const int fails0 = g_failures;
+        for (int k = 0; k < 3; k++)
+            for (int a = 0; a < 2; a++)
+                for (int o = 0; o < 2; o++) {
+                    const int t = k_types[k], n_in = n_ins[a], n_out = n_outs[o];
+                    const steno_type_traits *tr = steno_type_get(t), *ta = steno_type_get(tr->vec_dot_type);
+                    const size_t rb = steno_row_size(t, n_in), xq_row = steno_row_size(tr->vec_dot_type, n_in);
+                    uint8_t *w = malloc(rb * n_out), *xq = malloc(xq_row * TMAX);
+                    float *x = malloc(sizeof(float) * n_in * TMAX), *ref = malloc(sizeof(float) * n_out * TMAX),
+                          *y = malloc(sizeof(float) * n_out * TMAX), *gg = malloc(sizeof(float) * n_out * TMAX);
+                    random_weights(t, w, rb * n_out);
+                    for (int i = 0; i < n_in * TMAX; i++) x[i] = frand() * (i % 97 == 0 ? 20.0f : 1.0f);
+                    for (int tt = 0; tt < TMAX; tt++) {
+                        ta->from_float(x + tt * n_in, xq + tt * xq_row, n_in);
+                        for (int r = 0; r < n_out; r++)
+                            ref[tt * n_out + r] = steno_xmat_dot_ref(t, n_in, w + r * rb, xq + tt * xq_row);
+                    }
+                    steno_mat m = {t, n_in, n_out, rb, w};
+                    steno_xmat xm;
+                    CHECK(steno_xmat_supported(&m) && steno_xmat_pack(&m, &xm) == 0, "pack %s", steno_type_name(t));
+                    steno_work wk = {0};
+                    for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++)
+                        for (int th = 1; th <= 2; th++) {
+                            const int T = Ts[ti];
+                            memset(y, 0xff, sizeof(float) * n_out * TMAX);
+                            CHECK(steno_matmul_x(th == 2 ? p2 : NULL, &wk, &xm, x, T, y, n_out) == 0, "matmul_x");
+                            for (int q = 0; q < T * n_out; q++)
+                                if (memcmp(&y[q], &ref[q], 4) != 0) {
+                                    CHECK(0, "%s %s n_in=%d n_out=%d T=%d threads=%d row %d col %d: %.9g != ref %.9g",
+                                          k_isas[ii], steno_type_name(t), n_in, n_out, T, th, q % n_out, q / n_out, y[q],
+                                          ref[q]);
+                                    break;
+                                }
+                            outputs += (long)T * n_out;
+                        }
+                    /* close to llama.cpp's arithmetic */
+                    CHECK(steno_matmul(NULL, &wk, &m, x, TMAX, gg, n_out) == 0, "matmul");
+                    double worst = 0, ss = 0;
+                    for (int q = 0; q < TMAX * n_out; q++) ss += (double)gg[q] * gg[q];
+                    const double rms = sqrt(ss / (TMAX * n_out)) + 1e-30;
+                    for (int q = 0; q < TMAX * n_out; q++) {
+                        const double dlt = fabs((double)gg[q] - ref[q]) / rms;
+                        if (dlt > worst) worst = dlt;
+                    }
+                    CHECK(worst < 1e-4, "%s %s: fast vs ggml: largest difference %.3g of the outputs' rms", k_isas[ii], steno_type_name(t),
+                          worst);
+                    steno_work_free(&wk);
+                    steno_xmat_free(&xm);
+                    free(w), free(xq), free(x), free(ref), free(y), free(gg);
+                }
+        printf("%s: steno_matmul_x %s the scalar reference\n", k_isas[ii],
+               g_failures == fails0 ? "bit-identical to" : "DIFFERS from");
+    }
+    steno_pool_free(p2);
+    printf("%ld outputs checked\n", outputs);
+    return test_summary("test_xmat");
+}
