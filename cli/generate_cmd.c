@@ -109,10 +109,11 @@ static const steno_opt LLM_OPTIONS[] = {
     {STENO_OPT_CHOICE, "--kv-center", NULL, AT(ctx.kv_center), .choices = "1|0", .values = (const int[]){1, 0},
      .def = "1; 0 = raw keys",
      .help = "q8..tq2: quantize keys minus the mean key of the first quantized tokens"},
-    {STENO_OPT_CHOICE, "--compute", NULL, AT(ctx.compute), .choices = "ggml|f32",
-     .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_F32}, .def = "ggml",
-     .help = "arithmetic: llama.cpp's (q8 activations) or f32 evaluation precision (dequantized weights, f32 "
-             "activations; docs/LLM.md)"},
+    {STENO_OPT_CHOICE, "--compute", NULL, AT(ctx.compute), .choices = "ggml|f32|fast",
+     .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_F32, STENO_LLM_COMPUTE_FAST}, .def = "ggml",
+     .help = "arithmetic: llama.cpp's (q8 activations), f32 evaluation precision (dequantized weights, f32 "
+             "activations), or fast (Lab: q4_0/q4_1/q8_0 weights repacked 8 rows at a time, exact block dots; "
+             "docs/LLM.md)"},
     {STENO_OPT_SECTION, .help = "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):"},
     {STENO_OPT_INT, "-n|--n-predict", "N", AT(n_predict), COUNT(-1, 1 << 24),
      .def = "-1: until end of text / context", .help = "tokens to generate"},

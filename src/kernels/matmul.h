@@ -43,6 +43,8 @@ typedef struct steno_mat {
     int64_t n_out;      /* rows (ggml ne[1]) */
     size_t row_bytes;   /* bytes between rows */
     const void *data;   /* n_out rows; NULL for an absent tensor */
+    const struct steno_xmat *x8; /* the same weights repacked for the LLM fast path (kernels/xmat.h),
+                                    or NULL */
 } steno_mat;
 
 /** Scratch space for the converted activations; grows on demand, freed by steno_work_free. */

@@ -68,8 +68,10 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
                           p.max_kv_size, p.keep);
     if (p.kv_group <= 0) p.kv_group = 32;
     if (p.kv_key_bits <= 0) p.kv_key_bits = 8;
-    if (p.compute != STENO_LLM_COMPUTE_GGML && p.compute != STENO_LLM_COMPUTE_F32)
+    if (p.compute != STENO_LLM_COMPUTE_GGML && p.compute != STENO_LLM_COMPUTE_F32 && p.compute != STENO_LLM_COMPUTE_FAST)
         return steno_fail(STENO_E_INVALID_ARG, "unknown compute mode %d", (int)p.compute);
+    if (p.compute == STENO_LLM_COMPUTE_FAST && llm_fast_prepare(m) != 0)
+        return steno_fail(STENO_E_NOMEM, "--compute fast: out of memory repacking the weights");
     if (p.kv_quant < STENO_KV_QUANT_PLAIN || p.kv_quant > STENO_KV_QUANT_TQ2)
         return steno_fail(STENO_E_INVALID_ARG, "unknown KV quantization %d", (int)p.kv_quant);
     if (p.kv_sink < 0 || p.kv_sink > 4096)

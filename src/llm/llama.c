@@ -72,7 +72,7 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         const int64_t lgu[2] = {F, F};
         if (llm_matmul_n(c, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
-        if (!hp->llama2c && c->p.compute == STENO_LLM_COMPUTE_GGML && steno_ggml_exact_available())
+        if (!hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available())
             steno_ggml_swiglu(hb, hb, hb2, T * F);
         else steno_swiglu(hb, hb, hb2, T * F);
         llm_dump(c, "ffn_swiglu", l, hb, T, F);

@@ -80,6 +80,7 @@ void steno_llm_free(steno_llm *m) {
     free(m->path);
     free(m->name);
     free(m->chat_template);
+    llm_fast_free(m);
     free(m);
 }
 
@@ -343,7 +344,7 @@ static steno_status load_gguf(steno_llm *m) {
 /* ---- llama2.c ------------------------------------------------------------------------------ */
 
 static steno_mat f32_mat(const float *p, int n_in, int n_out) {
-    steno_mat w = {STENO_T_F32, n_in, n_out, (size_t)n_in * 4, p};
+    steno_mat w = {STENO_T_F32, n_in, n_out, (size_t)n_in * 4, p, NULL};
     return w;
 }
 

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "kernels/matmul.h"
+#include "kernels/xmat.h"
 #include "core/threadpool.h"
 #include "llm/kvcache.h"
 #include "steno_llm.h"
@@ -72,6 +73,7 @@ struct steno_llm {
     struct steno_vocab *vocab;
     char *path, *name, *chat_template;
     size_t weight_bytes;
+    struct llm_fast *fast; /* the x8 copies of the fast path (llm_fast_prepare), or NULL */
 };
 
 struct steno_llm_ctx {
@@ -120,11 +122,19 @@ steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int
 /** Fills c->pos for the groups' rows (their contexts' n_past onwards). */
 void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng);
 
-/** Y = X · Wᵀ in the context's compute mode (steno_matmul or steno_matmul_f32); 0 or -1 (NOMEM). */
+/** Y = X · Wᵀ in the context's compute mode (steno_matmul, steno_matmul_f32, or the fast path's
+ *  steno_matmul_x where W has an x8 copy); 0 or -1 (NOMEM). */
 static inline int llm_matmul(steno_llm_ctx *c, const steno_mat *W, const float *X, int T, float *Y, int64_t ldy) {
+    if (c->p.compute == STENO_LLM_COMPUTE_FAST && W->x8) return steno_matmul_x(c->pool, &c->work, W->x8, X, T, Y, ldy);
     return c->p.compute == STENO_LLM_COMPUTE_F32 ? steno_matmul_f32(c->pool, &c->work, W, X, T, Y, ldy)
                                                  : steno_matmul(c->pool, &c->work, W, X, T, Y, ldy);
 }
+
+/** Builds the x8 copies of m's q4_0/q4_1/q8_0 matrices once (the first FAST context; thread-safe:
+ *  a mutex, later calls return at once). 0, or -1 when out of memory (nothing half-built is used). */
+int llm_fast_prepare(const steno_llm *m);
+/** Frees them (steno_llm_free). */
+void llm_fast_free(steno_llm *m);
 
 /** Y_m = X · W_mᵀ for nm matrices over the same activations (a layer's Q/K/V, or gate and up):
  *  in the llama.cpp arithmetic, matrices of one type share one activation conversion and one pool
@@ -134,8 +144,9 @@ static inline int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const 
     int done[STENO_MATMUL_MAX_N] = {0};
     for (int a = 0; a < nm; a++) {
         if (done[a]) continue;
-        if (c->p.compute == STENO_LLM_COMPUTE_F32) {
-            if (steno_matmul_f32(c->pool, &c->work, W[a], X, T, Y[a], ldy[a])) return -1;
+        if (c->p.compute != STENO_LLM_COMPUTE_GGML && (c->p.compute == STENO_LLM_COMPUTE_F32 || W[a]->x8)) {
+            if (llm_matmul(c, W[a], X, T, Y[a], ldy[a])) return -1;
+            done[a] = 1;
             continue;
         }
         const steno_mat *gw[STENO_MATMUL_MAX_N];

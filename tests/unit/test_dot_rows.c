@@ -213,7 +213,7 @@ static void check_matmul(const char *what) {
         size_t rb = steno_row_size(t, n_in);
         uint8_t *w = malloc(rb * n_out);
         random_weights(t, w, n_in * n_out);
-        steno_mat m = {t, n_in, n_out, rb, w};
+        steno_mat m = {t, n_in, n_out, rb, w, NULL};
         for (int i = 0; i < n_in * TMAX; i++) x[i] = frand() * (i % 97 == 0 ? 50.0f : 1.0f);
         for (int tt = 0; tt < TMAX; tt++) {
             ta->from_float(x + tt * n_in, xq, n_in);
@@ -234,7 +234,7 @@ static void check_matmul(const char *what) {
                 float *ys[3];
                 int64_t ls[3];
                 for (int q = 0; q < 3; q++) {
-                    ms[q] = (steno_mat){t, n_in, cut[q + 1] - cut[q], rb, w + (size_t)cut[q] * rb};
+                    ms[q] = (steno_mat){t, n_in, cut[q + 1] - cut[q], rb, w + (size_t)cut[q] * rb, NULL};
                     mp[q] = &ms[q];
                     ls[q] = cut[q + 1] - cut[q] + 3;
                     ys[q] = malloc(sizeof(float) * ls[q] * T);

@@ -256,7 +256,7 @@ static void test_matmul(void) {
         size_t rb = steno_row_size(ts[k], n_in);
         uint8_t *w = malloc(rb * n_out);
         random_blocks(ts[k], w, n_in * n_out);
-        steno_mat m = {ts[k], n_in, n_out, rb, w};
+        steno_mat m = {ts[k], n_in, n_out, rb, w, NULL};
         float *x = malloc(sizeof(float) * n_in * T), *y1 = malloc(sizeof(float) * n_out * T),
               *y2 = malloc(sizeof(float) * n_out * T);
         for (int i = 0; i < n_in * T; i++) x[i] = frand();

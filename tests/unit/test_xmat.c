@@ -78,7 +78,7 @@ int main(void) {
                         for (int r = 0; r < n_out; r++)
                             ref[tt * n_out + r] = steno_xmat_dot_ref(t, n_in, w + r * rb, xq + tt * xq_row);
                     }
-                    steno_mat m = {t, n_in, n_out, rb, w};
+                    steno_mat m = {t, n_in, n_out, rb, w, NULL};
                     steno_xmat xm;
                     CHECK(steno_xmat_supported(&m) && steno_xmat_pack(&m, &xm) == 0, "pack %s", steno_type_name(t));
                     steno_work wk = {0};

@@ -1,0 +1,72 @@
+/* fast.c — the fast path's weights (model.h llm_fast_prepare): x8 copies (kernels/xmat.h) of every
+ * q4_0/q4_1/q8_0 projection and of the output head, made once per model by its first
+ * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "llm/model.h"
+
+struct llm_fast {
+    steno_xmat *mats;
+    int n;
+};
+
+static pthread_mutex_t g_fast_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* the model's matrices a forward pass multiplies with (the output head last) */
+static int list_mats(steno_llm *m, steno_mat **out) {
+    int n = 0;
+    for (int l = 0; l < m->hp.n_layer; l++) {
+        llm_layer *L = &m->layers[l];
+        steno_mat *ws[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->ffn_gate, &L->ffn_up, &L->ffn_down};
+        for (int i = 0; i < 7; i++)
+            if (out) out[n++] = ws[i];
+            else n++;
+    }
+    if (out) out[n] = &m->output;
+    return n + 1;
+}
+
+int llm_fast_prepare(const steno_llm *cm) {
+    /* The model is shared read-only by its contexts; the x8 copies are a cache built once under
+     * the lock, before any FAST context exists, and only FAST contexts read them. */
+    steno_llm *m = (steno_llm *)cm;
+    pthread_mutex_lock(&g_fast_mu);
+    int rc = 0;
+    if (!m->fast) {
+        const int n = list_mats(m, NULL);
+        steno_mat **ws = malloc(sizeof *ws * (size_t)n);
+        struct llm_fast *f = calloc(1, sizeof *f);
+        if (f) f->mats = calloc((size_t)n, sizeof *f->mats);
+        if (!ws || !f || !f->mats) rc = -1;
+        if (rc == 0) {
+            list_mats(m, ws);
+            for (int i = 0; i < n && rc == 0; i++) {
+                if (!steno_xmat_supported(ws[i])) continue;
+                if (steno_xmat_pack(ws[i], &f->mats[f->n]) != 0) rc = -1;
+                else f->n++;
+            }
+        }
+        if (rc == 0) {
+            /* publish: the same walk, assigning each packed copy to its matrix */
+            for (int i = 0, k = 0; i < n; i++)
+                if (steno_xmat_supported(ws[i])) ws[i]->x8 = &f->mats[k++];
+            m->fast = f;
+        } else if (f) {
+            for (int i = 0; i < f->n; i++) steno_xmat_free(&f->mats[i]);
+            free(f->mats);
+            free(f);
+        }
+        free(ws);
+    }
+    pthread_mutex_unlock(&g_fast_mu);
+    return rc;
+}
+
+void llm_fast_free(steno_llm *m) {
+    if (!m->fast) return;
+    for (int i = 0; i < m->fast->n; i++) steno_xmat_free(&m->fast->mats[i]);
+    free(m->fast->mats);
+    free(m->fast);
+    m->fast = NULL;
+}
