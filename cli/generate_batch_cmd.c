@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
     const char *model, *file;
-    int parallel, n_predict, threads, n_ctx, chunk;
+    int parallel, n_predict, threads, n_ctx, chunk, compute;
     bool no_bos;
     double temp;
     unsigned long long seed;
@@ -55,6 +55,9 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--prefill-chunk", "N", AT(chunk), STENO_OPT_RANGE(1, 3840), .def = "64",
      .help = "prompt tokens fed per pass"},
     {STENO_OPT_FLAG, "--no-bos", .at = AT(no_bos), .help = "do not add the BOS token"},
+    {STENO_OPT_CHOICE, "--compute", NULL, AT(compute), .choices = "ggml|fast",
+     .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_FAST}, .def = "ggml",
+     .help = "arithmetic: llama.cpp's, or the fast path (Lab; docs/LLM.md)"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
 };
 #undef AT
@@ -221,6 +224,7 @@ int steno_cmd_generate_batch(int argc, char **argv) {
     sp.max_queue = n;
     sp.n_ctx = n_ctx;
     sp.prefill_chunk = chunk;
+    sp.llm_compute = (steno_llm_compute)o.compute;
     steno_sched *s = NULL;
     if (sched_new(&sp, &s) != STENO_OK) {
         fprintf(stderr, "steno: %s\n", steno_errmsg());

@@ -248,6 +248,7 @@ int steno_server_run(const server_opts *opts) {
     sp.n_parallel = S.o.n_parallel;
     sp.max_queue = S.o.max_queue;
     sp.prefill_chunk = S.o.prefill_chunk;
+    sp.llm_compute = (steno_llm_compute)S.o.llm_compute;
     sp.prompt_cache_bytes = S.o.prompt_cache_bytes;
     sp.kv_budget_bytes = S.o.kv_budget_bytes;
     sp.spec = S.o.spec;

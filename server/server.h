@@ -24,6 +24,7 @@ typedef struct server_opts {
     int n_parallel;              /* requests run at once (1) */
     int max_queue;               /* requests waiting for a slot (64), then 429 */
     int prefill_chunk;           /* prompt tokens per batched generation pass (64) */
+    int llm_compute;             /* steno_llm_compute of the generations (GGML) */
     size_t kv_budget_bytes;      /* KV-cache bytes of all generation rows (0: no cap) */
     steno_spec_params spec;      /* speculative decoding of generations (kind NONE: off) */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (256 MiB; 0: none) */

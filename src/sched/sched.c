@@ -344,6 +344,7 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         cp.n_threads = 1;
         cp.n_batch = 1;
         cp.n_ctx = s->n_ctx;
+        cp.compute = p.llm_compute;
         for (int k = 0; k < p.n_parallel; k++)
             if ((st = steno_llm_ctx_new(s->llm, &cp, &s->rows_slot[k].lc)) != STENO_OK) goto fail;
         steno_llm_ctx_params ep = steno_llm_ctx_default_params();
@@ -352,6 +353,7 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         if (ncpu > 0 && ep.n_threads > ncpu) ep.n_threads = p.n_threads > ncpu ? p.n_threads : (int)ncpu;
         if (p.n_threads_batch > 0) ep.n_threads = p.n_threads_batch;
         ep.n_ctx = s->n_ctx;
+        ep.compute = p.llm_compute;
         ep.n_batch = p.prefill_chunk + p.n_parallel; /* one decode token per row, and a draft with speculation */
         if (p.spec.kind != STENO_DRAFT_NONE) ep.n_batch += p.n_parallel * SCHED_MAX_DRAFT;
         if ((st = steno_llm_ctx_new(s->llm, &ep, &s->exec)) != STENO_OK) goto fail;

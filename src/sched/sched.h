@@ -53,6 +53,8 @@ typedef struct sched_params {
                                     (SCHED_E_TOO_BIG) when it could never fit */
     steno_spec_params spec;      /* speculative decoding of generations (kind NONE: off); the
                                     text is the same either way (steno_llm_generate_spec) */
+    steno_llm_compute llm_compute; /* arithmetic of every generation (GGML default; FAST: the Lab fast
+                                    path, steno_llm.h) */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
     const char *prompt_cache_dir;/* where they persist across restarts, or NULL */
     void (*log)(void *user, const char *msg); /* operator messages (NULL: stderr) */
