@@ -13,6 +13,7 @@
 static size_t block_bytes(int type) {
     switch (type) {
     case STENO_T_Q4_0: return 128 + 16;
+    case STENO_T_Q5_0: return 128 + 32 + 16;
     case STENO_T_Q4_1: return 128 + 32;
     case STENO_T_Q8_0: return 256 + 16;
     default: return 0;
@@ -52,7 +53,17 @@ int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
                     memcpy(o + 256 + 2 * r, &x->d, 2);
                 } else {
                     const uint8_t *qs;
-                    if (W->type == STENO_T_Q4_0) {
+                    if (W->type == STENO_T_Q5_0) {
+                        const block_q5_0 *x = (const block_q5_0 *)row + b;
+                        qs = x->qs;
+                        memcpy(h, &x->d, 2);
+                        uint32_t qh;
+                        memcpy(&qh, x->qh, 4);
+                        /* the high bits: bit k of byte 4r + e is element 4k + e's */
+                        for (int k = 0; k < 8; k++)
+                            for (int e = 0; e < 4; e++) o[128 + 4 * r + e] |= (uint8_t)(((qh >> (4 * k + e)) & 1) << k);
+                        memcpy(o + 160 + 2 * r, &h[0], 2);
+                    } else if (W->type == STENO_T_Q4_0) {
                         const block_q4_0 *x = (const block_q4_0 *)row + b;
                         qs = x->qs;
                         memcpy(h, &x->d, 2);
@@ -62,7 +73,7 @@ int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
                         memcpy(h, &x->d, 4);
                         memcpy(o + 144 + 2 * r, &h[1], 2);
                     }
-                    memcpy(o + 128 + 2 * r, &h[0], 2);
+                    if (W->type != STENO_T_Q5_0) memcpy(o + 128 + 2 * r, &h[0], 2);
                     /* 32-byte vector i (0..3): low nibbles = chunk i, high nibbles = chunk i + 4 */
                     for (int i = 0; i < 4; i++)
                         for (int e = 0; e < 4; e++)
@@ -86,7 +97,8 @@ static inline int code(int type, const uint8_t *o, int r, int j) {
     const int k = j / 4, e = j % 4;
     if (type == STENO_T_Q8_0) return (int8_t)o[32 * k + 4 * r + e];
     const uint8_t v = o[32 * (k & 3) + 4 * r + e];
-    return k < 4 ? v & 15 : v >> 4;
+    const int u = k < 4 ? v & 15 : v >> 4;
+    return type == STENO_T_Q5_0 ? u | ((o[128 + 4 * r + e] >> k) & 1) << 4 : u;
 }
 
 static void scalar_kernel(int type, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
@@ -100,10 +112,11 @@ static void scalar_kernel(int type, int nb, const uint8_t *g, const int8_t *ya, 
                 const int8_t *y = ya + ((size_t)b * nc + c) * 32;
                 int32_t isum = 0;
                 for (int j = 0; j < 32; j++) isum += code(type, o, r, j) * y[j];
-                /* q4_0: the nibbles are w + 8, and ye holds −8·Σy; q8_0's codes are signed already */
-                if (type == STENO_T_Q4_0) isum += ((const int32_t *)ye)[(size_t)b * nc + c];
+                /* q4_0 / q5_0: the codes are w + 8 / w + 16, and ye holds −8·Σy / −16·Σy; q8_0's codes
+                 * are signed already */
+                if (type == STENO_T_Q4_0 || type == STENO_T_Q5_0) isum += ((const int32_t *)ye)[(size_t)b * nc + c];
                 uint16_t hd;
-                memcpy(&hd, o + (type == STENO_T_Q8_0 ? 256 : 128) + 2 * r, 2);
+                memcpy(&hd, o + (type == STENO_T_Q8_0 ? 256 : type == STENO_T_Q5_0 ? 160 : 128) + 2 * r, 2);
                 const float d = steno_fp16_to_f32(hd) * yd[(size_t)b * nc + c];
                 acc = fmaf(d, (float)isum, acc);
                 if (type == STENO_T_Q4_1) {
@@ -125,7 +138,10 @@ static void scalar_q4_1(int nb, const uint8_t *g, const int8_t *ya, const float 
 static void scalar_q8_0(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
     scalar_kernel(STENO_T_Q8_0, nb, g, ya, yd, ye, nc, o);
 }
-static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, STENO_XMAT_MAX_COLS};
+static void scalar_q5_0(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
+    scalar_kernel(STENO_T_Q5_0, nb, g, ya, yd, ye, nc, o);
+}
+static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, STENO_XMAT_MAX_COLS};
 
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) {
     float acc = 0.0f;
@@ -150,6 +166,12 @@ float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) 
                 const block_q4_0 *x = (const block_q4_0 *)w_row + b;
                 dw = steno_fp16_to_f32(x->d);
                 for (int j = 0; j < 32; j++) isum += (nib(x->qs, j) - 8) * y[j];
+            } else if (type == STENO_T_Q5_0) {
+                const block_q5_0 *x = (const block_q5_0 *)w_row + b;
+                uint32_t qh;
+                memcpy(&qh, x->qh, 4);
+                dw = steno_fp16_to_f32(x->d);
+                for (int j = 0; j < 32; j++) isum += ((nib(x->qs, j) | ((qh >> j) & 1) << 4) - 16) * y[j];
             } else {
                 const block_q8_0 *x = (const block_q8_0 *)w_row + b;
                 dw = steno_fp16_to_f32(x->d);
@@ -164,7 +186,9 @@ float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) 
 
 /* ---- dispatch ---- */
 
-static int g_isa = -1; /* 0 scalar, 1 avxvnni, 2 avx512vnni; benign race (same value) */
+static int g_isa = -1; /* 0 scalar, 1 avxvnni, 2 avx512vnni, 3 avx2; benign race (same value) */
+
+static int has_avx2(void) { return steno_cpu_has_avx2_fma_f16c() && steno_xmat_kernels_avx2(); }
 
 static const steno_xmat_kernels *kernels(void) {
     if (g_isa < 0) {
@@ -174,11 +198,16 @@ static const steno_xmat_kernels *kernels(void) {
         const int hasvex = steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni();
         if (want && strcmp(want, "scalar") == 0) isa = 0;
         else if (want && strcmp(want, "avxvnni") == 0 && hasvex) isa = 1;
+        else if (want && strcmp(want, "avx2") == 0 && has_avx2()) isa = 3;
         else if (has512) isa = 2;
         else if (hasvex) isa = 1;
+        else if (has_avx2()) isa = 3;
         g_isa = isa;
     }
-    return g_isa == 2 ? steno_xmat_kernels_avx512vnni() : g_isa == 1 ? steno_xmat_kernels_avxvnni() : &k_scalar;
+    return g_isa == 2   ? steno_xmat_kernels_avx512vnni()
+           : g_isa == 1 ? steno_xmat_kernels_avxvnni()
+           : g_isa == 3 ? steno_xmat_kernels_avx2()
+                        : &k_scalar;
 }
 
 int steno_xmat_set_isa(const char *name) {
@@ -187,13 +216,14 @@ int steno_xmat_set_isa(const char *name) {
     if (strcmp(name, "scalar") == 0) g_isa = 0;
     else if (strcmp(name, "avxvnni") == 0 && hasvex) g_isa = 1;
     else if (strcmp(name, "avx512vnni") == 0 && has512) g_isa = 2;
+    else if (strcmp(name, "avx2") == 0 && has_avx2()) g_isa = 3;
     else return -1;
     return 0;
 }
 
 const char *steno_xmat_isa(void) {
     kernels();
-    return g_isa == 2 ? "avx512vnni" : g_isa == 1 ? "avxvnni" : "scalar";
+    return g_isa == 2 ? "avx512vnni" : g_isa == 1 ? "avxvnni" : g_isa == 3 ? "avx2" : "scalar";
 }
 
 /* ---- the product ---- */
@@ -217,17 +247,68 @@ static void xm_worker(void *arg, int ith, int nth) {
     const int64_t nb = j->W->n_in / 32;
     const size_t gbytes = (size_t)nb * j->W->block_bytes;
     float out[STENO_XMAT_MAX_COLS * 8];
-    for (long g = lo; g < hi; g++) {
-        const uint8_t *wg = j->W->data + (size_t)g * gbytes;
-        const int rows = j->W->n_out - g * 8 < 8 ? (int)(j->W->n_out - g * 8) : 8;
-        for (int i = 0; i < j->ngroups; i++) {
-            const int c0 = j->cols0[i], nc = j->cols0[i + 1] - c0;
-            const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
-            const float *yd = (const float *)(ya + (size_t)nb * nc * 32);
-            const void *ye = yd + (size_t)nb * nc;
-            j->fn((int)nb, wg, ya, yd, ye, nc, out);
-            for (int c = 0; c < nc; c++)
-                memcpy(j->Y + (int64_t)(c0 + c) * j->ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+    /* tiles of 4 column groups (up to 32 activation rows, ~23 KB of packed activations at n_in 576)
+     * stay in L1/L2 while the thread's weight groups pass over them */
+    for (int i0 = 0; i0 < j->ngroups; i0 += 4) {
+        const int i1 = i0 + 4 < j->ngroups ? i0 + 4 : j->ngroups;
+        for (long g = lo; g < hi; g++) {
+            const uint8_t *wg = j->W->data + (size_t)g * gbytes;
+            const int rows = j->W->n_out - g * 8 < 8 ? (int)(j->W->n_out - g * 8) : 8;
+            for (int i = i0; i < i1; i++) {
+                const int c0 = j->cols0[i], nc = j->cols0[i + 1] - c0;
+                const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
+                const float *yd = (const float *)(ya + (size_t)nb * nc * 32);
+                const void *ye = yd + (size_t)nb * nc;
+                j->fn((int)nb, wg, ya, yd, ye, nc, out);
+                for (int c = 0; c < nc; c++)
+                    memcpy(j->Y + (int64_t)(c0 + c) * j->ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+            }
+        }
+    }
+}
+
+/* quantizing and packing column group i of the activations */
+typedef struct {
+    const steno_type_traits *ta;
+    int act, wtype;
+    const float *X;
+    int64_t n;
+    uint8_t *xq;
+    size_t xq_row;
+    uint8_t *ya;
+    const size_t *goff;
+    const int *cols0;
+} xm_prep;
+
+static void xm_prep_task(void *arg, int i, int n_tasks) {
+    (void)n_tasks;
+    const xm_prep *p = arg;
+    const int64_t n = p->n, nb = n / 32;
+    const int c0 = p->cols0[i], nc = p->cols0[i + 1] - c0;
+    int8_t *codes = (int8_t *)(p->ya + p->goff[i]);
+    float *yd = (float *)(codes + (size_t)nb * nc * 32);
+    uint8_t *ye = (uint8_t *)(yd + (size_t)nb * nc);
+    const int K = p->wtype == STENO_T_Q4_0 ? 8 : p->wtype == STENO_T_Q5_0 ? 16 : 128;
+    for (int c = 0; c < nc; c++) {
+        uint8_t *row = p->xq + (size_t)(c0 + c) * p->xq_row;
+        p->ta->from_float(p->X + (int64_t)(c0 + c) * n, row, n);
+        for (int64_t b = 0; b < nb; b++) {
+            const size_t at = (size_t)b * nc + c;
+            if (p->act == STENO_T_Q8_1) {
+                const block_q8_1 *y = (const block_q8_1 *)row + b;
+                memcpy(codes + at * 32, y->qs, 32);
+                yd[at] = steno_fp16_to_f32(y->d);
+                const float s = steno_fp16_to_f32(y->s);
+                memcpy(ye + at * 4, &s, 4);
+            } else {
+                const block_q8_0 *y = (const block_q8_0 *)row + b;
+                memcpy(codes + at * 32, y->qs, 32);
+                yd[at] = steno_fp16_to_f32(y->d);
+                int32_t sum = 0;
+                for (int q = 0; q < 32; q++) sum += y->qs[q];
+                const int32_t off = -K * sum;
+                memcpy(ye + at * 4, &off, 4);
+            }
         }
     }
 }
@@ -235,7 +316,10 @@ static void xm_worker(void *arg, int ith, int nth) {
 int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
                    int64_t ldy) {
     const steno_xmat_kernels *k = kernels();
-    const steno_xmat_fn fn = W->type == STENO_T_Q4_0 ? k->q4_0 : W->type == STENO_T_Q4_1 ? k->q4_1 : k->q8_0;
+    const steno_xmat_fn fn = W->type == STENO_T_Q4_0   ? k->q4_0
+                             : W->type == STENO_T_Q4_1 ? k->q4_1
+                             : W->type == STENO_T_Q5_0 ? k->q5_0
+                                                       : k->q8_0;
     const int act = W->type == STENO_T_Q4_1 ? STENO_T_Q8_1 : STENO_T_Q8_0;
     const steno_type_traits *ta = steno_type_get(act);
     const int64_t n = W->n_in, nb = n / 32;
@@ -250,38 +334,18 @@ int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, cons
     uint8_t *xq = buf, *ya = buf + xq_bytes;
     size_t *goff = (size_t *)(((uintptr_t)(ya + per_col * (size_t)T) + 63) & ~(uintptr_t)63);
     int *cols0 = (int *)(goff + ngroups + 1);
-    for (int t = 0; t < T; t++) ta->from_float(X + (int64_t)t * n, xq + (size_t)t * xq_row, n);
     for (int i = 0, c0 = 0; i < ngroups; i++) {
         const int nc = T / ngroups + (i < T % ngroups);
         cols0[i] = c0;
         goff[i] = per_col * (size_t)c0;
-        int8_t *codes = (int8_t *)(ya + goff[i]);
-        float *yd = (float *)(codes + (size_t)nb * nc * 32);
-        uint8_t *ye = (uint8_t *)(yd + (size_t)nb * nc);
-        for (int c = 0; c < nc; c++) {
-            const uint8_t *row = xq + (size_t)(c0 + c) * xq_row;
-            for (int64_t b = 0; b < nb; b++) {
-                const size_t at = (size_t)b * nc + c;
-                if (act == STENO_T_Q8_1) {
-                    const block_q8_1 *y = (const block_q8_1 *)row + b;
-                    memcpy(codes + at * 32, y->qs, 32);
-                    yd[at] = steno_fp16_to_f32(y->d);
-                    const float s = steno_fp16_to_f32(y->s);
-                    memcpy(ye + at * 4, &s, 4);
-                } else {
-                    const block_q8_0 *y = (const block_q8_0 *)row + b;
-                    memcpy(codes + at * 32, y->qs, 32);
-                    yd[at] = steno_fp16_to_f32(y->d);
-                    int32_t sum = 0;
-                    for (int q = 0; q < 32; q++) sum += y->qs[q];
-                    const int32_t off = (W->type == STENO_T_Q4_0 ? -8 : -128) * sum;
-                    memcpy(ye + at * 4, &off, 4);
-                }
-            }
-        }
         c0 += nc;
         cols0[i + 1] = c0;
     }
+    xm_prep p = {ta, act, W->type, X, n, xq, xq_row, ya, goff, cols0};
+    /* a prompt's rows are worth the workers; each column's bytes are the same either way */
+    if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, xm_prep_task, &p, ngroups);
+    else
+        for (int i = 0; i < ngroups; i++) xm_prep_task(&p, i, ngroups);
     xm_job j = {W, fn, T, m, ya, goff, cols0, ngroups, Y, ldy};
     if ((int64_t)T * W->n_out * W->n_in < 32768) xm_worker(&j, 0, 1);
     else steno_pool_run(pool, xm_worker, &j, steno_n_tasks(pool));

@@ -5,9 +5,10 @@
  * 32-element block b, the 8 rows' codes are stored as eight 32-byte chunks: chunk k holds elements
  * 4k..4k+3 of row 0, then of row 1, ..., row 7 (q8_0: the signed bytes; q4_0/q4_1: two chunks per
  * 32 bytes, chunk k in the low nibbles and chunk k+4 in the high nibbles of the same bytes), then
- * the 8 rows' fp16 scales d (and for q4_1 the 8 fp16 mins m). A block group is as large as the 8
- * original blocks (144, 160, 272 bytes), so a decode step reads as many bytes as the ggml path, as
- * one sequential stream.
+ * the 8 rows' fp16 scales d (and for q4_1 the 8 fp16 mins m). q5_0: the nibbles as q4_0, then 32
+ * bytes of high bits (bit k of byte 4r + e: element 4k + e of row r), then the scales. A block
+ * group is as large as the 8 original blocks (144, 160, 176, 272 bytes), so a decode step reads
+ * as many bytes as the ggml path, as one sequential stream.
  *
  * Arithmetic (this is NOT llama.cpp's: a Lab path, `--compute fast`, gated in docs/LLM.md). For
  * output (row r, activation row c), with the activation row quantized as the ggml path does (q8_0
@@ -15,14 +16,14 @@
  *     acc = 0; for each block b: acc = fmaf(d_r · d_c, (float)Σ_32 w·y, acc)
  *                                (q4_1: acc = fmaf(m_r, s_c, acc) after it; s_c the q8_1 block sum)
  * where Σ w·y is the exact integer dot of the block (q4_0: w = nibble − 8; q4_1: w = nibble;
- * q8_0: w = the byte). ggml instead keeps eight float partial sums per block lane and adds them at
+ * q5_0: w = (nibble | high bit << 4) − 16; q8_0: w = the byte). ggml instead keeps eight float partial sums per block lane and adds them at
  * the end; here each block's dot is exact and adds one rounding. Every (r, c) output takes the same
  * operations in the same order whatever T, the grouping of activation rows or the thread count, so
  * results are identical for any batch size and thread count, and equal to the scalar reference
  * (steno_xmat_dot_ref) to the bit on every CPU.
  *
- * Kernels: AVX512-VNNI (EVEX, ymm) and AVX-VNNI, chosen at run time; the scalar reference elsewhere
- * (or with STENO_XMAT_ISA=scalar). Thread-safety: a packed matrix is read-only after packing. */
+ * Kernels: AVX512-VNNI (EVEX, ymm), AVX-VNNI and AVX2 (vpmaddubsw + vpmaddwd: the same exact
+ * integer lanes), chosen at run time; the scalar reference elsewhere (or with STENO_XMAT_ISA=scalar). Thread-safety: a packed matrix is read-only after packing. */
 #ifndef STENO_KERNELS_XMAT_H
 #define STENO_KERNELS_XMAT_H
 
@@ -32,14 +33,14 @@
 #include "kernels/matmul.h"
 
 typedef struct steno_xmat {
-    int type;            /* the source weight type: STENO_T_Q4_0, _Q4_1 or _Q8_0 */
+    int type;            /* the source weight type: STENO_T_Q4_0, _Q4_1, _Q5_0 or _Q8_0 */
     int64_t n_in, n_out; /* as the source matrix (n_in a multiple of 32) */
     int64_t n_groups;    /* (n_out + 7) / 8 */
     size_t block_bytes;  /* bytes per (group, block): 144, 160 or 272 */
     uint8_t *data;       /* n_groups · (n_in / 32) · block_bytes, 64-byte aligned; owned */
 } steno_xmat;
 
-/** 1 when W's type has an x8 layout (q4_0, q4_1, q8_0) and n_in is a multiple of 32. */
+/** 1 when W's type has an x8 layout (q4_0, q4_1, q5_0, q8_0) and n_in is a multiple of 32. */
 int steno_xmat_supported(const steno_mat *W);
 
 /** Repacks W into *out (allocates out->data). Returns 0, or -1 (unsupported type, out of memory). */
@@ -71,17 +72,18 @@ int steno_xmat_set_isa(const char *name);
 
 /** One group of 8 weight rows (g = the group's first block group) with nc (1..MAX_COLS) packed
  *  activation rows: out[c·8 + r]. ya: codes [nb][nc][32]; yd: d [nb][nc]; ye: per (b, c) the int32
- *  offset −K·Σy (q4_0: K = 8, q8_0: K = 128 after the kernel's +128; read as int32) or the float
+ *  offset −K·Σy (q4_0: K = 8, q5_0: K = 16, q8_0: K = 128 after the kernel's +128; read as int32) or the float
  *  s (q4_1). */
 typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
                               float *out);
 
 typedef struct steno_xmat_kernels {
-    steno_xmat_fn q4_0, q4_1, q8_0;
+    steno_xmat_fn q4_0, q4_1, q8_0, q5_0;
     int max_cols;
 } steno_xmat_kernels;
 
 const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void);
 const steno_xmat_kernels *steno_xmat_kernels_avxvnni(void);
+const steno_xmat_kernels *steno_xmat_kernels_avx2(void);
 
 #endif

@@ -1,7 +1,12 @@
 /* xmat_impl.h — the x8 kernels (xmat.h), included once by each xmat_<isa>.c with:
  *   XM_TGT                 the target attribute of the isa
  *   XM_SFX                 the suffix of the table function
- *   XM_DPBUSD(acc, u, s)   acc + eight int32 lanes Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed bytes)
+ *   XM_DPBUSD(acc, u, s)   acc + eight int32 lanes Σ_{k<4} u[4i+k]·s[4i+k] (u unsigned, s signed bytes;
+ *                          exact for u <= 31 with vpmaddubsw, any u with vpdpbusd)
+ *   XM_Q8_SIGNED           (AVX2) q8_0 by ggml's sign trick, |w|·sign(y, w), instead of the offset
+ *                          form u = w + 128, which vpmaddubsw would saturate; equal for every
+ *                          activation steno quantizes (a code −128 only in zero-scale blocks,
+ *                          tests/unit/test_dot_rows.c)
  *   XM_MAX_COLS            activation rows per call (8 with 32 vector registers, 4 with 16)
  * Lane r of every vector is weight row r of the group; each lane does the scalar reference's
  * operations (xmat.c scalar_kernel) in its order: exact int32 block dot, one float multiply of the
@@ -32,20 +37,59 @@ XM_INLINE void xm_nibbles(const uint8_t *o, __m256i *ch) {
     }
 }
 
-/* TYPE 0: q4_0 (offset −8Σy), 1: q4_1 (+ m·s), 2: q8_0 (u = w ^ 0x80, offset −128Σy) */
+/* q5_0: chunk k = nibbles | bit k of the high-bit vector, moved to bit 4 */
+XM_INLINE void xm_q5(const uint8_t *o, __m256i *ch) {
+    xm_nibbles(o, ch);
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(o + 128));
+    _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
+        const __m256i bit = _mm256_and_si256(hb, _mm256_set1_epi8((char)(1 << k)));
+        const __m256i b4 = k < 4 ? _mm256_slli_epi16(bit, 4 - k) : k > 4 ? _mm256_srli_epi16(bit, k - 4) : bit;
+        ch[k] = _mm256_or_si256(ch[k], b4);
+    }
+}
+
+#ifdef XM_Q8_SIGNED
+/* Σ_k |w_k|·sign(y, w_k) with vpmaddubsw + vpmaddwd(1), the AVX2 q8_0 block dot */
+XM_INLINE __m256i xm_dot8_signed(const __m256i *ch, const __m256i *ach, const int8_t *y) {
+    int32_t w[8];
+    memcpy(w, y, 32);
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i isum = _mm256_setzero_si256();
+    _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
+        const __m256i sy = _mm256_sign_epi8(_mm256_set1_epi32(w[k]), ch[k]);
+        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(ach[k], sy), ones));
+    }
+    return isum;
+}
+#endif
+
+/* TYPE 0: q4_0 (offset −8Σy), 1: q4_1 (+ m·s), 2: q8_0 (u = w ^ 0x80, offset −128Σy; AVX2: the sign
+ * trick, no offset), 3: q5_0 (offset −16Σy) */
 XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye,
                          const int NC, float *out) {
-    const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : 272;
-    const size_t so = TYPE == 2 ? 256 : 128; /* the scales' offset in a block group */
+    const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : TYPE == 3 ? 176 : 272;
+    const size_t so = TYPE == 2 ? 256 : TYPE == 3 ? 160 : 128; /* the scales' offset in a block group */
     __m256 acc[XM_MAX_COLS];
     _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const uint8_t *o = g + (size_t)b * bb;
         __m256i ch[8];
+#ifdef XM_Q8_SIGNED
+        __m256i ach[8];
+#endif
         if (TYPE == 2) {
+#ifdef XM_Q8_SIGNED
+            _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
+                ch[k] = _mm256_loadu_si256((const __m256i *)(o + 32 * k));
+                ach[k] = _mm256_sign_epi8(ch[k], ch[k]);
+            }
+#else
             const __m256i flip = _mm256_set1_epi8((char)0x80);
             _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++)
                 ch[k] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(o + 32 * k)), flip);
+#endif
+        } else if (TYPE == 3) {
+            xm_q5(o, ch);
         } else {
             xm_nibbles(o, ch);
         }
@@ -54,8 +98,15 @@ XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t 
         if (TYPE == 1) mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(o + 144)));
         _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
             const size_t at = (size_t)b * NC + c;
+#ifdef XM_Q8_SIGNED
+            const __m256i isum = TYPE == 2 ? xm_dot8_signed(ch, ach, ya + at * 32)
+                                           : xm_dot8(TYPE == 1 ? _mm256_setzero_si256()
+                                                               : _mm256_set1_epi32(((const int32_t *)ye)[at]),
+                                                     ch, ya + at * 32);
+#else
             const __m256i init = TYPE == 1 ? _mm256_setzero_si256() : _mm256_set1_epi32(((const int32_t *)ye)[at]);
             const __m256i isum = xm_dot8(init, ch, ya + at * 32);
+#endif
             const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(yd[at]));
             acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc[c]);
             if (TYPE == 1) acc[c] = _mm256_fmadd_ps(mx, _mm256_set1_ps(((const float *)ye)[at]), acc[c]);
@@ -96,8 +147,10 @@ XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t 
 XM_TYPE(q4_0, 0)
 XM_TYPE(q4_1, 1)
 XM_TYPE(q8_0, 2)
+XM_TYPE(q5_0, 3)
 
 static const steno_xmat_kernels XM_CAT(xm_table_, XM_SFX) = {XM_CAT(xm_q4_0_, XM_SFX), XM_CAT(xm_q4_1_, XM_SFX),
-                                                             XM_CAT(xm_q8_0_, XM_SFX), XM_MAX_COLS};
+                                                             XM_CAT(xm_q8_0_, XM_SFX), XM_CAT(xm_q5_0_, XM_SFX),
+                                                             XM_MAX_COLS};
 
 const steno_xmat_kernels *XM_CAT(steno_xmat_kernels_, XM_SFX)(void) { return &XM_CAT(xm_table_, XM_SFX); }

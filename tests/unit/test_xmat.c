@@ -1,9 +1,9 @@
 /* test_xmat.c — the fast path's x8 matrices (kernels/xmat.h).
  *
  * 1. steno_matmul_x equals the scalar reference steno_xmat_dot_ref BIT FOR BIT (memcmp) for q4_0,
- *    q4_1 and q8_0; n_in 576 and 1536, n_out 45 (a padded last group of 5 rows) and 8; T = 1..16,
+ *    q4_1, q5_0 and q8_0; n_in 576 and 1536, n_out 45 (a padded last group of 5 rows) and 8; T = 1..16,
  *    23 and 40 activation rows; 1 and 2 threads; under every kernel set this build and CPU have
- *    (scalar, AVX-VNNI, AVX512-VNNI; the others are named as skipped). So results do not depend
+ *    (scalar, AVX2, AVX-VNNI, AVX512-VNNI; the others are named as skipped). So results do not depend
  *    on T, the grouping of activation rows, the thread count or the CPU.
  * 2. Against llama.cpp's arithmetic (steno_matmul, the faithful path): the same products up to
  *    float rounding — every |fast − ggml| <= 1e-4 × the rms of the outputs (the two differ only
@@ -45,8 +45,8 @@ static void random_weights(int t, uint8_t *w, size_t bytes) {
     }
 }
 
-static const int k_types[] = {STENO_T_Q4_0, STENO_T_Q4_1, STENO_T_Q8_0};
-static const char *const k_isas[] = {"scalar", "avxvnni", "avx512vnni"};
+static const int k_types[] = {STENO_T_Q4_0, STENO_T_Q4_1, STENO_T_Q8_0, STENO_T_Q5_0};
+static const char *const k_isas[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
 
 int main(void) {
     steno_pool *p2 = NULL;
@@ -56,13 +56,13 @@ int main(void) {
     static const int n_ins[] = {576, 1536};
     static const int n_outs[] = {45, 8};
     long outputs = 0;
-    for (int ii = 0; ii < 3; ii++) {
+    for (int ii = 0; ii < 4; ii++) {
         if (steno_xmat_set_isa(k_isas[ii]) != 0) {
             printf("skipped: %s kernels (this CPU or build lacks them)\n", k_isas[ii]);
             continue;
         }
         const int fails0 = g_failures;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             for (int a = 0; a < 2; a++)
                 for (int o = 0; o < 2; o++) {
                     const int t = k_types[k], n_in = n_ins[a], n_out = n_outs[o];
