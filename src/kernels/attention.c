@@ -108,62 +108,73 @@ typedef struct {
     uint8_t *scratch;
     size_t per;
     int span; /* positions covered by the score array (multiple of 8) */
+    int hb;   /* query heads per task: all heads of a KV group share each key row's conversion */
 } attn_ggml_job;
 
+/* One task = query row t and heads h0 .. h0 + hb − 1 of one KV group. Every (t, h) output is
+ * computed by the same operations in the same order whatever hb and the thread split are. */
 static void attn_worker_ggml(void *arg, int ith, int nth) {
     attn_ggml_job *j = arg;
     const steno_attn_params *ap = j->ap;
     const steno_kv_view *kv = j->kv;
-    const int hk = ap->head_dim_k, hv = ap->head_dim_v, group = ap->n_head / ap->n_kv_head;
+    const int hk = ap->head_dim_k, hv = ap->head_dim_v, group = ap->n_head / ap->n_kv_head, hb = j->hb;
+    const int tasks_per_t = ap->n_head / hb;
     uint8_t *scr = j->scratch + (size_t)ith * j->per;
     float *dense = (float *)scr;                         /* [span] */
     float *acc = dense + j->span;                        /* [32 * hv] */
-    float *w = acc + 32 * (size_t)hv;                    /* [n_order] */
-    int32_t *pos = (int32_t *)(w + kv->n_order);         /* [n_order] */
+    float *w = acc + 32 * (size_t)hv;                    /* [hb][n_order] */
+    int32_t *pos = (int32_t *)(w + (size_t)hb * kv->n_order); /* [n_order] */
     const uint16_t **vrows = (const uint16_t **)(((uintptr_t)(pos + kv->n_order) + 15) & ~(uintptr_t)15);
-    uint16_t *q16 = (uint16_t *)(vrows + kv->n_order);   /* [hk] */
+    float *qf = (float *)(vrows + kv->n_order);          /* [hb][hk] */
     const size_t khead = kv->k_row_bytes / ap->n_kv_head, vhead = kv->v_row_bytes / ap->n_kv_head;
+    const size_t wst = (size_t)kv->n_order;
     long lo, hi;
-    steno_split((long)j->T * ap->n_head, ith, nth, &lo, &hi);
+    steno_split((long)j->T * tasks_per_t, ith, nth, &lo, &hi);
     for (long task = lo; task < hi; task++) {
-        const int t = (int)(task / ap->n_head), h = (int)(task % ap->n_head), kvh = h / group;
+        const int t = (int)(task / tasks_per_t), h0 = (int)(task % tasks_per_t) * hb, kvh = h0 / group;
         const int qpos = j->q0 + t;
-        const float *qh = j->q + (size_t)t * ap->n_head * hk + (size_t)h * hk;
-        float *oh = j->out + (size_t)t * ap->n_head * hv + (size_t)h * hv;
-        for (int i = 0; i < hk; i++) q16[i] = steno_f32_to_f16(qh[i]);
+        /* ggml's mul_mat(k, q) converts q to f16 */
+        steno_ggml_round_f16_row(hb * hk, j->q + (size_t)t * ap->n_head * hk + (size_t)h0 * hk, qf);
         int n = 0, pmax = -1;
-        float maxv = -INFINITY;
         for (int i = 0; i < kv->n_order; i++) {
             const int s = kv->order ? kv->order[i] : i, p = kv->pos[s];
             if (!steno_kv_visible(kv, p, qpos)) continue;
             const uint16_t *krow = (const uint16_t *)(kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead);
-            float sc = steno_ggml_dot_f16(hk, krow, q16) * ap->scale;
-            w[n] = sc;
+            steno_ggml_dot_f16_multi(hk, krow, qf, (size_t)hk, hb, ap->scale, w + n, wst);
             pos[n] = p;
             vrows[n] = (const uint16_t *)(kv->v + (size_t)s * kv->v_row_bytes + (size_t)kvh * vhead);
-            if (sc > maxv) maxv = sc;
             if (p > pmax) pmax = p;
             n++;
         }
-        if (n == 0) {
-            memset(oh, 0, (size_t)hv * sizeof(float));
-            continue;
+        for (int g = 0; g < hb; g++) {
+            float *oh = j->out + (size_t)t * ap->n_head * hv + (size_t)(h0 + g) * hv;
+            float *wg = w + (size_t)g * wst;
+            if (n == 0) {
+                memset(oh, 0, (size_t)hv * sizeof(float));
+                continue;
+            }
+            float maxv = -INFINITY;
+            for (int k = 0; k < n; k++)
+                if (wg[k] > maxv) maxv = wg[k];
+            /* dense scores over the 8-aligned chunks that hold visible positions, -inf elsewhere */
+            const int first = pos[0] & ~7, end = (pmax | 7) + 1;
+            for (int p = first; p < end; p++) dense[p - first] = -INFINITY;
+            for (int k = 0; k < n; k++) dense[pos[k] - first] = wg[k];
+            /* chunks wholly masked add exp(-inf) = 0 in llama.cpp: skipping them is exact; runs of
+             * consecutive non-empty chunks go through one call, the sum accumulated in chunk order */
+            double sum = 0;
+            for (int k = 0; k < n;) {
+                const int c0 = pos[k] & ~7;
+                int c1 = c0 + 8;
+                while (k < n && pos[k] < c1 + 8) {
+                    if (pos[k] >= c1) c1 += 8;
+                    k++;
+                }
+                sum = steno_ggml_soft_max_from(c1 - c0, dense + (c0 - first), dense + (c0 - first), maxv, sum);
+            }
+            steno_ggml_probs_f16(n, dense, pos, first, (float)(1.0 / sum), wg);
+            steno_ggml_attn_values(n, pos, vrows, wg, hv, acc, oh);
         }
-        /* dense scores over the 8-aligned chunks that hold visible positions, -inf elsewhere */
-        const int first = pos[0] & ~7, end = (pmax | 7) + 1;
-        for (int p = first; p < end; p++) dense[p - first] = -INFINITY;
-        for (int i = 0; i < n; i++) dense[pos[i] - first] = w[i];
-        double sum = 0;
-        int i = 0;
-        for (int c0 = first; c0 < end; c0 += 8) {
-            /* chunks wholly masked add exp(-inf) = 0 in llama.cpp: skipping them is exact */
-            while (i < n && pos[i] < c0) i++;
-            if (i >= n || pos[i] >= c0 + 8) continue;
-            sum += steno_ggml_soft_max(8, dense + (c0 - first), dense + (c0 - first), maxv);
-        }
-        const float inv = (float)(1.0 / sum);
-        for (int k = 0; k < n; k++) w[k] = steno_round_f16(dense[pos[k] - first] * inv);
-        steno_ggml_attn_values(n, pos, vrows, w, hv, acc, oh);
     }
 }
 
@@ -176,8 +187,12 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
     }
     const int span = (maxpos | 7) + 1 + 8;
     const int nth = steno_n_tasks(pool);
-    size_t per = (size_t)span * 4 + 32 * (size_t)ap->head_dim_v * 4 + (size_t)kv->n_order * (4 + 4 + 8) + 16 +
-                 (size_t)ap->head_dim_k * 2 + 64;
+    /* whole KV groups per task when there are enough of them to share out (prompt evaluation);
+     * single heads when few rows would leave threads idle (decode) */
+    const int group = ap->n_head / ap->n_kv_head;
+    const int hb = (long)T * ap->n_kv_head >= 4L * nth ? group : 1;
+    size_t per = (size_t)span * 4 + 32 * (size_t)ap->head_dim_v * 4 + (size_t)kv->n_order * (4 * (size_t)hb + 4 + 8) +
+                 16 + (size_t)hb * ap->head_dim_k * 4 + 64;
     per = (per + 63) / 64 * 64;
     if (work->cap < per * (size_t)nth) {
         size_t want = per * (size_t)nth, cap = work->cap * 2 > want ? work->cap * 2 : want;
@@ -186,7 +201,7 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
         work->buf = p;
         work->cap = cap;
     }
-    attn_ggml_job j = {ap, q, T, q0, kv, out, work->buf, per, span};
+    attn_ggml_job j = {ap, q, T, q0, kv, out, work->buf, per, span, hb};
     if ((long)T * ap->n_head * kv->n_order < 4096) attn_worker_ggml(&j, 0, 1);
     else steno_pool_run(pool, attn_worker_ggml, &j, nth);
     return 0;
