@@ -135,17 +135,22 @@ static void attn_worker_ggml(void *arg, int ith, int nth) {
         const int qpos = j->q0 + t;
         /* ggml's mul_mat(k, q) converts q to f16 */
         steno_ggml_round_f16_row(hb * hk, j->q + (size_t)t * ap->n_head * hk + (size_t)h0 * hk, qf);
-        int n = 0, pmax = -1;
+        int n = 0, pmax = -1, nb = 0;
+        const uint16_t *krows[8]; /* visible key rows not yet scored: scored 8 at a time */
         for (int i = 0; i < kv->n_order; i++) {
             const int s = kv->order ? kv->order[i] : i, p = kv->pos[s];
             if (!steno_kv_visible(kv, p, qpos)) continue;
-            const uint16_t *krow = (const uint16_t *)(kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead);
-            steno_ggml_dot_f16_multi(hk, krow, qf, (size_t)hk, hb, ap->scale, w + n, wst);
+            krows[nb++] = (const uint16_t *)(kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * khead);
             pos[n] = p;
             vrows[n] = (const uint16_t *)(kv->v + (size_t)s * kv->v_row_bytes + (size_t)kvh * vhead);
             if (p > pmax) pmax = p;
             n++;
+            if (nb == 8) {
+                steno_ggml_dot_f16_block(hk, krows, 8, qf, (size_t)hk, hb, ap->scale, w + n - 8, wst);
+                nb = 0;
+            }
         }
+        if (nb) steno_ggml_dot_f16_block(hk, krows, nb, qf, (size_t)hk, hb, ap->scale, w + n - nb, wst);
         for (int g = 0; g < hb; g++) {
             float *oh = j->out + (size_t)t * ap->n_head * hv + (size_t)(h0 + g) * hv;
             float *wg = w + (size_t)g * wst;

@@ -44,6 +44,9 @@ TGT static inline __m256 v_expf(__m256 x) {
                                       _mm256_andnot_ps(_mm256_castsi256_ps(c), _mm256_fmadd_ps(k, j, k)))));
 }
 
+void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
+                              float *out, size_t out_stride);
+
 /* GGML_F32x8_REDUCE of x[0..3] */
 TGT static inline float reduce4(__m256 x0, __m256 x1, __m256 x2, __m256 x3) {
     x0 = _mm256_add_ps(x0, x2);
@@ -146,6 +149,52 @@ TGT void steno_ggml_attn_values(int n, const int32_t *pos, const uint16_t *const
     for (int d = 0; d < n_dims; d += 8) reduce_lanes8(acc + d, (size_t)n_dims, out + d);
 }
 
+/* reduce4's horizontal part for 8 vectors at once: out[r] = ((x_r[0] + x_r[4]) + (x_r[1] + x_r[5])) +
+ * ((x_r[2] + x_r[6]) + (x_r[3] + x_r[7])), the additions reduce4 performs after its vertical ones. */
+TGT static inline __m256 hsum8x8(const __m256 *x) {
+    __m256 t[4];
+    for (int r = 0; r < 4; r++) /* [x_2r lo + hi | x_2r+1 lo + hi] */
+        t[r] = _mm256_add_ps(_mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x20),
+                             _mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x31));
+    /* hadd(t0, t1) lanes: [x0: a+b, c+d; x2: a+b, c+d | x1: ..; x3: ..]; then the pairs' sums */
+    const __m256 u0 = _mm256_hadd_ps(t[0], t[1]), u1 = _mm256_hadd_ps(t[2], t[3]);
+    const __m256 v = _mm256_hadd_ps(u0, u1); /* [x0, x2, x4, x6 | x1, x3, x5, x7] */
+    return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+TGT void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride,
+                                  int g, float scale, float *out, size_t out_stride) {
+    if (n % 32 != 0 || n > 512 || nr > 8) {
+        for (int r = 0; r < nr; r++) steno_ggml_dot_f16_multi(n, krows[r], qf, q_stride, g, scale, out + r, out_stride);
+        return;
+    }
+    float kf[8 * 512];
+    for (int r = 0; r < nr; r++)
+        for (int i = 0; i < n; i += 8)
+            _mm256_storeu_ps(kf + (size_t)r * n + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(krows[r] + i))));
+    const __m256 sc = _mm256_set1_ps(scale);
+    for (int h = 0; h < g; h++) {
+        const float *q = qf + (size_t)h * q_stride;
+        __m256 x[8];
+        for (int r = 0; r < nr; r++) {
+            const float *k = kf + (size_t)r * n;
+            __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+            for (int i = 0; i < n; i += 32) {
+                s0 = _mm256_fmadd_ps(_mm256_loadu_ps(k + i), _mm256_loadu_ps(q + i), s0);
+                s1 = _mm256_fmadd_ps(_mm256_loadu_ps(k + i + 8), _mm256_loadu_ps(q + i + 8), s1);
+                s2 = _mm256_fmadd_ps(_mm256_loadu_ps(k + i + 16), _mm256_loadu_ps(q + i + 16), s2);
+                s3 = _mm256_fmadd_ps(_mm256_loadu_ps(k + i + 24), _mm256_loadu_ps(q + i + 24), s3);
+            }
+            x[r] = _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)); /* reduce4's vertical adds */
+        }
+        for (int r = nr; r < 8; r++) x[r] = _mm256_setzero_ps();
+        /* no tail: ggml's double sum is exactly the float reduction */
+        float res[8];
+        _mm256_storeu_ps(res, _mm256_mul_ps(hsum8x8(x), sc));
+        for (int r = 0; r < nr; r++) out[(size_t)h * out_stride + r] = res[r];
+    }
+}
+
 TGT void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
                                   float *out, size_t out_stride) {
     float kf[512];
@@ -232,6 +281,10 @@ void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t 
     (void)n; (void)k; (void)qf; (void)q_stride; (void)g; (void)scale; (void)out; (void)out_stride;
 }
 void steno_ggml_round_f16_row(int n, const float *x, float *y) { (void)n; (void)x; (void)y; }
+void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride, int g,
+                              float scale, float *out, size_t out_stride) {
+    (void)n; (void)krows; (void)nr; (void)qf; (void)q_stride; (void)g; (void)scale; (void)out; (void)out_stride;
+}
 void steno_ggml_probs_f16(int n, const float *dense, const int32_t *pos, int first, float inv, float *w) {
     (void)n; (void)dense; (void)pos; (void)first; (void)inv; (void)w;
 }

@@ -39,6 +39,11 @@ double steno_ggml_soft_max_from(int n, float *y, const float *x, float max, doub
 void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
                               float *out, size_t out_stride);
 
+/** steno_ggml_dot_f16_multi for nr ≤ 8 key rows krows[r]: out[h·out_stride + r] for query h and row r,
+ *  bit-identical to it; the horizontal sums of 8 rows are done together (a transposed reduce4). */
+void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride, int g,
+                              float scale, float *out, size_t out_stride);
+
 /** y[i] = float(half(x[i])) (round to nearest even; F16C). */
 void steno_ggml_round_f16_row(int n, const float *x, float *y);
 

@@ -12,7 +12,8 @@
  *    counts T, head counts and GQA ratios, head sizes (64, 128, 256, 40 with a 32-tail, 576 beyond
  *    the kernel's buffer), cache lengths, slot orders with gaps, sliding windows with kept
  *    positions, on 1 and 3 threads. The f32 cache (generic path) against its plain reference too.
- * 3. steno_ggml_dot_f16_multi equals steno_ggml_dot_f16 · scale for each query of a group.
+ * 3. steno_ggml_dot_f16_multi and _block (8 key rows at once) equal steno_ggml_dot_f16 · scale for
+ *    each query of a group and each row.
  */
 #include <math.h>
 #include <stdio.h>
@@ -393,6 +394,24 @@ static void test_dot_multi(void) {
             }
         }
         steno_ggml_dot_f16_multi(n, k, &qf[0][0], 576, 4, 0.125f, out, 3);
+        /* the 8-row block with rows of several kinds: row r is k with its first r values negated */
+        static uint16_t kr[8][576];
+        const uint16_t *krows[8];
+        float outb[4 * 8];
+        for (int r = 0; r < 8; r++) {
+            memcpy(kr[r], k, 2 * (size_t)n);
+            for (int i = 0; i < r; i++) kr[r][i] ^= 0x8000;
+            krows[r] = kr[r];
+        }
+        for (int nr = 1; nr <= 8; nr = nr == 1 ? 5 : nr + 3) { /* 1, 5, 8 rows */
+            steno_ggml_dot_f16_block(n, krows, nr, &qf[0][0], 576, 4, 0.125f, outb, 8);
+            for (int g = 0; g < 4; g++)
+                for (int r = 0; r < nr; r++) {
+                    const float want = steno_ggml_dot_f16(n, kr[r], q16[g]) * 0.125f;
+                    CHECK(memcmp(&want, &outb[8 * g + r], 4) == 0, "block n %d rows %d query %d row %d: %.9g vs %.9g",
+                          n, nr, g, r, outb[8 * g + r], want);
+                }
+        }
         for (int g = 0; g < 4; g++) {
             const float want = steno_ggml_dot_f16(n, k, q16[g]) * 0.125f;
             CHECK(memcmp(&want, &out[3 * g], 4) == 0, "n %d query %d: %.9g vs %.9g", n, g, out[3 * g], want);
