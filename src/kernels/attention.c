@@ -226,9 +226,9 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
     const int span = (maxpos | 7) + 1 + 8;
     const int nth = steno_n_tasks(pool);
     /* whole KV groups, then blocks of query rows, per task when there are enough tasks to share out
-     * (prompt evaluation); single heads when few rows would leave threads idle (decode) */
+     * (prompt evaluation, or one thread); single heads when few rows would leave threads idle */
     const int group = ap->n_head / ap->n_kv_head;
-    const int hb = (long)T * ap->n_kv_head >= 4L * nth ? group : 1;
+    const int hb = nth == 1 || (long)T * ap->n_kv_head >= 4L * nth ? group : 1;
     const int tb = hb > 1 && (long)T * ap->n_kv_head >= 16L * nth ? 4 : 1;
     const size_t n_order = (size_t)kv->n_order;
     size_t per = (size_t)span * 4 + 32 * (size_t)ap->head_dim_v * 4 + n_order * 4 * (size_t)(tb * hb) +
