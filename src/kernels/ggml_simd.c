@@ -44,9 +44,6 @@ TGT static inline __m256 v_expf(__m256 x) {
                                       _mm256_andnot_ps(_mm256_castsi256_ps(c), _mm256_fmadd_ps(k, j, k)))));
 }
 
-void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
-                              float *out, size_t out_stride);
-
 /* GGML_F32x8_REDUCE of x[0..3] */
 TGT static inline float reduce4(__m256 x0, __m256 x1, __m256 x2, __m256 x3) {
     x0 = _mm256_add_ps(x0, x2);
