@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/quant.h"
+#include "kernels/quant_act.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -192,6 +193,27 @@ TGT void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, c
     }
 }
 
+TGT void steno_ggml_geglu(float *h, const float *g, const float *u, int n) {
+    const uint16_t *tab = steno_gelu_ggml_table();
+    const __m256 lo = _mm256_set1_ps(-10.0f), hi = _mm256_set1_ps(10.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) { /* NaN: the scalar's canonical index */
+            for (int k = 0; k < 8; k++) h[i + k] = steno_gelu_ggml(g[i + k]) * u[i + k];
+            continue;
+        }
+        uint16_t idx[8], gv[8];
+        _mm_storeu_si128((__m128i *)idx, _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        for (int k = 0; k < 8; k++) gv[k] = tab[idx[k]];
+        __m256 y = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)gv));
+        y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, hi, _CMP_GE_OQ));              /* x >= 10: x */
+        y = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LE_OQ), y);                 /* x <= -10: 0 */
+        _mm256_storeu_ps(h + i, _mm256_mul_ps(y, _mm256_loadu_ps(u + i)));
+    }
+    for (; i < n; i++) h[i] = steno_gelu_ggml(g[i]) * u[i];
+}
+
 TGT void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
                                   float *out, size_t out_stride) {
     float kf[512];
@@ -278,6 +300,7 @@ void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t 
     (void)n; (void)k; (void)qf; (void)q_stride; (void)g; (void)scale; (void)out; (void)out_stride;
 }
 void steno_ggml_round_f16_row(int n, const float *x, float *y) { (void)n; (void)x; (void)y; }
+void steno_ggml_geglu(float *h, const float *g, const float *u, int n) { (void)h; (void)g; (void)u; (void)n; }
 void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride, int g,
                               float scale, float *out, size_t out_stride) {
     (void)n; (void)krows; (void)nr; (void)qf; (void)q_stride; (void)g; (void)scale; (void)out; (void)out_stride;

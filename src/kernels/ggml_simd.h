@@ -51,6 +51,10 @@ void steno_ggml_round_f16_row(int n, const float *x, float *y);
  *  float(half(dense[pos[k] − first] · inv)) for k < n (n ≥ 1, pos increasing). */
 void steno_ggml_probs_f16(int n, const float *dense, const int32_t *pos, int first, float inv, float *w);
 
+/** h[i] = steno_gelu_ggml(g[i]) · u[i] (ggml_vec_geglu_f32 with GGML_GELU_FP16: the table looked up
+ *  at the F16C half of g[i]), bit-identical to the scalar loop. */
+void steno_ggml_geglu(float *h, const float *g, const float *u, int n);
+
 /** h[i] = silu(g[i]) * u[i] as ggml_vec_swiglu_f32 (ggml_v_silu on 8 lanes, scalar tail). */
 void steno_ggml_swiglu(float *h, const float *g, const float *u, int n);
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "kernels/ggml_simd.h"
 #include "kernels/quant.h"
 
 void steno_rmsnorm_ggml(float *y, const float *x, const float *w, int n, float eps) {
@@ -77,5 +78,9 @@ void steno_geglu(float *h, const float *g, const float *u, int n) {
 }
 
 void steno_geglu_ggml(float *h, const float *g, const float *u, int n) {
+    if (steno_ggml_exact_available()) {
+        steno_ggml_geglu(h, g, u, n); /* F16C table index, same bits */
+        return;
+    }
     for (int i = 0; i < n; i++) h[i] = steno_gelu_ggml(g[i]) * u[i];
 }

@@ -69,6 +69,11 @@ static void init_gelu_table(void) {
     }
 }
 
+const uint16_t *steno_gelu_ggml_table(void) {
+    pthread_once(&g_gelu_once, init_gelu_table);
+    return g_gelu_table;
+}
+
 float steno_gelu_ggml(float x) {
     if (x <= -10.0f) return 0.0f;
     if (x >= 10.0f) return x;

@@ -31,6 +31,10 @@ void steno_quantize_q8_1_avx2(const float *x, void *y, int64_t n);
 void steno_quantize_q8_K_avx2(const float *x, void *y, int64_t n);
 /* F16C conversions of n floats (any n): round to nearest even, as steno_f32_to_f16. */
 void steno_f32_to_f16_row_f16c(const float *x, uint16_t *y, int64_t n);
+/** ggml's GELU table (see steno_gelu_ggml): 65 536 halves indexed by the half of x, built once
+ *  (thread-safe). For the vectorized GEGLU (ggml_simd.c). */
+const uint16_t *steno_gelu_ggml_table(void);
+
 #endif
 
 /** Quantizes rows r0 ≤ r < r1 of X (float32, row r at X + r·x_stride floats, n elements each) into
@@ -43,5 +47,9 @@ int steno_quantize_rows(int type, const float *X, size_t x_stride, void *Y, size
 /** y[i] = half(x[i]) for n floats (round to nearest even, bit-identical to steno_f32_to_f16);
  *  F16C when available. */
 void steno_f32_to_f16_row(const float *x, uint16_t *y, int64_t n);
+
+/** ggml's GELU table (see steno_gelu_ggml): 65 536 halves indexed by the half of x, built once
+ *  (thread-safe). For the vectorized GEGLU (ggml_simd.c). */
+const uint16_t *steno_gelu_ggml_table(void);
 
 #endif

@@ -14,6 +14,9 @@
  *    positions, on 1 and 3 threads. The f32 cache (generic path) against its plain reference too.
  * 3. steno_ggml_dot_f16_multi and _block (8 key rows at once) equal steno_ggml_dot_f16 · scale for
  *    each query of a group and each row.
+ * 4. GEGLU as ggml (steno_geglu_ggml, F16C table index) equals steno_gelu_ggml(g) · u element by element
+ *    (random, ±10 boundaries, large, NaN, infinities, subnormals; lengths with tails).
+ * 5. steno_argmax_f32 equals the first-maximum scalar loop (ties, NaN, ±0, -inf).
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,8 +25,10 @@
 
 #include "core/fp16.h"
 #include "core/threadpool.h"
+#include "kernels/argmax.h"
 #include "kernels/attention.h"
 #include "kernels/ggml_simd.h"
+#include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
@@ -421,10 +426,63 @@ static void test_dot_multi(void) {
     }
 }
 
+static void test_geglu(void) {
+    const int n = 4099;
+    float *g = malloc(sizeof(float) * n), *u = malloc(sizeof(float) * n), *h = malloc(sizeof(float) * n);
+    static const float special[] = {-10.0f, 10.0f, -10.000001f, 9.999999f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN,
+                                    1e-42f, -0.0f, 0.0f, 65504.0f, 65520.0f};
+    for (int i = 0; i < n; i++) {
+        g[i] = i % 53 == 0 ? special[(i / 53) % (sizeof special / sizeof special[0])] : frand() * (i % 3 ? 4.0f : 14.0f);
+        u[i] = frand() * 3.0f;
+    }
+    for (int len = n; len > n - 9; len -= 4) {
+        steno_geglu_ggml(h, g, u, len);
+        int bad = 0;
+        for (int i = 0; i < len; i++) {
+            const float want = steno_gelu_ggml(g[i]) * u[i];
+            bad += memcmp(&want, &h[i], 4) != 0;
+        }
+        CHECK(bad == 0, "geglu length %d: %d values differ from steno_gelu_ggml(g) * u", len, bad);
+    }
+    free(g);
+    free(u);
+    free(h);
+}
+
+static int argmax_ref(const float *x, int n) {
+    int c = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[c]) c = i;
+    return c;
+}
+
+static void test_argmax(void) {
+    const int n = 1000;
+    float *x = malloc(sizeof(float) * n);
+    for (int rep = 0; rep < 400; rep++) {
+        const int len = rep < 20 ? 1 + rep : n - (int)(rnd32() % 50);
+        for (int i = 0; i < len; i++) x[i] = (float)(int)(rnd32() % 9) - 4.0f; /* many ties */
+        if (rep % 5 == 1) x[rnd32() % len] = NAN;
+        if (rep % 7 == 2) x[0] = NAN;
+        if (rep % 3 == 0)
+            for (int i = 0; i < len; i++) x[i] = x[i] > 0 ? -0.0f : x[i]; /* maximum ±0 */
+        if (rep % 11 == 3)
+            for (int i = 0; i < len; i++) x[i] = rnd32() % 2 ? -INFINITY : x[i];
+        if (rep % 13 == 4) x[len - 1] = 100.0f; /* in the tail */
+        if (rep % 17 == 5)
+            for (int i = 0; i < len; i++) x[i] = rnd32() % 3 ? 0.0f : -0.0f;
+        const int want = argmax_ref(x, len), got = steno_argmax_f32(x, len);
+        CHECK(want == got, "argmax rep %d length %d: %d, want %d", rep, len, got, want);
+    }
+    free(x);
+}
+
 int main(void) {
     printf("kernels: %s\n", steno_kernels_isa());
     test_quantizers();
     test_dot_multi();
+    test_geglu();
+    test_argmax();
     test_attention();
     if (g_fail) {
         fprintf(stderr, "%d check(s) failed\n", g_fail);
