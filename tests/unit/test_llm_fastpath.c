@@ -16,6 +16,7 @@
  *    each query of a group and each row.
  * 4. GEGLU as ggml (steno_geglu_ggml, F16C table index) equals steno_gelu_ggml(g) · u element by element
  *    (random, ±10 boundaries, large, NaN, infinities, subnormals; lengths with tails).
+ * 6. steno_rope_ggml_qk equals steno_rope_ggml on q and on k (normal and neox pairs, partial n_rot).
  * 5. steno_argmax_f32 equals the first-maximum scalar loop (ties, NaN, ±0, -inf).
  */
 #include <math.h>
@@ -477,12 +478,28 @@ static void test_argmax(void) {
     free(x);
 }
 
+static void test_rope_qk(void) {
+    float q[8 * 64], k[2 * 64], q2[8 * 64], k2[2 * 64];
+    for (int neox = 0; neox < 2; neox++)
+        for (int n_rot = 32; n_rot <= 64; n_rot += 32)
+            for (int pos = 0; pos < 3000; pos += 997) {
+                for (int i = 0; i < 8 * 64; i++) q[i] = q2[i] = frand();
+                for (int i = 0; i < 2 * 64; i++) k[i] = k2[i] = frand();
+                steno_rope_ggml_qk(q, 8, k, 2, 64, n_rot, pos, 10000.0f, 1.0f, neox);
+                steno_rope_ggml(q2, 8, 64, n_rot, pos, 10000.0f, 1.0f, neox);
+                steno_rope_ggml(k2, 2, 64, n_rot, pos, 10000.0f, 1.0f, neox);
+                CHECK(memcmp(q, q2, sizeof q) == 0 && memcmp(k, k2, sizeof k) == 0,
+                      "rope_qk differs (neox %d n_rot %d pos %d)", neox, n_rot, pos);
+            }
+}
+
 int main(void) {
     printf("kernels: %s\n", steno_kernels_isa());
     test_quantizers();
     test_dot_multi();
     test_geglu();
     test_argmax();
+    test_rope_qk();
     test_attention();
     if (g_fail) {
         fprintf(stderr, "%d check(s) failed\n", g_fail);
