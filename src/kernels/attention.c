@@ -131,7 +131,8 @@ static void attn_worker_ggml(void *arg, int ith, int nth) {
     int32_t *tpos = upos + wst;                               /* [n_order] rows of one query row */
     const uint16_t **uv = (const uint16_t **)(((uintptr_t)(tpos + wst) + 15) & ~(uintptr_t)15); /* [n_order] */
     const uint16_t **tv = uv + wst;                           /* [n_order] */
-    float *qf = (float *)(tv + wst);                          /* [tb · hb][hk] */
+    int32_t *tidx = (int32_t *)(tv + wst);                    /* [n_order] their indices in the union */
+    float *qf = (float *)(tidx + wst);                        /* [tb · hb][hk] */
     const size_t khead = kv->k_row_bytes / ap->n_kv_head, vhead = kv->v_row_bytes / ap->n_kv_head;
     long lo, hi;
     steno_split((long)t_tasks * heads_tasks, ith, nth, &lo, &hi);
@@ -165,17 +166,18 @@ static void attn_worker_ggml(void *arg, int ith, int nth) {
             /* this query row's visible rows (all of the union when the block is one row) */
             const int32_t *pos = upos;
             const uint16_t *const *vrows = uv;
-            int m = n, all = 1;
+            int m = n, prefix = 1; /* prefix: the visible rows are the union's first m (causal) */
             if (t1 - t0 > 1) {
-                for (int u = 0; u < n && all; u++) all = steno_kv_visible(kv, upos[u], qpos);
-                if (!all) {
-                    m = 0;
-                    for (int u = 0; u < n; u++)
-                        if (steno_kv_visible(kv, upos[u], qpos)) {
-                            tpos[m] = upos[u];
-                            tv[m] = uv[u];
-                            m++;
-                        }
+                m = 0;
+                for (int u = 0; u < n; u++)
+                    if (steno_kv_visible(kv, upos[u], qpos)) {
+                        if (u != m) prefix = 0;
+                        tidx[m] = u;
+                        tpos[m] = upos[u];
+                        tv[m] = uv[u];
+                        m++;
+                    }
+                if (!prefix) {
                     pos = tpos;
                     vrows = tv;
                 }
@@ -187,9 +189,8 @@ static void attn_worker_ggml(void *arg, int ith, int nth) {
                     memset(oh, 0, (size_t)hv * sizeof(float));
                     continue;
                 }
-                if (!all) /* compact the scores in place to the visible rows (order kept) */
-                    for (int u = 0, k = 0; u < n; u++)
-                        if (steno_kv_visible(kv, upos[u], qpos)) wg[k++] = wg[u];
+                if (!prefix) /* compact the scores in place to the visible rows (order kept) */
+                    for (int k = 0; k < m; k++) wg[k] = wg[tidx[k]];
                 float maxv = -INFINITY;
                 for (int k = 0; k < m; k++)
                     if (wg[k] > maxv) maxv = wg[k];
@@ -232,7 +233,7 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
     const int tb = hb > 1 && (long)T * ap->n_kv_head >= 16L * nth ? 4 : 1;
     const size_t n_order = (size_t)kv->n_order;
     size_t per = (size_t)span * 4 + 32 * (size_t)ap->head_dim_v * 4 + n_order * 4 * (size_t)(tb * hb) +
-                 n_order * (4 + 4 + 8 + 8) + 16 + (size_t)(tb * hb) * ap->head_dim_k * 4 + 64;
+                 n_order * (4 + 4 + 8 + 8 + 4) + 16 + (size_t)(tb * hb) * ap->head_dim_k * 4 + 64;
     per = (per + 63) / 64 * 64;
     if (work->cap < per * (size_t)nth) {
         size_t want = per * (size_t)nth, cap = work->cap * 2 > want ? work->cap * 2 : want;

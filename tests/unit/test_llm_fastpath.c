@@ -16,8 +16,8 @@
  *    each query of a group and each row.
  * 4. GEGLU as ggml (steno_geglu_ggml, F16C table index) equals steno_gelu_ggml(g) · u element by element
  *    (random, ±10 boundaries, large, NaN, infinities, subnormals; lengths with tails).
- * 6. steno_rope_ggml_qk equals steno_rope_ggml on q and on k (normal and neox pairs, partial n_rot).
  * 5. steno_argmax_f32 equals the first-maximum scalar loop (ties, NaN, ±0, -inf).
+ * 6. steno_rope_ggml_qk equals steno_rope_ggml on q and on k (normal and neox pairs, partial n_rot).
  */
 #include <math.h>
 #include <stdio.h>
