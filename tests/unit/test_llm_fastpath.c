@@ -377,7 +377,8 @@ static void test_attention(void) {
         if (cases[i].hk <= 256) run_case(&cases[i], STENO_T_F32, p1, p3);
     }
     if (!steno_ggml_exact_available())
-        fprintf(stderr, "note: no AVX2/F16C: the ggml-exact f16 attention is not available on this CPU\n");
+        fprintf(stderr, "note: the ggml-exact f16 attention is not in use (no AVX2/FMA/F16C, or STENO_NO_AVX2 "
+                        "set): only the f32 path was compared\n");
     steno_pool_free(p1);
     steno_pool_free(p3);
 }
