@@ -28,6 +28,33 @@ float steno_ggml_dot_f16(int n, const uint16_t *x, const uint16_t *y);
  *  the tail); returns the sum in double, accumulated in ggml's order. */
 double steno_ggml_soft_max(int n, float *y, const float *x, float max);
 
+/** steno_ggml_soft_max continued: the chunk sums are added to `sum` in order (a run of 8-position
+ *  chunks after earlier runs gives the same double as one call per chunk). */
+double steno_ggml_soft_max_from(int n, float *y, const float *x, float max, double sum);
+
+/** g key dot products against one f16 key row k[n]: out[h·out_stride] = ggml_vec_dot_f16(k, q_h) ·
+ *  scale for the queries q_h = qf + h·q_stride, given as floats that are already exact halves (the
+ *  f16-rounded query, steno_ggml_round_f16_row). Bit-identical to steno_ggml_dot_f16(n, k, f16(q_h))
+ *  · scale; the key row is converted once for all g queries (a GQA group). */
+void steno_ggml_dot_f16_multi(int n, const uint16_t *k, const float *qf, size_t q_stride, int g, float scale,
+                              float *out, size_t out_stride);
+
+/** steno_ggml_dot_f16_multi for nr ≤ 8 key rows krows[r]: out[h·out_stride + r] for query h and row r,
+ *  bit-identical to it; the horizontal sums of 8 rows are done together (a transposed reduce4). */
+void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride, int g,
+                              float scale, float *out, size_t out_stride);
+
+/** y[i] = float(half(x[i])) (round to nearest even; F16C). */
+void steno_ggml_round_f16_row(int n, const float *x, float *y);
+
+/** Attention probabilities as llama.cpp stores them for the f16 V product: w[k] =
+ *  float(half(dense[pos[k] − first] · inv)) for k < n (n ≥ 1, pos increasing). */
+void steno_ggml_probs_f16(int n, const float *dense, const int32_t *pos, int first, float inv, float *w);
+
+/** h[i] = steno_gelu_ggml(g[i]) · u[i] (ggml_vec_geglu_f32 with GGML_GELU_FP16: the table looked up
+ *  at the F16C half of g[i]), bit-identical to the scalar loop. */
+void steno_ggml_geglu(float *h, const float *g, const float *u, int n);
+
 /** h[i] = silu(g[i]) * u[i] as ggml_vec_swiglu_f32 (ggml_v_silu on 8 lanes, scalar tail). */
 void steno_ggml_swiglu(float *h, const float *g, const float *u, int n);
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "kernels/ggml_simd.h"
 #include "kernels/quant.h"
 
 void steno_rmsnorm_ggml(float *y, const float *x, const float *w, int n, float eps) {
@@ -22,9 +23,8 @@ void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, floa
     for (int j = 0; j < n; j++) o[j] = w[j] * (ss * x[j]);
 }
 
-void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
-                     int neox) {
-    float cs[2048];
+/* cos/sin of the n_rot/2 angles at pos, as ggml's rope_cache_init computes them */
+static int rope_table(float *cs, int n_rot, int pos, float base, float freq_scale) {
     const int nr = n_rot < 2048 ? n_rot : 2048;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     float theta = (float)pos;
@@ -34,6 +34,10 @@ void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, fl
         cs[i0 + 1] = sinf(th);
         theta *= theta_scale;
     }
+    return nr;
+}
+
+static void rope_apply(float *x, int n_heads, int head_dim, int nr, const float *cs, int neox) {
     for (int h = 0; h < n_heads; h++) {
         float *v = x + (size_t)h * head_dim;
         for (int i0 = 0; i0 < nr; i0 += 2) {
@@ -46,6 +50,21 @@ void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, fl
             v[b] = fmaf(x0, s, x1 * c);
         }
     }
+}
+
+void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
+                     int neox) {
+    float cs[2048];
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale);
+    rope_apply(x, n_heads, head_dim, nr, cs, neox);
+}
+
+void steno_rope_ggml_qk(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
+                        float freq_scale, int neox) {
+    float cs[2048];
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale);
+    rope_apply(q, n_head, head_dim, nr, cs, neox);
+    rope_apply(k, n_head_kv, head_dim, nr, cs, neox);
 }
 
 void steno_rope_llama2c(float *x, int dim, int head_size, int pos) {
@@ -77,5 +96,9 @@ void steno_geglu(float *h, const float *g, const float *u, int n) {
 }
 
 void steno_geglu_ggml(float *h, const float *g, const float *u, int n) {
+    if (steno_ggml_exact_available()) {
+        steno_ggml_geglu(h, g, u, n); /* F16C table index, same bits */
+        return;
+    }
     for (int i = 0; i < n; i++) h[i] = steno_gelu_ggml(g[i]) * u[i];
 }

@@ -19,6 +19,10 @@ void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, floa
  *  (i, i + n_rot/2) (GGML_ROPE_TYPE_NEOX, Gemma). freq_scale multiplies the angle (1 = none). */
 void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
                      int neox);
+/** steno_rope_ggml of q (n_head vectors) and k (n_head_kv vectors) at the same position, the
+ *  cos/sin table computed once for both (same bits as two calls). */
+void steno_rope_ggml_qk(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
+                        float freq_scale, int neox);
 /** run.c RoPE: pairs (i, i+1) over the whole vector of dim floats, freq from i % head_size. */
 void steno_rope_llama2c(float *x, int dim, int head_size, int pos);
 

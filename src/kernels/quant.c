@@ -12,6 +12,7 @@
 
 #include "core/cpu.h"
 #include "core/fp16.h"
+#include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
 
 #define H2F(h) steno_fp16_to_f32(h)
@@ -66,6 +67,11 @@ static void init_gelu_table(void) {
         float g = 0.5f * f * (1.0f + tanhf(SQRT_2_OVER_PI * f * fmaf(GELU_COEF_A * f, f, 1.0f)));
         g_gelu_table[i] = steno_f32_to_f16(g);
     }
+}
+
+const uint16_t *steno_gelu_ggml_table(void) {
+    pthread_once(&g_gelu_once, init_gelu_table);
+    return g_gelu_table;
 }
 
 float steno_gelu_ggml(float x) {
@@ -228,6 +234,10 @@ static void f16_from_float(const float *x, void *vy, int64_t n) {
     }
 }
 
+#ifdef STENO_HAVE_X86
+static void f16_from_float_f16c(const float *x, void *vy, int64_t n) { steno_f32_to_f16_row_f16c(x, vy, n); }
+#endif
+
 static void bf16_from_float(const float *x, void *vy, int64_t n) {
     uint8_t *y = vy;
     for (int64_t i = 0; i < n; i++) {
@@ -245,7 +255,7 @@ static inline int8_t round_i8(float v) {
 
 /* ggml-cpu/arch/x86/quants.c quantize_row_q8_0 (AVX path): d = amax/127, id = 127/amax,
  * q = round-half-even(x*id). nearbyintf rounds half to even in the default rounding mode. */
-static void q8_0_from_float(const float *x, void *vy, int64_t n) {
+void steno_quantize_q8_0_scalar(const float *x, void *vy, int64_t n) {
     block_q8_0 *y = vy;
     for (int64_t i = 0; i < n / 32; i++) {
         float amax = 0.0f;
@@ -257,7 +267,7 @@ static void q8_0_from_float(const float *x, void *vy, int64_t n) {
     }
 }
 
-static void q8_1_from_float(const float *x, void *vy, int64_t n) {
+void steno_quantize_q8_1_scalar(const float *x, void *vy, int64_t n) {
     block_q8_1 *y = vy;
     for (int64_t i = 0; i < n / 32; i++) {
         float amax = 0.0f;
@@ -283,7 +293,7 @@ static inline int nearest_int(float fval) {
 }
 
 /* ggml-quants.c quantize_row_q8_K_ref (also what the x86 CPU backend calls). */
-static void q8_K_from_float(const float *x, void *vy, int64_t n) {
+void steno_quantize_q8_K_scalar(const float *x, void *vy, int64_t n) {
     block_q8_K *y = vy;
     for (int64_t i = 0; i < n / 256; i++) {
         float max = 0, amax = 0;
@@ -500,12 +510,12 @@ static steno_type_traits g_traits[STENO_T_COUNT] = {
     [STENO_T_Q4_1] = {"q4_1", 32, 20, STENO_T_Q8_1, q4_1_to_float, NULL, steno_dot_q4_1_scalar},
     [STENO_T_Q5_0] = {"q5_0", 32, 22, STENO_T_Q8_0, q5_0_to_float, NULL, steno_dot_q5_0_scalar},
     [STENO_T_Q5_1] = {"q5_1", 32, 24, STENO_T_Q8_1, q5_1_to_float, NULL, steno_dot_q5_1_scalar},
-    [STENO_T_Q8_0] = {"q8_0", 32, 34, STENO_T_Q8_0, q8_0_to_float, q8_0_from_float,
+    [STENO_T_Q8_0] = {"q8_0", 32, 34, STENO_T_Q8_0, q8_0_to_float, steno_quantize_q8_0_scalar,
                       steno_dot_q8_0_scalar},
-    [STENO_T_Q8_1] = {"q8_1", 32, 36, -1, NULL, q8_1_from_float, NULL},
+    [STENO_T_Q8_1] = {"q8_1", 32, 36, -1, NULL, steno_quantize_q8_1_scalar, NULL},
     [STENO_T_Q4_K] = {"q4_K", 256, 144, STENO_T_Q8_K, q4_K_to_float, NULL, steno_dot_q4_K_scalar},
     [STENO_T_Q6_K] = {"q6_K", 256, 210, STENO_T_Q8_K, q6_K_to_float, NULL, steno_dot_q6_K_scalar},
-    [STENO_T_Q8_K] = {"q8_K", 256, 292, -1, NULL, q8_K_from_float, NULL},
+    [STENO_T_Q8_K] = {"q8_K", 256, 292, -1, NULL, steno_quantize_q8_K_scalar, NULL},
 };
 
 static int g_isa = -1; /* 0 scalar, 1 avx2 */
@@ -532,6 +542,11 @@ static void init_dispatch(void) {
         g_traits[STENO_T_Q8_0].vec_dot4 = steno_dot4_q8_0_avx2;
         g_traits[STENO_T_Q4_K].vec_dot4 = steno_dot4_q4_K_avx2;
         g_traits[STENO_T_Q6_K].vec_dot4 = steno_dot4_q6_K_avx2;
+        /* activation quantizers: byte-identical to the scalar ones (quant_act.h) */
+        g_traits[STENO_T_Q8_0].from_float = steno_quantize_q8_0_avx2;
+        g_traits[STENO_T_Q8_1].from_float = steno_quantize_q8_1_avx2;
+        g_traits[STENO_T_Q8_K].from_float = steno_quantize_q8_K_avx2;
+        g_traits[STENO_T_F16].from_float = f16_from_float_f16c;
     }
 #endif
     g_isa = isa;
@@ -551,6 +566,25 @@ void steno_f16_axpy(int n, float a, const void *vx, float *y) {
         memcpy(&h, x + 2 * i, 2);
         y[i] += a * H2F(h);
     }
+}
+
+void steno_f32_to_f16_row(const float *x, uint16_t *y, int64_t n) {
+    if (g_isa < 0) init_dispatch();
+#ifdef STENO_HAVE_X86
+    if (g_isa == 1) {
+        steno_f32_to_f16_row_f16c(x, y, n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < n; i++) y[i] = steno_f32_to_f16(x[i]);
+}
+
+int steno_quantize_rows(int type, const float *X, size_t x_stride, void *Y, size_t y_stride, int64_t n, int r0,
+                        int r1) {
+    const steno_type_traits *t = steno_type_get(type);
+    if (!t || !t->from_float || n % t->block_size != 0) return -1;
+    for (int r = r0; r < r1; r++) t->from_float(X + (size_t)r * x_stride, (uint8_t *)Y + (size_t)r * y_stride, n);
+    return 0;
 }
 
 const steno_type_traits *steno_type_get(int type) {

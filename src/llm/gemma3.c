@@ -46,8 +46,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
             float *qt = q + (size_t)t * nq, *kt = k + (size_t)t * nk;
             for (int h = 0; h < hp->n_head; h++) steno_rmsnorm_ggml(qt + (size_t)h * hk, qt + (size_t)h * hk, L->q_norm, hk, hp->norm_eps);
             for (int h = 0; h < hp->n_head_kv; h++) steno_rmsnorm_ggml(kt + (size_t)h * hk, kt + (size_t)h * hk, L->k_norm, hk, hp->norm_eps);
-            steno_rope_ggml(qt, hp->n_head, hk, hp->n_rot, pos[t], base, fscale, 1);
-            steno_rope_ggml(kt, hp->n_head_kv, hk, hp->n_rot, pos[t], base, fscale, 1);
+            steno_rope_ggml_qk(qt, hp->n_head, kt, hp->n_head_kv, hk, hp->n_rot, pos[t], base, fscale, 1);
             for (int i = 0; i < nq; i++) qt[i] *= hp->q_scale;
         }
         llm_dump(c, "Qcur", l, q, T, nq);

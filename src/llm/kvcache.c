@@ -9,12 +9,17 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "kernels/quant.h"
+#include "kernels/quant_act.h"
 
 static size_t elem_size(int dtype) { return dtype == STENO_T_F16 ? 2 : 4; }
 
 /* Writes one float row into dst as dtype. */
 static void put_row(int dtype, uint8_t *dst, const float *src, int n) {
     if (dtype == STENO_T_F16) {
+        if (((uintptr_t)dst & 1) == 0) {
+            steno_f32_to_f16_row(src, (uint16_t *)(void *)dst, n); /* F16C when available, same bits */
+            return;
+        }
         for (int i = 0; i < n; i++) {
             uint16_t h = steno_f32_to_f16(src[i]);
             memcpy(dst + 2 * (size_t)i, &h, 2);

@@ -45,10 +45,8 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
                 steno_rope_llama2c(q + (size_t)t * nq, nq, hp->head_dim_k, pos[t]);
                 steno_rope_llama2c(k + (size_t)t * nk, nk, hp->head_dim_k, pos[t]);
             } else {
-                steno_rope_ggml(q + (size_t)t * nq, hp->n_head, hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base,
-                                hp->rope_freq_scale, 0);
-                steno_rope_ggml(k + (size_t)t * nk, hp->n_head_kv, hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base,
-                                hp->rope_freq_scale, 0);
+                steno_rope_ggml_qk(q + (size_t)t * nq, hp->n_head, k + (size_t)t * nk, hp->n_head_kv, hp->head_dim_k,
+                                   hp->n_rot, pos[t], hp->rope_base, hp->rope_freq_scale, 0);
             }
         }
         llm_dump(c, "Qcur", l, q, T, nq);

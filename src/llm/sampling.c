@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "kernels/argmax.h"
 #include "steno_llm.h"
 
 struct steno_sampler {
@@ -215,12 +216,8 @@ static int candidates(steno_sampler *s, const float *logits, double *tot) {
     return n;
 }
 
-static int argmax_of(const float *logits, int V) {
-    int chosen = 0;
-    for (int i = 1; i < V; i++)
-        if (logits[i] > logits[chosen]) chosen = i;
-    return chosen;
-}
+/* the first index of the largest logit (kernels/argmax.h: vectorized, same index) */
+static int argmax_of(const float *logits, int V) { return steno_argmax_f32(logits, V); }
 
 int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob) {
     const int V = s->n_vocab;
