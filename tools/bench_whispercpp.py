@@ -3,7 +3,7 @@
 weights: WER, wall time, CPU time and peak RSS (issue #18: the quantized-weights table's
 whisper.cpp column and base's long120 comparison).
 
-Usage: tools/bench_whispercpp.py --whisper-cli PATH --ggml-dir DIR [--models tiny.en,base]
+Usage: tools/bench_whispercpp.py --whisper-cli PATH --ggml-dir DIR [--models tiny.en,base] [--skip-ct2]
            [--types f16,q8_0,q5_1,q4_0] [--fw-python PY] [--reps 3] [--threads 2] [--audio WAV]
            [--json OUT]
 
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--audio", default="/tmp/peers/tedlium_long_120s.wav")
     ap.add_argument("--json", default="")
+    ap.add_argument("--skip-ct2", action="store_true", help="no steno-ct2 engine (the ggml files only)")
     a = ap.parse_args()
     steno = se.steno_bin()
     models_root = os.environ.get("STENO_MODELS_DIR") or os.path.expanduser("~/.cache/steno/models")
@@ -103,10 +104,11 @@ def main():
                              "--verbose", "False", a.audio],
                             os.path.join(od, os.path.splitext(os.path.basename(a.audio))[0] + ".txt")))
         od = os.path.join(tmp, "%s-steno-ct2" % model)
-        engines.append((model, "steno-ct2", [steno, "transcribe", "--model", ct2, "-t", n,
-                                             "--temperature-increment-on-fallback", "None", "-f", "txt", "-o", od,
-                                             "--verbose", "False", a.audio],
-                        os.path.join(od, os.path.splitext(os.path.basename(a.audio))[0] + ".txt")))
+        if not a.skip_ct2:
+                engines.append((model, "steno-ct2", [steno, "transcribe", "--model", ct2, "-t", n,
+                                                 "--temperature-increment-on-fallback", "None", "-f", "txt", "-o",
+                                                 od, "--verbose", "False", a.audio],
+                            os.path.join(od, os.path.splitext(os.path.basename(a.audio))[0] + ".txt")))
         if a.fw_python:
             of = os.path.join(tmp, "%s-fw-int8.txt" % model)
             engines.append((model, "fw-int8", [a.fw_python, "-c", FW, ct2, "int8", n, a.audio, of], of))
