@@ -15,7 +15,8 @@ tiny.en CTranslate2 directory (default ~/.cache/steno/models/tiny.en).
    writes from a ggml file steno wrote (steno convert --to ggml, then --to ct2).
 jfk.wav's reference: " And so my fellow Americans ask not what your country can do for you ask
 what you can do for your country" (whisper tiny.en's greedy transcript, punctuation folded).
-Exit 1 when any check fails.
+Exit 1 when any check fails. The Hugging Face and ggml files made by transformers' and whisper.cpp's
+own converters need torch: tools/peer_formats_torch.py, run with its own venv (docs/MODELS.md).
 """
 import json
 import os
