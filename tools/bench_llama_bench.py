@@ -90,6 +90,7 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-depth", action="store_true", help="skip the 2 048-token depth rows")
+    ap.add_argument("--compute", nargs="+", default=["ggml", "fast"], help="steno --compute modes to run (default: ggml fast)")
     a = ap.parse_args()
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tmp = tempfile.mkdtemp(prefix="steno-llbench-")
@@ -103,29 +104,36 @@ def main():
         bw, raw = membw(src, th)
         print(f"membw {th} threads: triad {bw} GB/s", file=sys.stderr)
         for model in a.model:
-            S = {"pp": [], "tg": [], "tgd": []}
+            S = {cm: {"pp": [], "tg": [], "tgd": []} for cm in a.compute}
             L = {"pp": [], "tg": [], "tgd": []}
             n_p = n_d = 0
             for rep in range(a.reps):
-                n_p, pp, _, _ = run_steno(a.steno, model, th, ["-f", p512, "-n", "1", "-b", "512"])
-                S["pp"].append(pp)
-                _, _, ng, tg = run_steno(a.steno, model, th, ["-p", "Once", "-n", "128", "--ignore-eos"])
-                S["tg"].append(tg)
+                for cm in a.compute:
+                    c = ["--compute", cm]
+                    n_p, pp, _, _ = run_steno(a.steno, model, th, c + ["-f", p512, "-n", "1", "-b", "512"])
+                    S[cm]["pp"].append(pp)
+                    _, _, ng, tg = run_steno(a.steno, model, th, c + ["-p", "Once", "-n", "128", "--ignore-eos"])
+                    S[cm]["tg"].append(tg)
                 lb = run_llama(a.llama_bench, model, th, ["-p", "512", "-n", "128"])
                 L["pp"].append(lb["pp512"])
                 L["tg"].append(lb["tg128"])
                 if not a.no_depth:
-                    n_d, _, _, tgd = run_steno(a.steno, model, th, ["-f", p2048, "-n", "128", "--ignore-eos", "-c", "2304",
-                                                                   "-b", "512"])
-                    S["tgd"].append(tgd)
+                    for cm in a.compute:
+                        n_d, _, _, tgd = run_steno(a.steno, model, th, ["--compute", cm, "-f", p2048, "-n", "128",
+                                                                       "--ignore-eos", "-c", "2304", "-b", "512"])
+                        S[cm]["tgd"].append(tgd)
                     lb = run_llama(a.llama_bench, model, th, ["-p", "0", "-n", "128", "-d", "2048"])
                     L["tgd"].append(lb["tg128@d2048"])
-                print(f"{os.path.basename(model)} t={th} rep {rep}: steno {S['pp'][-1]:.1f}/{S['tg'][-1]:.1f}"
-                      f"/{S['tgd'][-1] if S['tgd'] else 0:.1f}  llama {L['pp'][-1]:.1f}/{L['tg'][-1]:.1f}"
-                      f"/{L['tgd'][-1] if L['tgd'] else 0:.1f}", file=sys.stderr)
-            med = {k: (statistics.median(S[k]) if S[k] else 0, statistics.median(L[k]) if L[k] else 0) for k in S}
+                print(f"{os.path.basename(model)} t={th} rep {rep}: " +
+                      " ".join(f"steno-{cm} {S[cm]['pp'][-1]:.1f}/{S[cm]['tg'][-1]:.1f}/{S[cm]['tgd'][-1] if S[cm]['tgd'] else 0:.1f}"
+                               for cm in a.compute) +
+                      f"  llama {L['pp'][-1]:.1f}/{L['tg'][-1]:.1f}/{L['tgd'][-1] if L['tgd'] else 0:.1f}", file=sys.stderr)
             size = os.path.getsize(model) / 1e9
-            rows.append((os.path.basename(model), th, n_p, n_d, med, size * med["tg"][0] / bw if bw == bw else 0))
+            lmed = {k: statistics.median(L[k]) if L[k] else 0 for k in L}
+            for cm in a.compute:
+                med = {k: (statistics.median(S[cm][k]) if S[cm][k] else 0, lmed[k]) for k in L}
+                rows.append((os.path.basename(model) + f" ({cm})", th, n_p, n_d, med,
+                             size * med["tg"][0] / bw if bw == bw else 0))
     print("| model | threads | prompt tok/s steno / llama.cpp (ratio) | decode tok/s d0 steno / llama.cpp (ratio) "
           "| decode tok/s d2048 steno / llama.cpp (ratio) | steno d0 decode × file bytes ÷ triad |")
     print("|---|---:|---|---|---|---:|")

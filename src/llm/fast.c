@@ -3,6 +3,9 @@
  * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "kernels/quant.h"
 
 #include "llm/model.h"
 
@@ -12,6 +15,20 @@ struct llm_fast {
 };
 
 static pthread_mutex_t g_fast_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The weight types the fast path takes: q4_0, q4_1 and q8_0 by default. q5_0 has kernels
+ * (tests/unit/test_xmat.c) but failed the gate on Gemma 3 (docs/LLM.md "The fast path"), so it
+ * runs only when STENO_FAST_TYPES names it (a comma-separated list of type names, for measuring). */
+static int fast_type(const steno_mat *W) {
+    if (!steno_xmat_supported(W)) return 0;
+    const char *env = getenv("STENO_FAST_TYPES");
+    if (!env || !*env) return W->type == STENO_T_Q4_0 || W->type == STENO_T_Q4_1 || W->type == STENO_T_Q8_0;
+    const char *name = steno_type_name(W->type);
+    const size_t len = strlen(name);
+    for (const char *p = env; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == env || p[-1] == ',') && (p[len] == ',' || p[len] == 0)) return 1;
+    return 0;
+}
 
 /* the model's matrices a forward pass multiplies with (the output head last) */
 static int list_mats(steno_llm *m, steno_mat **out) {
@@ -42,7 +59,7 @@ int llm_fast_prepare(const steno_llm *cm) {
         if (rc == 0) {
             list_mats(m, ws);
             for (int i = 0; i < n && rc == 0; i++) {
-                if (!steno_xmat_supported(ws[i])) continue;
+                if (!fast_type(ws[i])) continue;
                 if (steno_xmat_pack(ws[i], &f->mats[f->n]) != 0) rc = -1;
                 else f->n++;
             }
@@ -50,7 +67,7 @@ int llm_fast_prepare(const steno_llm *cm) {
         if (rc == 0) {
             /* publish: the same walk, assigning each packed copy to its matrix */
             for (int i = 0, k = 0; i < n; i++)
-                if (steno_xmat_supported(ws[i])) ws[i]->x8 = &f->mats[k++];
+                if (fast_type(ws[i])) ws[i]->x8 = &f->mats[k++];
             m->fast = f;
         } else if (f) {
             for (int i = 0; i < f->n; i++) steno_xmat_free(&f->mats[i]);
