@@ -5,7 +5,7 @@ streams while a long prompt arrives.
 
   python3 tools/bench_batching.py --steno build/steno --model smollm2 [--tokens 64]
                                   [--streams 1,2,4,8,16] [--reps 3] [--long 2000]
-                                  [--prefill-chunk N]
+                                  [--prefill-chunk N] [--compute ggml|fast]
 
 Starts `steno serve --parallel max(streams)` on a free loopback port, then for each N sends N
 completions at once (distinct prompts, temperature 0, max_tokens = --tokens), --reps times, and
@@ -71,6 +71,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--long", type=int, default=2000)
     ap.add_argument("--prefill-chunk", type=int, default=0, help="steno serve --prefill-chunk (0: its default)")
+    ap.add_argument("--compute", default="ggml", help="steno serve --compute (ggml or fast)")
     a = ap.parse_args()
     streams = [int(x) for x in a.streams.split(",")]
     proc = None
@@ -87,7 +88,8 @@ def main():
         # the batched pass uses threads x parallel, capped at the CPUs: --threads 1 gives it all
         proc = subprocess.Popen([a.steno, "serve", "--llm-model", a.model, "--port", str(port), "--parallel", str(par),
                                  "--threads", "1", "-q", "--max-queue", "64"] +
-                                (["--prefill-chunk", str(a.prefill_chunk)] if a.prefill_chunk else []),
+                                (["--prefill-chunk", str(a.prefill_chunk)] if a.prefill_chunk else []) +
+                                ["--compute", a.compute],
                                 stderr=subprocess.DEVNULL)
         for _ in range(600):
             try:
