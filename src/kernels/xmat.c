@@ -229,31 +229,31 @@ const char *steno_xmat_isa(void) {
 /* ---- the product ---- */
 
 typedef struct {
-    const steno_xmat *W;
     steno_xmat_fn fn;
     int T, max_cols;
     const uint8_t *ya;  /* per column group: codes, then d, then the offsets / sums */
     const size_t *goff; /* byte offset of column group i's packed data; group i starts at row cols0[i] */
     const int *cols0;
     int ngroups;
-    float *Y;
-    int64_t ldy;
+    /* nm matrices over the same activations; matrix m's row groups are numbered from off[m] */
+    int nm;
+    const steno_xmat *const *W;
+    float *const *Y;
+    const int64_t *ldy;
+    long off[STENO_MATMUL_MAX_N + 1];
 } xm_job;
 
-static void xm_worker(void *arg, int ith, int nth) {
-    const xm_job *j = arg;
-    long lo, hi;
-    steno_split((long)j->W->n_groups, ith, nth, &lo, &hi);
-    const int64_t nb = j->W->n_in / 32;
-    const size_t gbytes = (size_t)nb * j->W->block_bytes;
+static void xm_range(const xm_job *j, const steno_xmat *W, float *Y, int64_t ldy, long lo, long hi) {
+    const int64_t nb = W->n_in / 32;
+    const size_t gbytes = (size_t)nb * W->block_bytes;
     float out[STENO_XMAT_MAX_COLS * 8];
     /* tiles of 4 column groups (up to 32 activation rows, ~23 KB of packed activations at n_in 576)
      * stay in L1/L2 while the thread's weight groups pass over them */
     for (int i0 = 0; i0 < j->ngroups; i0 += 4) {
         const int i1 = i0 + 4 < j->ngroups ? i0 + 4 : j->ngroups;
         for (long g = lo; g < hi; g++) {
-            const uint8_t *wg = j->W->data + (size_t)g * gbytes;
-            const int rows = j->W->n_out - g * 8 < 8 ? (int)(j->W->n_out - g * 8) : 8;
+            const uint8_t *wg = W->data + (size_t)g * gbytes;
+            const int rows = W->n_out - g * 8 < 8 ? (int)(W->n_out - g * 8) : 8;
             for (int i = i0; i < i1; i++) {
                 const int c0 = j->cols0[i], nc = j->cols0[i + 1] - c0;
                 const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
@@ -261,9 +261,19 @@ static void xm_worker(void *arg, int ith, int nth) {
                 const void *ye = yd + (size_t)nb * nc;
                 j->fn((int)nb, wg, ya, yd, ye, nc, out);
                 for (int c = 0; c < nc; c++)
-                    memcpy(j->Y + (int64_t)(c0 + c) * j->ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+                    memcpy(Y + (int64_t)(c0 + c) * ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
             }
         }
+    }
+}
+
+static void xm_worker(void *arg, int ith, int nth) {
+    const xm_job *j = arg;
+    long lo, hi;
+    steno_split(j->off[j->nm], ith, nth, &lo, &hi);
+    for (int m = 0; m < j->nm && lo < hi; m++) {
+        const long a = lo > j->off[m] ? lo : j->off[m], b = hi < j->off[m + 1] ? hi : j->off[m + 1];
+        if (a < b) xm_range(j, j->W[m], j->Y[m], j->ldy[m], a - j->off[m], b - j->off[m]);
     }
 }
 
@@ -313,8 +323,12 @@ static void xm_prep_task(void *arg, int i, int n_tasks) {
     }
 }
 
-int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
-                   int64_t ldy) {
+int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *Wm, const float *X, int T,
+                     float *const *Ym, const int64_t *ldym) {
+    if (nm < 1 || nm > STENO_MATMUL_MAX_N) return -1;
+    const steno_xmat *W = Wm[0];
+    for (int q = 1; q < nm; q++)
+        if (Wm[q]->type != W->type || Wm[q]->n_in != W->n_in) return -1;
     const steno_xmat_kernels *k = kernels();
     const steno_xmat_fn fn = W->type == STENO_T_Q4_0   ? k->q4_0
                              : W->type == STENO_T_Q4_1 ? k->q4_1
@@ -346,8 +360,14 @@ int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, cons
     if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, xm_prep_task, &p, ngroups);
     else
         for (int i = 0; i < ngroups; i++) xm_prep_task(&p, i, ngroups);
-    xm_job j = {W, fn, T, m, ya, goff, cols0, ngroups, Y, ldy};
-    if ((int64_t)T * W->n_out * W->n_in < 32768) xm_worker(&j, 0, 1);
+    xm_job j = {fn, T, m, ya, goff, cols0, ngroups, nm, Wm, Ym, ldym, {0}};
+    for (int q = 0; q < nm; q++) j.off[q + 1] = j.off[q] + (long)Wm[q]->n_groups;
+    if ((int64_t)T * j.off[nm] * 8 * W->n_in < 32768) xm_worker(&j, 0, 1);
     else steno_pool_run(pool, xm_worker, &j, steno_n_tasks(pool));
     return 0;
+}
+
+int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
+                   int64_t ldy) {
+    return steno_matmul_x_n(pool, work, 1, &W, X, T, &Y, &ldy);
 }

@@ -53,6 +53,12 @@ void steno_xmat_free(steno_xmat *x);
 int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
                    int64_t ldy);
 
+/** steno_matmul_x of nm (1..STENO_MATMUL_MAX_N) matrices of one type and n_in over the same
+ *  activations (a layer's Q/K/V, gate/up): one conversion, one pool job; each Y_m bit-identical to
+ *  steno_matmul_x(W_m). -1 when out of memory or the matrices differ in type or width. */
+int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *W, const float *X, int T,
+                     float *const *Y, const int64_t *ldy);
+
 /** The scalar reference of one output: row r of W (unpacked, ggml layout) with one activation row
  *  quantized to W's vec_dot type (q8_0 or q8_1 blocks). For the tests. */
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row);

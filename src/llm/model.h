@@ -144,9 +144,22 @@ static inline int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const 
     int done[STENO_MATMUL_MAX_N] = {0};
     for (int a = 0; a < nm; a++) {
         if (done[a]) continue;
-        if (c->p.compute != STENO_LLM_COMPUTE_GGML && (c->p.compute == STENO_LLM_COMPUTE_F32 || W[a]->x8)) {
+        if (c->p.compute == STENO_LLM_COMPUTE_F32) {
             if (llm_matmul(c, W[a], X, T, Y[a], ldy[a])) return -1;
             done[a] = 1;
+            continue;
+        }
+        if (c->p.compute == STENO_LLM_COMPUTE_FAST && W[a]->x8) {
+            const steno_xmat *xw[STENO_MATMUL_MAX_N];
+            float *xy[STENO_MATMUL_MAX_N];
+            int64_t xl[STENO_MATMUL_MAX_N];
+            int nx = 0;
+            for (int b = a; b < nm; b++)
+                if (!done[b] && W[b]->x8 && W[b]->x8->type == W[a]->x8->type && W[b]->n_in == W[a]->n_in) {
+                    xw[nx] = W[b]->x8, xy[nx] = Y[b], xl[nx++] = ldy[b];
+                    done[b] = 1;
+                }
+            if (steno_matmul_x_n(c->pool, &c->work, nx, xw, X, T, xy, xl)) return -1;
             continue;
         }
         const steno_mat *gw[STENO_MATMUL_MAX_N];
@@ -154,7 +167,8 @@ static inline int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const 
         int64_t gl[STENO_MATMUL_MAX_N];
         int ng = 0;
         for (int b = a; b < nm; b++)
-            if (!done[b] && W[b]->type == W[a]->type && W[b]->n_in == W[a]->n_in) {
+            if (!done[b] && W[b]->type == W[a]->type && W[b]->n_in == W[a]->n_in &&
+                !(c->p.compute == STENO_LLM_COMPUTE_FAST && W[b]->x8)) {
                 gw[ng] = W[b], gy[ng] = Y[b], gl[ng++] = ldy[b];
                 done[b] = 1;
             }
