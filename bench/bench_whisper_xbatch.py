@@ -14,7 +14,7 @@ load distorts less: there, 8 busy threads simply get a larger share of the cores
 /metrics split: seconds in batched decoder steps and in encoder passes, rows per step. Each
 configuration starts its own server; the warm-up request is not timed.
   STENO_BIN=build/steno ~/.cache/steno/venv-server/bin/python bench/bench_whisper_xbatch.py \\
-      --model tiny.en --reps 3
+      --model tiny.en --reps 3 [--beam 5]
 """
 import argparse
 import concurrent.futures as cf
@@ -48,13 +48,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(model, args, concurrent):
+def run(model, beam, args, concurrent):
     with Server(["--whisper-model", model, "-q"] + args) as s:
         c = openai.OpenAI(base_url=s.url + "/v1", api_key="unused", max_retries=0, timeout=1800)
 
         def tr(clip):
             with open(audio(clip), "rb") as f:
-                r = c.audio.transcriptions.create(model="whisper-1", file=f, response_format="verbose_json")
+                r = c.audio.transcriptions.create(model="whisper-1", file=f, response_format="verbose_json",
+                                                  extra_body={"beam_size": str(beam)} if beam > 1 else None)
             return clip, " ".join(r.text.split()), r.duration
 
         tr(CLIPS[2])  # warm
@@ -79,6 +80,7 @@ def main():
     ap.add_argument("--model", default="tiny.en")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--beam", type=int, default=1, help="beam_size of every request (1: greedy)")
     a = ap.parse_args()
     T = str(a.threads)
     configs = {"seq": (["--parallel", "1", "--threads", T], False),
@@ -90,7 +92,7 @@ def main():
     texts, bad = {}, 0
     for r in range(a.reps):
         for k in order[r % len(order):] + order[:r % len(order)]:
-            out, wall, cpu, split = run(a.model, *configs[k])
+            out, wall, cpu, split = run(a.model, a.beam, *configs[k])
             audio_s = sum(d for _, _, d in out)
             rate[k].append(audio_s / wall)
             per_cpu[k].append(audio_s / cpu)
@@ -106,7 +108,7 @@ def main():
             print(f"rep {r} {k:7s} {wall:6.2f} s  {audio_s / wall:6.2f} audio s/s  {cpu:6.2f} CPU s = "
                   f"{audio_s / cpu:5.2f} audio s per CPU s{extra}", flush=True)
     med = {k: statistics.median(v) for k, v in rate.items()}
-    print(f"{a.model}, {len(CLIPS)} clips, {a.reps} reps, medians (audio s/s): "
+    print(f"{a.model}, beam {a.beam}, {len(CLIPS)} clips, {a.reps} reps, medians (audio s/s): "
           + ", ".join(f"{k} {v:.2f}" for k, v in med.items())
           + f"; p8-on/seq {med['p8-on'] / med['seq']:.2f}x, p8-on/p8-off {med['p8-on'] / med['p8-off']:.2f}x")
     mc = {k: statistics.median(v) for k, v in per_cpu.items()}

@@ -33,8 +33,9 @@ struct whisper_xbatch {
     whisper_xbatch_member *m;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_mutex_t pool_mu; /* whoever runs on pool (a group step or an encoder pass) holds it */
-    int stepping;     /* a step is running (its leader has released mu) */
+    int stepping;     /* a group step runs on pool (its leader has released mu) */
+    int encoding;     /* an encoder pass runs on pool */
+    int enc_waiting;  /* encoder passes waiting for pool: they go before the next step */
     double round_t0;  /* when the oldest waiting submission came; 0: none waits */
     double last_step; /* seconds the last group step took */
     int next;         /* the member the next round starts collecting from (rows may not all fit) */
@@ -86,7 +87,6 @@ steno_status whisper_xbatch_create(const whisper_fast *src, int n_threads, int m
     pthread_cond_init(&x->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&x->mu, NULL);
-    pthread_mutex_init(&x->pool_mu, NULL);
     for (int i = 0; i < max_members; i++) x->m[i].x = x, x->m[i].state = X_OUT;
     *out = x;
     return STENO_OK;
@@ -96,7 +96,6 @@ void whisper_xbatch_free(whisper_xbatch *x) {
     if (!x) return;
     if (x->group) {
         pthread_mutex_destroy(&x->mu);
-        pthread_mutex_destroy(&x->pool_mu);
         pthread_cond_destroy(&x->cv);
     }
     whisper_fast_group_free(x->group);
@@ -139,11 +138,9 @@ static void lead(whisper_xbatch *x, int timed) {
     x->rows += R;
     x->timed_out += timed;
     pthread_mutex_unlock(&x->mu);
-    pthread_mutex_lock(&x->pool_mu);
     const double t0 = now_s();
     const steno_status st = whisper_fast_group_step(x->group, x->ds, x->n_rows, n, x->tokens, x->logits);
     const double dt = now_s() - t0;
-    pthread_mutex_unlock(&x->pool_mu);
     char msg[512] = "";
     if (st != STENO_OK) snprintf(msg, sizeof msg, "%s", steno_errmsg());
     pthread_mutex_lock(&x->mu);
@@ -188,7 +185,7 @@ steno_status whisper_xbatch_step(void *member, whisper_fast_decoder *d, const in
     if (x->round_t0 == 0) x->round_t0 = now_s();
     pthread_cond_broadcast(&x->cv); /* this may complete the round another member waits on */
     while (!mb->done) {
-        if (x->stepping) {
+        if (x->stepping || x->encoding || x->enc_waiting) { /* pool busy, or an encoder pass goes first */
             pthread_cond_wait(&x->cv, &x->mu);
             continue;
         }
@@ -223,14 +220,21 @@ void whisper_xbatch_leave(whisper_xbatch_member *mb) {
 
 steno_status whisper_xbatch_encode(void *member, const float *mel, float *xa) {
     whisper_xbatch *x = ((whisper_xbatch_member *)member)->x;
-    pthread_mutex_lock(&x->pool_mu);
+    pthread_mutex_lock(&x->mu);
+    x->enc_waiting++;
+    while (x->stepping || x->encoding) pthread_cond_wait(&x->cv, &x->mu);
+    x->enc_waiting--;
+    x->encoding = 1;
+    pthread_mutex_unlock(&x->mu);
     const double t0 = now_s();
     const steno_status st = whisper_fast_encode(x->f, mel, xa);
     const double dt = now_s() - t0;
-    pthread_mutex_unlock(&x->pool_mu);
     pthread_mutex_lock(&x->mu);
+    x->encoding = 0;
     x->encodes++;
     x->encode_s += dt;
+    if (x->round_t0 != 0) x->round_t0 = now_s(); /* the waiting round's bound starts again */
+    pthread_cond_broadcast(&x->cv);
     pthread_mutex_unlock(&x->mu);
     return st;
 }

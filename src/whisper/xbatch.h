@@ -26,8 +26,14 @@
  *
  * Threads: the group step runs on the batcher's own pool (n_threads: the machine's threads, not
  * one member's); only one step runs at a time, and the members wait on a condition variable
- * meanwhile. Each member's own pool still runs its encoder, prompt prefills and alignment, one
- * window at a time per member (encoder passes are not batched across requests). */
+ * meanwhile. The members' encoder passes (whisper_xbatch_encode) run on the same pool, one 30-s
+ * window at a time, never during a step, and a pass that waits goes before the next step (as
+ * vLLM schedules prefills first): the requests that arrive together are encoded first and then
+ * decode together, many rows a step, instead of each decoding alone between the others' passes;
+ * a request already decoding pauses for a newcomer's pass. Encoder windows of different requests
+ * are not merged into one GEMM (on a CPU the encoder's 1 500-row GEMMs are compute-bound
+ * already). Each member's own pool still runs its prompt prefills, its window's cross-attention
+ * K/V and word alignment. */
 #ifndef STENO_WHISPER_XBATCH_H
 #define STENO_WHISPER_XBATCH_H
 
