@@ -106,7 +106,7 @@ if not SANITIZE:
     for clip, text, _ in seq + par:
         t.check(norm(text) == refs[clip], f"{clip} (--parallel 1 / 8): {text!r} vs CLI {refs[clip]!r}")
     print(f"{len(DEV)} dev clips ({total:.1f} s of audio): one after another on --parallel 1 {t_seq:.2f} s = "
-          f"{total / t_seq:.1f} audio s/s; all at once on --parallel 8 {t_par:.2f} s = {total / t_par:.1f} audio s/s "
+          f"{total / t_seq:.1f} audio s/s; all at once on --parallel 8 (decoder steps batched across requests) {t_par:.2f} s = {total / t_par:.1f} audio s/s "
           f"({t_seq / t_par:.2f}x)")
 
 t.finish()
