@@ -81,6 +81,10 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--parallel", "N", AT(o.n_parallel), STENO_OPT_RANGE(1, 256), .def = "1",
      .help = "requests computed at once: transcriptions each on its own slot, generations as rows of one "
              "continuously batched pass"},
+    {STENO_OPT_CHOICE, "--whisper-batch", NULL, AT(o.whisper_batch), .choices = "on|off",
+     .values = (const int[]){1, 0}, .def = "on",
+     .help = "with --parallel > 1: concurrent transcriptions' decoder steps run as rows of one batched step on "
+             "threads x parallel threads (the text is the same either way)"},
     {STENO_OPT_INT, "-t|--threads", "N", AT(o.n_threads), STENO_OPT_RANGE(0, 256), .def = "0: CPUs / parallel",
      .help = "threads per slot; the batched generation pass uses threads x parallel, at most the CPUs"},
     {STENO_OPT_CHOICE, "--compute", NULL, AT(o.llm_compute), .choices = "ggml|fast",

@@ -34,9 +34,12 @@ cmake --build build-asan -j"$jobs"
 # and test_kv_snapshot run sanitized; install_tree (80 s sanitized: the installed library and its
 # pkg-config/CMake files are the same in both builds); and py_test_memory_flat, which measures peak
 # RSS (ASan's shadow memory is not the program's; test_audio_stream checks the same code sanitized).
+# server_test_whisper_xbatch (about 100 CPU s sanitized) too: its batcher runs sanitized in
+# test_whisper_xbatch (joins, leaves, a blocked member, q8_0) and under the soak's concurrent
+# transcriptions on --parallel 2 (the batcher is on by default).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache)|install_tree|py_test_memory_flat)$' || status=1
+  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache|whisper_xbatch)|install_tree|py_test_memory_flat)$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1

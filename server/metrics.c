@@ -138,6 +138,25 @@ char *metrics_render(server_metrics *m, const metrics_gauges *g) {
             "# TYPE steno_prompt_cache_evictions_total counter\n"
             "steno_prompt_cache_evictions_total %llu\n",
             g->cache_entries, g->cache_bytes, g->cache_hits, g->cache_misses, g->cache_evicted);
+    fprintf(f,
+            "# HELP steno_whisper_batched_steps_total Decoder steps run for concurrent transcriptions together "
+            "(--whisper-batch; 0 without).\n"
+            "# TYPE steno_whisper_batched_steps_total counter\n"
+            "steno_whisper_batched_steps_total %ld\n"
+            "# HELP steno_whisper_batched_rows_total Decoder rows (tokens of all requests) those steps computed.\n"
+            "# TYPE steno_whisper_batched_rows_total counter\n"
+            "steno_whisper_batched_rows_total %ld\n"
+            "# HELP steno_whisper_batched_step_seconds_total Seconds spent in those steps.\n"
+            "# TYPE steno_whisper_batched_step_seconds_total counter\n"
+            "steno_whisper_batched_step_seconds_total %.3f\n"
+            "# HELP steno_whisper_shared_encodes_total Encoder passes (30-s windows) run on the shared pool.\n"
+            "# TYPE steno_whisper_shared_encodes_total counter\n"
+            "steno_whisper_shared_encodes_total %ld\n"
+            "# HELP steno_whisper_shared_encode_seconds_total Seconds spent in those passes.\n"
+            "# TYPE steno_whisper_shared_encode_seconds_total counter\n"
+            "steno_whisper_shared_encode_seconds_total %.3f\n",
+            g->whisper_steps, g->whisper_rows, g->whisper_step_seconds, g->whisper_encodes,
+            g->whisper_encode_seconds);
     if (fclose(f) != 0) {
         free(out);
         return NULL;

@@ -22,6 +22,8 @@ typedef struct metrics_gauges {
     int cache_entries;            /* the prompt cache (zeros without one) */
     size_t cache_bytes;
     unsigned long long cache_hits, cache_misses, cache_evicted;
+    long whisper_steps, whisper_rows, whisper_encodes; /* batched across transcriptions (--whisper-batch) */
+    double whisper_step_seconds, whisper_encode_seconds;
 } metrics_gauges;
 char *metrics_render(server_metrics *m, const metrics_gauges *g);
 

@@ -48,6 +48,13 @@ int route_metrics(http_req *r) {
         g.cache_hits = cs.hits;
         g.cache_misses = cs.misses;
         g.cache_evicted = cs.evicted;
+        sched_whisper_stats ws;
+        sched_whisper_batch_stats(r->srv->sched, &ws);
+        g.whisper_steps = ws.steps;
+        g.whisper_rows = ws.rows;
+        g.whisper_encodes = ws.encodes;
+        g.whisper_step_seconds = ws.step_seconds;
+        g.whisper_encode_seconds = ws.encode_seconds;
     }
     g.in_flight = serve_in_flight();
     g.ready = r->srv->ready;

@@ -27,6 +27,7 @@ server_opts server_default_opts(void) {
     o.whisper_opts = steno_whisper_default_options();
     o.spec = steno_spec_default_params();
     o.n_parallel = 1;
+    o.whisper_batch = 1;
     o.max_queue = 64;
     o.prefill_chunk = 64;
     o.prompt_cache_bytes = (size_t)256 << 20;
@@ -246,6 +247,7 @@ int steno_server_run(const server_opts *opts) {
     sp.llm_path = S.o.llm_path;
     sp.n_threads = S.o.n_threads;
     sp.n_parallel = S.o.n_parallel;
+    sp.whisper_batch = S.o.whisper_batch;
     sp.max_queue = S.o.max_queue;
     sp.prefill_chunk = S.o.prefill_chunk;
     sp.llm_compute = (steno_llm_compute)S.o.llm_compute;

@@ -22,6 +22,8 @@ typedef struct server_opts {
     const char *llm_id;
     int n_threads;               /* per slot; <= 0: CPUs / parallel */
     int n_parallel;              /* requests run at once (1) */
+    int whisper_batch;           /* 1 (default): concurrent transcriptions' decoder steps batched
+                                    (sched_params.whisper_batch); 0: each slot steps alone */
     int max_queue;               /* requests waiting for a slot (64), then 429 */
     int prefill_chunk;           /* prompt tokens per batched generation pass (64) */
     int llm_compute;             /* steno_llm_compute of the generations (GGML) */

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "sched/prompt_cache.h"
+#include "whisper/xbatch.h"
 #include "sched/sched.h"
 #include "text/stop_text.h"
 
@@ -21,6 +22,7 @@ typedef struct sched_slot {
     steno_llm_ctx *lc;       /* NULL without an LLM */
     int *cached;
     int n_cached, cap_cached;
+    whisper_xbatch_member *xm; /* the slot's place in s->xbatch, or NULL */
 } sched_slot;
 
 struct sched_job {
@@ -140,6 +142,7 @@ struct steno_sched {
     sched_cache_stats cache_stats; /* under mu: its counters, published by the engine */
     pthread_t engine;
     int engine_started;
+    whisper_xbatch *xbatch; /* the slots' decoder steps batched (NULL: each slot alone) */
 };
 
 /** The batch engine's thread (batch.c): admits queued generations into free rows and steps the

@@ -21,6 +21,7 @@ sched_params sched_default_params(void) {
     p.whisper_opts = steno_whisper_default_options();
     p.n_parallel = 1;
     p.max_queue = 64;
+    p.whisper_batch = 1;
     p.prompt_cache_bytes = (size_t)256 << 20;
     return p;
 }
@@ -28,6 +29,16 @@ sched_params sched_default_params(void) {
 const steno_whisper *sched_whisper(const steno_sched *s) { return s->whisper; }
 const steno_llm *sched_llm(const steno_sched *s) { return s->llm; }
 int sched_n_ctx(const steno_sched *s) { return s->n_ctx; }
+
+void sched_whisper_batch_stats(steno_sched *s, sched_whisper_stats *st) {
+    whisper_xbatch_counters c = {0};
+    if (s->xbatch) whisper_xbatch_stats(s->xbatch, &c);
+    st->steps = c.steps;
+    st->rows = c.rows;
+    st->encodes = c.encodes;
+    st->step_seconds = c.step_seconds;
+    st->encode_seconds = c.encode_seconds;
+}
 int sched_n_parallel(const steno_sched *s) { return s->p.n_parallel; }
 
 void sched_publish_cache_stats(steno_sched *s) {
@@ -329,6 +340,21 @@ steno_status sched_new(const sched_params *params, steno_sched **out) {
         if ((st = steno_whisper_load_ex(p.whisper_path, &o, &s->whisper)) != STENO_OK) goto fail;
         for (int k = 0; k < p.n_parallel; k++)
             if ((st = steno_whisper_state_new(s->whisper, p.n_threads, &s->slots[k].ws)) != STENO_OK) goto fail;
+        if (p.whisper_batch && p.n_parallel > 1) {
+            const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+            int nt = p.n_threads * p.n_parallel;
+            if (ncpu > 0 && nt > ncpu) nt = p.n_threads > ncpu ? p.n_threads : (int)ncpu;
+            steno_whisper_state **ws = malloc(sizeof *ws * (size_t)p.n_parallel);
+            if (!ws) {
+                st = steno_fail(STENO_E_NOMEM, "out of memory");
+                goto fail;
+            }
+            for (int k = 0; k < p.n_parallel; k++) ws[k] = s->slots[k].ws;
+            st = whisper_xbatch_attach(s->whisper, ws, p.n_parallel, nt, &s->xbatch);
+            free(ws);
+            if (st != STENO_OK) goto fail;
+            for (int k = 0; s->xbatch && k < p.n_parallel; k++) s->slots[k].xm = whisper_xbatch_member_at(s->xbatch, k);
+        }
     }
     if (p.llm_path) {
         if ((st = steno_llm_load(p.llm_path, NULL, &s->llm)) != STENO_OK) goto fail;
@@ -442,6 +468,7 @@ void sched_free(steno_sched *s) {
             job_unref(j);
         }
     for (int k = 0; s->slots && k < s->p.n_parallel; k++) steno_whisper_state_free(s->slots[k].ws);
+    whisper_xbatch_free(s->xbatch); /* after the states (their hooks point into it), before the model */
     for (int k = 0; s->rows_slot && k < s->p.n_parallel; k++) {
         steno_llm_ctx_free(s->rows_slot[k].lc);
         free(s->rows_slot[k].cached);

@@ -55,6 +55,10 @@ typedef struct sched_params {
                                     text is the same either way (steno_llm_generate_spec) */
     steno_llm_compute llm_compute; /* arithmetic of every generation (GGML default; FAST: the Lab fast
                                     path, steno_llm.h) */
+    int whisper_batch;           /* 1 (default): with n_parallel > 1 on the fast path, the slots'
+                                    single-token decoder steps run as rows of one batched step
+                                    (whisper/xbatch.h) on n_threads x n_parallel threads (at most
+                                    the online CPUs); 0: each slot steps alone */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
     const char *prompt_cache_dir;/* where they persist across restarts, or NULL */
     void (*log)(void *user, const char *msg); /* operator messages (NULL: stderr) */
@@ -91,6 +95,15 @@ typedef struct sched_cache_stats {
     unsigned long long hits, misses, stored, evicted;
 } sched_cache_stats;
 void sched_prompt_cache_stats(steno_sched *s, sched_cache_stats *st);
+
+/** The slots' batched Whisper work since start (sched_params.whisper_batch; zeros without): decoder
+ *  steps run together and the rows they computed in all, encoder passes run on the shared pool,
+ *  and the seconds spent in each. */
+typedef struct sched_whisper_stats {
+    long steps, rows, encodes;
+    double step_seconds, encode_seconds;
+} sched_whisper_stats;
+void sched_whisper_batch_stats(steno_sched *s, sched_whisper_stats *st);
 
 /** Jobs finished since start: completed, cancelled (client gone, deadline, shutdown), failed. */
 void sched_totals(steno_sched *s, unsigned long long *completed, unsigned long long *cancelled,

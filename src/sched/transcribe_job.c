@@ -82,4 +82,5 @@ void transcribe_job_run(const steno_whisper *w, sched_slot *slot, sched_job *j) 
     p.should_abort = should_abort;
     p.user = j;
     j->out.status = steno_transcribe_audio_with_state(w, slot->ws, j->audio, &p, &j->out.result);
+    if (slot->xm) whisper_xbatch_leave(slot->xm); /* the next rounds stop waiting for this slot */
 }

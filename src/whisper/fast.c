@@ -343,6 +343,10 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
     f->n_threads = steno_pool_threads(pool);
     f->conv_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
     f->qact = NULL;
+    f->def_hook = NULL;
+    f->def_hook_ctx = NULL;
+    f->enc_hook = NULL;
+    f->enc_hook_ctx = NULL;
     if (alloc_scratch(f) != 0) {
         whisper_fast_free(f);
         return steno_fail(STENO_E_NOMEM, "fast path: out of memory");
@@ -396,6 +400,7 @@ static void prepare_qk(float *qkv, int T, int D, float scale, float *kt, int ldk
 }
 
 steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
+    if (f->enc_hook) return f->enc_hook(f->enc_hook_ctx, mel, xa); /* whisper_fast_set_encode_hook */
     const whisper_model *m = f->m;
     const int D = m->n_audio_state, C = m->n_mels, H = m->n_audio_head, dh = D / H;
     const int T2 = f->A, T1 = 2 * T2, W = 2 * m->n_audio_ctx; /* W: frames per mel row */
@@ -462,6 +467,8 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
     whisper_fast_decoder *d = calloc(1, sizeof *d);
     if (!d) return steno_fail(STENO_E_NOMEM, "out of memory");
     d->f = f;
+    d->step_hook = f->def_hook; /* whisper_fast_set_step_hook (cross-request batching, xbatch.h) */
+    d->step_hook_ctx = f->def_hook_ctx;
     d->ldk_self = vec_attention_ldk((int)N);
     d->ldk_cross = vec_attention_ldk((int)A);
     d->k_slot = L * (size_t)d->ldk_self * D;
@@ -584,18 +591,20 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
 /* Cross-attention of nq queries for layer l over the window's K/V: the float16 copies when the
  * decoder keeps them and halves are wanted (the single-token steps), else the float32 ones (the
  * prompt, whose queries share 6-query tiles, and the f32 gate). */
-void fast_cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out) {
+void fast_cross_attention(whisper_fast_decoder *d, steno_pool *pool, int l, const float *q, int nq, int halves,
+                          float *out) {
     whisper_fast *f = d->f;
     const int D = f->m->n_text_state, H = f->m->n_text_head, dh = D / H, A = f->A;
     if (halves && d->cross_k16) {
         attn16_job j = {q, d->cross_k16 + (size_t)l * D * d->ldk_cross, d->cross_v16 + (size_t)l * A * D,
                         d->ldk_cross, A, nq, dh, H, out};
-        steno_pool_run(f->pool, attn16_task, &j, H);
+        steno_pool_run(pool, attn16_task, &j, H);
         return;
     }
     attn_job cj = {q, D, d->cross_k + (size_t)l * D * d->ldk_cross, d->ldk_cross,
                    d->cross_v + (size_t)l * H * A * dh, (size_t)A * dh, dh, A, nq, dh, H, 0, 0, 0, out};
-    attention(f, &cj);
+    cj.q_blocks = nq >= 64 ? 4 * f->n_threads : 1; /* as attention(), on the given pool */
+    steno_pool_run(pool, attn_task, &cj, cj.H * cj.q_blocks);
 }
 
 void whisper_fast_decoder_set_screen(whisper_fast_decoder *d, const float *allow) { d->screen_allow = allow; }
@@ -714,7 +723,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         for (size_t i = 0; i < (size_t)T * D; i++) d->q[i] *= scale;
         whisper_xattn_capture_layer(d->capture, l, T, d->q, D, 1.0f, d->cross_k + (size_t)l * D * d->ldk_cross,
                                     d->ldk_cross, 1, dh);
-        fast_cross_attention(d, l, d->q, T, T == 1, d->att);
+        fast_cross_attention(d, f->pool, l, d->q, T, T == 1, d->att);
         linear(f, dt, FL->cross_out, L->cross_out.b, d->att, T, D, D, d->h);
         vec_add(d->x, d->h, (size_t)T * D);
 
@@ -805,7 +814,7 @@ steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *
         fast_layernorm(f, &L->cross_ln, d->x, B, d->h);
         fast_linear_rows(f, dt, FL->cross_q, L->cross_q.b, d->h, B, D, D, d->q);
         for (size_t i = 0; i < (size_t)B * D; i++) d->q[i] *= scale;
-        fast_cross_attention(d, l, d->q, B, 1, d->att);
+        fast_cross_attention(d, f->pool, l, d->q, B, 1, d->att);
         fast_linear_rows(f, dt, FL->cross_out, L->cross_out.b, d->att, B, D, D, d->h);
         vec_add(d->x, d->h, (size_t)B * D);
 

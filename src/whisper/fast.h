@@ -122,6 +122,20 @@ typedef steno_status (*whisper_fast_step_hook)(void *ctx, whisper_fast_decoder *
 /** Routes d's single-token steps to hook (NULL: d computes them itself, the default). With a
  *  hook the logit screen is not used (every logit exact). */
 void whisper_fast_decoder_set_step_hook(whisper_fast_decoder *d, whisper_fast_step_hook hook, void *ctx);
+/** The hook every decoder created from f from now on starts with (whisper_fast_decoder_create*;
+ *  NULL: none, the default): how a request's decoding loops, created inside the transcription
+ *  call, join a cross-request batch (xbatch.h). Decoders already created keep theirs. Not
+ *  thread-safe against decoder creation on f. */
+void whisper_fast_set_step_hook(whisper_fast *f, whisper_fast_step_hook hook, void *ctx);
+
+/** An encoder pass (whisper_fast_encode of f) handed to whoever runs it: the hook must fill xa
+ *  exactly as whisper_fast_encode on the same weights would (any pool: the result does not depend
+ *  on the thread count) and return its status. */
+typedef steno_status (*whisper_fast_encode_hook)(void *ctx, const float *mel, float *xa);
+/** Routes f's whisper_fast_encode calls to hook (NULL: f encodes itself, the default): the
+ *  cross-request batcher runs every member's encoder passes on its pool, one at a time
+ *  (xbatch.h). Not thread-safe against whisper_fast_encode on f. */
+void whisper_fast_set_encode_hook(whisper_fast *f, whisper_fast_encode_hook hook, void *ctx);
 
 typedef struct whisper_fast_group whisper_fast_group;
 /** Scratch for steps of up to max_rows rows in all (about (10·D + n_vocab) floats a row).
@@ -137,5 +151,11 @@ void whisper_fast_group_free(whisper_fast_group *g);
  *  Errors: STENO_E_INVALID_ARG (rows, position, token id, more than max_rows rows in all). */
 steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder *const *ds, const int *n_rows, int n,
                                      const int *const *tokens, float *const *logits);
+/** The checks whisper_fast_group_step makes of one decoder (i: its index, for the message) with B
+ *  rows and tokens [B], without the row budget: a batcher runs them before it puts a member's
+ *  rows with others', so that one member's bad step fails that member alone.
+ *  Errors: STENO_E_INVALID_ARG (another model, rows, position, token id). */
+steno_status whisper_fast_group_check(const whisper_fast_group *g, const whisper_fast_decoder *d, int i, int B,
+                                      const int *tokens);
 
 #endif

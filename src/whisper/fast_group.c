@@ -17,6 +17,16 @@ void whisper_fast_decoder_set_step_hook(whisper_fast_decoder *d, whisper_fast_st
     d->step_hook_ctx = ctx;
 }
 
+void whisper_fast_set_step_hook(whisper_fast *f, whisper_fast_step_hook hook, void *ctx) {
+    f->def_hook = hook;
+    f->def_hook_ctx = ctx;
+}
+
+void whisper_fast_set_encode_hook(whisper_fast *f, whisper_fast_encode_hook hook, void *ctx) {
+    f->enc_hook = hook;
+    f->enc_hook_ctx = ctx;
+}
+
 struct whisper_fast_group {
     whisper_fast *f;
     int max_rows;
@@ -99,7 +109,25 @@ static void group_self_task(void *ctx, int t, int n) {
  * whisper_fast_decoder_forward with T = 1 and no screen), over the rows of several decoders: the
  * weight GEMVs see all rows at once (vec_gemv_rows: each output element one dot product whatever
  * the row count), while self-attention reads each row's own cache at its own position and
- * cross-attention runs per decoder over that decoder's window. */
+ * cross-attention runs per decoder over that decoder's window, on the group's pool (the members of
+ * a cross-request batch each have a pool of their own, idle while they wait on the step). */
+steno_status whisper_fast_group_check(const whisper_fast_group *g, const whisper_fast_decoder *d, int i, int B,
+                                      const int *tokens) {
+    const whisper_fast *f = g->f;
+    const whisper_model *m = f->m;
+    if (d->f->m != m || d->f->dt != f->dt || d->f->A != f->A)
+        return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d belongs to another model", i);
+    if (B < 1 || B > d->kv.rows)
+        return steno_fail(STENO_E_INVALID_ARG, "fast group: %d rows for decoder %d (it has %d)", B, i, d->kv.rows);
+    if (d->n_past + 1 > m->n_text_ctx)
+        return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d at position %d (needs < %d)", i, d->n_past,
+                          m->n_text_ctx);
+    for (int b = 0; b < B; b++)
+        if (tokens[b] < 0 || tokens[b] >= m->n_vocab)
+            return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tokens[b]);
+    return STENO_OK;
+}
+
 steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder *const *ds, const int *n_rows, int n,
                                      const int *const *tokens, float *const *logits) {
     whisper_fast *f = g->f;
@@ -109,19 +137,12 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
     int R = 0;
     for (int i = 0; i < n; i++) {
         const whisper_fast_decoder *d = ds[i];
-        if (d->f->m != m || d->f->dt != dt || d->f->A != f->A)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d belongs to another model", i);
-        if (n_rows[i] < 1 || n_rows[i] > d->kv.rows)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: %d rows for decoder %d (it has %d)", n_rows[i], i,
-                              d->kv.rows);
-        if (d->n_past + 1 > N)
-            return steno_fail(STENO_E_INVALID_ARG, "fast group: decoder %d at position %d (needs < %d)", i, d->n_past,
-                              N);
+        const steno_status st = whisper_fast_group_check(g, d, i, n_rows[i], tokens[i]);
+        if (st != STENO_OK) return st;
         if (R + n_rows[i] > g->max_rows)
             return steno_fail(STENO_E_INVALID_ARG, "fast group: more than %d rows", g->max_rows);
         for (int b = 0; b < n_rows[i]; b++, R++) {
             const int tok = tokens[i][b];
-            if (tok < 0 || tok >= V) return steno_fail(STENO_E_INVALID_ARG, "decoder: token id %d out of range", tok);
             g->row_dec[R] = d;
             g->row_slot[R] = d->kv.slot[b];
             g->row_nk[R] = d->n_past + 1;
@@ -158,7 +179,7 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
         fast_linear_rows_act(f, dt, FL->cross_q, L->cross_q.b, g->h, R, D, D, g->q, g->qact);
         for (size_t i = 0; i < (size_t)R * D; i++) g->q[i] *= scale;
         for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++) /* each decoder's rows over its own window */
-            fast_cross_attention(ds[i], l, g->q + (size_t)r0 * D, n_rows[i], 1, g->att + (size_t)r0 * D);
+            fast_cross_attention(ds[i], f->pool, l, g->q + (size_t)r0 * D, n_rows[i], 1, g->att + (size_t)r0 * D);
         fast_linear_rows_act(f, dt, FL->cross_out, L->cross_out.b, g->att, R, D, D, g->h, g->qact);
         vec_add(g->x, g->h, (size_t)R * D);
 

@@ -36,6 +36,11 @@ struct whisper_fast {
     size_t big_floats;
     unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
     int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
+    /* whisper_fast_set_step_hook: the step hook decoders created from here start with */
+    whisper_fast_step_hook def_hook;
+    void *def_hook_ctx;
+    whisper_fast_encode_hook enc_hook; /* whisper_fast_set_encode_hook */
+    void *enc_hook_ctx;
 };
 
 struct whisper_fast_decoder {
@@ -80,7 +85,9 @@ void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int
 /** GELU in place over total floats, on f's pool. */
 void fast_gelu(whisper_fast *f, float *x, size_t total);
 /** Cross-attention of nq queries for layer l over d's window (halves: the float16 K/V copies when
- *  d keeps them). out: [nq][D]. */
-void fast_cross_attention(whisper_fast_decoder *d, int l, const float *q, int nq, int halves, float *out);
+ *  d keeps them), on pool (d->f->pool, or a group step's: the result is the same for any pool).
+ *  out: [nq][D]. */
+void fast_cross_attention(whisper_fast_decoder *d, steno_pool *pool, int l, const float *q, int nq, int halves,
+                          float *out);
 
 #endif
