@@ -101,6 +101,11 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
     steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
 }
 
+void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,
+                 float *y) {
+    linear(f, dt, W, b, x, T, N, K, y);
+}
+
 /* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
  * every row bit-identical to linear() with T = 1. */
 void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
