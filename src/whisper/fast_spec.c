@@ -116,6 +116,10 @@ steno_status whisper_fast_decoder_verify(whisper_fast_decoder *d, const int *tok
     const spec_bufs b = {d->x, d->h, d->qkv, d->q, d->att, d->mlp};
     run_layers(f, f->dec, f->dt, d, m->n_text_layer, &c, off, B, 1, &b);
     d->n_past = off + B;
+    if (d->screen_allow && f->emb_q) { /* each position screened as its single-token step would be */
+        for (int r = 0; r < B; r++) fast_logit_screen(d, d->x + (size_t)r * D, logits + (size_t)r * V);
+        return STENO_OK;
+    }
     for (int r = 0; r < B; r++)
         vec_layernorm(d->x + (size_t)r * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h + (size_t)r * D);
     fast_linear_rows(f, f->dt, f->emb, NULL, d->h, B, V, D, logits);
