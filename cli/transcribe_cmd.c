@@ -980,8 +980,9 @@ int steno_cmd_transcribe(int argc, char **argv) {
         }
         if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s: %s\n", rs.input, steno_warnmsg());
         if (p.decode_stats) {
-            fprintf(stderr, "steno: %s: decoder: %ld tokens in %.3f s (%.1f tokens/s)", rs.input, ds.tokens,
-                    ds.decode_seconds, ds.decode_seconds > 0 ? ds.tokens / ds.decode_seconds : 0.0);
+            fprintf(stderr, "steno: %s: decoder: %ld tokens in %.3f s (%.1f tokens/s), %.3f s of CPU", rs.input,
+                    ds.tokens, ds.decode_seconds, ds.decode_seconds > 0 ? ds.tokens / ds.decode_seconds : 0.0,
+                    ds.decode_cpu_seconds);
             if (speculate)
                 fprintf(stderr, "; speculation (%s): %ld of %ld drafted tokens accepted (%.1f %%) in %ld rounds; %ld "
                                 "target passes",

@@ -229,6 +229,7 @@ typedef enum steno_whisper_draft {
 typedef struct steno_decode_stats {
     long tokens;           /* tokens decoded (text, timestamps and eot of every attempt's result) */
     double decode_seconds; /* wall time in the decoder (cross K/V, prompt, steps; encoder excluded) */
+    double decode_cpu_seconds; /* CPU time of the process meanwhile (all its threads) */
     long target_calls;     /* target passes after the prompt (single steps and verify passes) */
     long rounds;           /* verify passes that checked at least one drafted token */
     long drafted;          /* drafted tokens */

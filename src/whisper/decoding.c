@@ -302,8 +302,11 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     const int n_temps = p->temperatures ? p->n_temperatures : 6;
     if (c->fast) whisper_fast_decoder_set_audio(c->fdec, xa);
     else whisper_decoder_set_audio(&c->dec, xa);
-    struct timespec t0, t1;
-    if (p->decode_stats) clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0, t1, c0, c1;
+    if (p->decode_stats) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    }
     for (int ti = 0; ti < n_temps; ti++) {
         rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
         /* the prefix applies to the window at seek 0 only (faster-whisper) */
@@ -325,7 +328,10 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     whisper_spec_window_done(c->spec, res->tokens, res->n_tokens);
     if (p->decode_stats) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
         p->decode_stats->decode_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        p->decode_stats->decode_cpu_seconds +=
+            (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
     }
     return STENO_OK;
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "kernels/wq.h"
@@ -11,10 +12,21 @@
 #define ADAPTIVE_MAX 8  /* adaptive draft length: up to 8, as the LLM side (speculative.c) */
 #define PAUSE_ROUNDS 16 /* plain steps after the adaptive length fell to 0 */
 #define HIST_MAX 2048   /* tokens of previous windows the ngram drafter searches */
+#define COST_PAUSE 48   /* plain steps after speculative rounds measured slower than plain steps */
+#define COST_PROBE 4    /* plain steps measured first (the reference of the cost rule) */
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 struct whisper_spec {
     int kind;
     int kmax, k, adaptive, misses, pause;
+    /* adaptive: seconds per emitted token of speculative rounds and of plain steps (moving
+     * averages; < 0: none yet). Timing steers only the draft length, never a token. */
+    double cost_spec, cost_plain;
     int ngram_min, ngram_max;
     whisper_fast_draft *draft;   /* quant, layers, model */
     whisper_fast *draft_fast;    /* model: the draft model's state */
@@ -72,6 +84,8 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     s->adaptive = p->num_draft_tokens == 0;
     s->kmax = s->adaptive ? ADAPTIVE_MAX : p->num_draft_tokens;
     s->k = s->adaptive ? 4 : s->kmax;
+    s->cost_spec = s->cost_plain = -1.0;
+    if (s->adaptive) s->pause = COST_PROBE;
     s->ngram_min = nmin;
     s->ngram_max = nmax;
     const size_t N = (size_t)m->n_text_ctx, V = (size_t)m->n_vocab;
@@ -208,8 +222,21 @@ static steno_status draft_model(whisper_decode_ctx *c, whisper_spec *s, int n, i
 
 /* The adaptive length: longer while every draft holds, halved after two rounds without one, and
  * 0 (plain steps) for PAUSE_ROUNDS rounds when it reaches 0 (the LLM side's policy). */
-static void update_k(whisper_spec *s, int drafted, int accepted) {
-    if (!s->adaptive || drafted == 0) return;
+static void update_k(whisper_spec *s, int drafted, int accepted, int emitted, double seconds) {
+    if (!s->adaptive) return;
+    /* the cost rule: speculation pays only where a drafted round emits its tokens faster than
+     * plain steps do (a drafter as slow as the target, or a verify pass that costs nearly one
+     * step per row, does not); else plain steps for COST_PAUSE rounds, then a probe again */
+    double *c = drafted ? &s->cost_spec : &s->cost_plain;
+    const double per = seconds / (emitted > 0 ? emitted : 1);
+    *c = *c < 0 ? per : 0.7 * *c + 0.3 * per;
+    if (drafted && s->cost_plain > 0 && s->cost_spec > s->cost_plain) {
+        s->pause = COST_PAUSE;
+        s->cost_spec = -1.0; /* measured afresh at the next probe */
+        s->k = s->k > 2 ? s->k / 2 : 1;
+        return;
+    }
+    if (drafted == 0) return;
     if (accepted == drafted) s->k = s->k + 2 < s->kmax ? s->k + 2 : s->kmax;
     else if (accepted > 0) s->misses = 0;
     else if (++s->misses >= 2) {
@@ -233,10 +260,11 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
     int n_rows = 1, done = i >= sample_len;
     while (!done) {
         int kd = 0, consumed = 0, accepted = 0;
+        const double t_round = now_s();
         const int n0 = n, passed = i > pf->n_forced;
         if (passed) { /* a target pass over seq[n−1] and the drafts */
             int k = s->pause > 0 ? 0 : s->k;
-            if (s->pause > 0 && --s->pause == 0) s->k = 1;
+            if (s->pause > 0 && --s->pause == 0 && s->k == 0) s->k = 1; /* short drafts again */
             if (k > N - n) k = N - n;               /* positions n−1 .. n−1+k exist */
             if (k > sample_len - i - 1) k = sample_len - i - 1; /* no draft past the sampling limit */
             if (k > 0) {
@@ -279,7 +307,7 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
         /* the target's cache keeps seq[0..n−1): the inputs of the consumed rows */
         if (passed) whisper_fast_decoder_rollback(c->fdec, n0 - 1 + consumed);
         s->st.accepted += accepted;
-        update_k(s, kd, accepted);
+        if (passed) update_k(s, kd, accepted, consumed, now_s() - t_round);
     }
     *n_io = n;
     return st;
