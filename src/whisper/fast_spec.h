@@ -1,7 +1,7 @@
 /* fast_spec.h — the fast path's pieces of speculative decoding (whisper/spec.h drives them):
  *   - the target's verify pass: B drafted tokens at consecutive positions in one pass, each
  *     weight read once for all of them, every position's logits bit-identical to a single-token
- *     step of the same token on the same cache with the logit screen off (the rows GEMV of
+ *     step of the same token on the same cache (the rows GEMV of
  *     whisper_fast_decoder_step_rows, one causal attention per position); a rejection rolls the
  *     self-attention cache back by resetting n_past (the columns past it are overwritten later);
  *   - the drafters' decoder: the first n_layers layers of a whisper_fast's weights (all of them
@@ -19,7 +19,8 @@
 
 /** Feeds tokens [B] (1 <= B, n_past + B <= n_text_ctx) at positions n_past .. n_past+B−1 of row 0
  *  and writes logits [B][n_vocab]: row b is bit-identical to whisper_fast_decoder_forward of
- *  tokens[b] alone after tokens[0..b−1] with the screen off (and no capture). n_past becomes
+ *  tokens[b] alone after tokens[0..b−1] (no capture), the logit screen included when it is set
+ *  (each position screened on its own). n_past becomes
  *  n_past + B. Bypasses a step hook. Allocates nothing. Not thread-safe per decoder.
  *  Errors: STENO_E_INVALID_ARG (B, position, token id). */
 steno_status whisper_fast_decoder_verify(whisper_fast_decoder *d, const int *tokens, int B, float *logits);

@@ -10,10 +10,11 @@
  * argmax; the first mismatch is replaced by the target's token and the target's cache rolls back
  * to the accepted length. The sampled tokens are therefore those of plain greedy decoding.
  * With float16 weights the plain step screens the text logits through int8 (fast.h
- * whisper_fast_decoder_set_screen) while the verify pass computes them all exactly: the chosen
- * tokens are the same (the screen's guarantee), the log-sum-exp behind avg_logprob differs from
- * plain decoding's by the screen's error (a few 1e-5 nats), so a window whose avg_logprob is that
- * close to logprob_threshold could fall back in one and not the other.
+ * whisper_fast_decoder_set_screen); the verify pass screens each position the same way, so the
+ * logits, the log-probabilities, avg_logprob and hence every fallback decision are plain
+ * decoding's bit for bit. The adaptive draft length (num_draft_tokens 0) also watches the clock:
+ * while drafted rounds emit tokens more slowly than plain steps it takes plain steps (timing picks
+ * only the draft length, never a token).
  *
  * Only greedy attempts at temperature 0 speculate: a sampled fallback attempt would need
  * rejection sampling, whose draws differ from the plain sampler's for the same seed (the text

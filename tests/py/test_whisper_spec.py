@@ -8,6 +8,7 @@ Contract checked:
     every segment equals plain decoding's: tokens, text, start/end, temperature and avg_logprob
     (the verify pass gives each position the very logits of a single-token step, screen included);
     stderr has the acceptance line "speculation (KIND): A of D drafted tokens accepted";
+  * with --word-timestamps True and quant, the words (timings, probabilities) are plain's;
   * base on one multilingual clip (language detected) with quant and ngram: the same;
   * usage errors exit 2 with one line: an unknown --draft-kind, --draft-layers at or above the
     model's decoder layers, a --draft-model with another vocabulary (base for tiny.en),
@@ -102,6 +103,17 @@ def tiny_en_each_drafter():
     if se.sanitize():  # every drafter's C code on one clip (ngram and model are the lightest)
         print("  STENO_SANITIZE=1: jfk.wav only")
     same_as_plain(TINY, EN[:1] if se.sanitize() else EN, DRAFTERS_TINY)
+
+
+@case
+def word_timestamps():
+    # the alignment re-runs the decoder after the window: its words are plain decoding's too
+    paths = EN[:1]
+    plain, _ = transcribe(TINY, paths, ["--word-timestamps", "True"])
+    got, _ = transcribe(TINY, paths, ["--word-timestamps", "True", "--draft-kind", "quant"])
+    a = [w for sg in plain[paths[0]]["segments"] for w in sg["words"]]
+    b = [w for sg in got[paths[0]]["segments"] for w in sg["words"]]
+    assert a and a == b, "words differ: %r vs %r" % (b[:3], a[:3])
 
 
 @case
