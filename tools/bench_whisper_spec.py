@@ -78,8 +78,8 @@ def main():
             for cname, extra in order:
                 r = run(a, a.model, files, extra)
                 res.setdefault((name, cname), []).append(r)
-                print("rep %d %s %s: %d tokens, %.2f s decoder, %.2f s CPU, %.2f s wall" % (
-                    rep, name, cname, r["tokens"], r["sec"], r["cpu"], r["wall"]), flush=True)
+                print("rep %d %s %s: %d tokens, %.2f s decoder, %.2f s CPU, %.2f s wall, %d of %d drafts accepted" % (
+                    rep, name, cname, r["tokens"], r["sec"], r["cpu"], r["wall"], r["acc"], r["drafted"]), flush=True)
     print()
     print("| input | drafter | decoder tok/s (wall) | × plain | decoder tok/s (CPU) | × plain | process wall s | "
           "accepted / drafted |")
