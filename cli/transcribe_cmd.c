@@ -518,7 +518,9 @@ static const steno_opt OPTIONS[] = {
              "temperature only; --beam-size defaults to 5 and --without-timestamps to True there; not with "
              "--word-timestamps or --clip-timestamps; the fast path"},
     {STENO_OPT_SECTION, .help = "speculative decoding of greedy windows (the tokens are plain decoding's; not with "
-                                "--beam-size or --batch-size; sampled fallbacks decode plainly):"},
+                                "--beam-size or --batch-size, which already read each weight once for several "
+                                "rows; sampled fallbacks decode plainly, since verifying a sampled token would "
+                                "change the seed's draws; the decoder's counters go to stderr):"},
     {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(draft_kind), .choices = "none|ngram|quant|layers|model",
      .values = (const int[]){STENO_WDRAFT_NONE, STENO_WDRAFT_NGRAM, STENO_WDRAFT_QUANT, STENO_WDRAFT_LAYERS,
                              STENO_WDRAFT_MODEL},
@@ -526,7 +528,9 @@ static const steno_opt OPTIONS[] = {
      .help = "ngram: prompt lookup in the previous windows' text; quant: the model's decoder re-quantized "
              "(--draft-weights); layers: its first --draft-layers decoder layers; model: --draft-model"},
     {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(num_draft), .parse = parse_num_draft,
-     .expect = "1..32 or adaptive", .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail",
+     .expect = "1..32 or adaptive",
+     .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail or while drafted rounds are slower "
+            "than plain steps",
      .help = "most drafted tokens per round"},
     {STENO_OPT_INT, "--draft-layers", "K", AT(draft_layers), STENO_OPT_RANGE(1, 1024),
      .def = "half of the decoder layers", .help = "decoder layers that draft (fewer than the model has; implies --draft-kind layers)"},
