@@ -282,10 +282,27 @@ typedef struct options {
     const char *vad_model; /* NULL: the model cache's silero_vad/ */
     steno_vad_options vad_opts;
     int batch_size;        /* --batch-size: 0 sequential, else steno_transcribe_batched */
+    /* speculative decoding (steno_transcribe_params.draft_kind); -1 / 0 / NULL: not given */
+    int draft_kind, num_draft, draft_layers, draft_weights, ngram_min, ngram_max;
+    const char *draft_model;
     steno_opt_list files;  /* the inputs */
 } options;
 
 /* ---- the options ------------------------------------------------------------------------- */
+
+/* --num-draft-tokens N|adaptive: adaptive is 0. */
+static bool parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
+    (void)err;
+    if (strcmp(v, "adaptive") == 0) {
+        *(int *)dst = 0;
+        return true;
+    }
+    char *end;
+    const long n = strtol(v, &end, 10);
+    if (end == v || *end || n < 1 || n > 32) return false;
+    *(int *)dst = (int)n;
+    return true;
+}
 
 /* --verbose True|False; -1 (not given) means True, or False with -o -. */
 static bool parse_verbose(const char *v, void *dst, steno_opt_error *err) {
@@ -500,6 +517,32 @@ static const steno_opt OPTIONS[] = {
              "ms unless a --vad-* option is given), N windows decoded together, no previous text, the first "
              "temperature only; --beam-size defaults to 5 and --without-timestamps to True there; not with "
              "--word-timestamps or --clip-timestamps; the fast path"},
+    {STENO_OPT_SECTION, .help = "speculative decoding of greedy windows (the tokens are plain decoding's; not with "
+                                "--beam-size or --batch-size, which already read each weight once for several "
+                                "rows; sampled fallbacks decode plainly, since verifying a sampled token would "
+                                "change the seed's draws; the decoder's counters go to stderr):"},
+    {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(draft_kind), .choices = "none|ngram|quant|layers|model",
+     .values = (const int[]){STENO_WDRAFT_NONE, STENO_WDRAFT_NGRAM, STENO_WDRAFT_QUANT, STENO_WDRAFT_LAYERS,
+                             STENO_WDRAFT_MODEL},
+     .def = "none",
+     .help = "ngram: prompt lookup in the previous windows' text; quant: the model's decoder re-quantized "
+             "(--draft-weights); layers: its first --draft-layers decoder layers; model: --draft-model"},
+    {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(num_draft), .parse = parse_num_draft,
+     .expect = "1..32 or adaptive",
+     .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail or while drafted rounds are slower "
+            "than plain steps",
+     .help = "most drafted tokens per round"},
+    {STENO_OPT_INT, "--draft-layers", "K", AT(draft_layers), STENO_OPT_RANGE(1, 1024),
+     .def = "half of the decoder layers", .help = "decoder layers that draft (fewer than the model has; implies --draft-kind layers)"},
+    {STENO_OPT_CHOICE, "--draft-weights", NULL, AT(draft_weights), .choices = "q8_0|q4_0",
+     .values = (const int[]){STENO_WEIGHTS_Q8_0, STENO_WEIGHTS_Q4_0}, .def = "q8_0",
+     .help = "blocks of the quant drafter's copy of the decoder (the model's weights must be f16 or f32)"},
+    {STENO_OPT_STRING, "--draft-model", "NAME|DIR", AT(draft_model),
+     .help = "a Whisper model with the same vocabulary that drafts (implies --draft-kind model)"},
+    {STENO_OPT_INT, "--ngram-min", "N", AT(ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
+     .help = "shortest n-gram the ngram drafter tries (longest first)"},
+    {STENO_OPT_INT, "--ngram-max", "N", AT(ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
+     .help = "longest n-gram the ngram drafter tries"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
     {STENO_OPT_VERSION, "--version", .help = "print the version"},
 };
@@ -638,6 +681,36 @@ static int load_model(const options *o, const char *model_path, const char **lan
     return 0;
 }
 
+/* After the model: --draft-layers within its decoder, and --draft-model loaded with the same options
+ * and checked for the same vocabulary. Returns 0, 2 (a usage error) or 1, the error printed. */
+static int load_draft(const options *o, const steno_whisper *w, steno_whisper **out) {
+    *out = NULL;
+    const int L = steno_whisper_n_text_layers(w);
+    if (o->draft_layers && o->draft_layers >= L) {
+        fprintf(stderr, "steno: --draft-layers %d: model %s has %d decoder layers (1..%d draft)\n", o->draft_layers,
+                o->model, L, L - 1);
+        return 2;
+    }
+    if (!o->draft_model) return 0;
+    char path[8192];
+    if (steno_cli_model_path(o->draft_model, o->model_dir, path, sizeof path) != 0) return 1;
+    steno_whisper *d = NULL;
+    if (steno_whisper_load_ex(path, &o->load, &d) != STENO_OK) {
+        fprintf(stderr, "steno: --draft-model: %s\n", steno_errmsg());
+        return 1;
+    }
+    if (steno_whisper_n_vocab(d) != steno_whisper_n_vocab(w) ||
+        steno_whisper_is_multilingual(d) != steno_whisper_is_multilingual(w)) {
+        fprintf(stderr, "steno: --draft-model %s: another vocabulary (%d tokens, %s) than model %s's (%d, %s)\n",
+                o->draft_model, steno_whisper_n_vocab(d), steno_whisper_is_multilingual(d) ? "multilingual" : "English-only",
+                o->model, steno_whisper_n_vocab(w), steno_whisper_is_multilingual(w) ? "multilingual" : "English-only");
+        steno_whisper_free(d);
+        return 2;
+    }
+    *out = d;
+    return 0;
+}
+
 /* --vad's network: --vad-model, else the model cache's. Returns 0, or 1 with the error printed. */
 static int load_vad(const options *o, steno_vad **out) {
     char path[8192];
@@ -659,6 +732,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .hallucination_silence_threshold = -1,
         .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
         .vad_opts = steno_vad_default_options(),
+        .draft_kind = -1, .num_draft = -1,
     };
 #define FREE_ALL() (steno_opt_list_free(&o.files), free(o.clip_timestamps), free(o.suppress_tokens))
 #define FAIL_USAGE(...) \
@@ -745,6 +819,32 @@ int steno_cmd_transcribe(int argc, char **argv) {
             o.vad_opts.min_silence_duration_ms = 160;
         o.vad = true;
     }
+    /* speculative decoding: --draft-model and --draft-layers name their drafter; any other
+     * speculative option without its drafter would be silently ignored, so it is refused */
+    static const char *const kind_names[] = {"none", "ngram", "quant", "layers", "model"};
+    if (o.draft_kind < 0 && o.draft_model) o.draft_kind = STENO_WDRAFT_MODEL;
+    if (o.draft_kind < 0 && o.draft_layers) o.draft_kind = STENO_WDRAFT_LAYERS;
+    const bool speculate = o.draft_kind > STENO_WDRAFT_NONE;
+    if (o.draft_layers && o.draft_kind != STENO_WDRAFT_LAYERS)
+        FAIL_USAGE("--draft-layers is for --draft-kind layers, not %s", kind_names[o.draft_kind]);
+    if (o.draft_model && o.draft_kind != STENO_WDRAFT_MODEL)
+        FAIL_USAGE("--draft-model is for --draft-kind model, not %s", kind_names[o.draft_kind]);
+    if (o.draft_kind == STENO_WDRAFT_MODEL && !o.draft_model) FAIL_USAGE("--draft-kind model needs --draft-model NAME|DIR");
+    if (o.draft_weights && o.draft_kind != STENO_WDRAFT_QUANT)
+        FAIL_USAGE("--draft-weights is for --draft-kind quant, not %s", o.draft_kind < 0 ? "none" : kind_names[o.draft_kind]);
+    if ((o.ngram_min || o.ngram_max) && o.draft_kind != STENO_WDRAFT_NGRAM)
+        FAIL_USAGE("--ngram-%s is for --draft-kind ngram", o.ngram_min ? "min" : "max");
+    if ((o.ngram_min ? o.ngram_min : 1) > (o.ngram_max ? o.ngram_max : 4))
+        FAIL_USAGE("--ngram-min %d is above --ngram-max %d (default 4: raise it too)", o.ngram_min, o.ngram_max ? o.ngram_max : 4);
+    if (o.num_draft >= 0 && !speculate) FAIL_USAGE("--num-draft-tokens needs a drafter: --draft-kind ngram|quant|layers|model");
+    if (speculate && o.batch_size)
+        FAIL_USAGE("--draft-kind: not with --batch-size (a batched step already reads each weight once for several windows)");
+    if (speculate && o.beam_size >= 2)
+        FAIL_USAGE("--draft-kind: not with --beam-size %d (beam search reads each weight once for all its beams; "
+                   "speculation decodes greedy windows)", o.beam_size);
+    if (speculate && o.load.path == STENO_PATH_FAITHFUL) FAIL_USAGE("--draft-kind needs --path fast");
+    if (o.draft_kind == STENO_WDRAFT_QUANT && o.load.weights != STENO_WEIGHTS_F16 && o.load.weights != STENO_WEIGHTS_F32)
+        FAIL_USAGE("--draft-kind quant drafts for f16 or f32 weights, not a quantized --weights");
     if (o.vad && o.n_clip_timestamps > 0)
         fprintf(stderr, "steno: warning: --vad is not applied with --clip-timestamps (as in faster-whisper)\n");
     if (o.writer.max_line_count && !o.writer.max_line_width)
@@ -771,6 +871,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
      * checks still come before any transcription. */
     steno_whisper *w = NULL;
     steno_vad *vad = NULL; /* --vad: loaded with the model */
+    steno_whisper *draft = NULL; /* --draft-model: loaded with the model */
     o.load.n_threads = o.threads;
     o.vad_opts.n_threads = o.threads;
     run_state rs = {0};
@@ -794,7 +895,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
         if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s\n", steno_warnmsg());
         if (!w) {
             int r = load_model(&o, model_path, &lang, &w);
-            if (r == 0 && o.vad && (r = load_vad(&o, &vad)) != 0) steno_whisper_free(w);
+            if (r == 0 && speculate && (r = load_draft(&o, w, &draft)) != 0) steno_whisper_free(w);
+            if (r == 0 && o.vad && (r = load_vad(&o, &vad)) != 0) {
+                steno_whisper_free(w);
+                steno_whisper_free(draft);
+            }
             if (r != 0) {
                 steno_audio_close(audio);
                 free(samples);
@@ -842,6 +947,17 @@ int steno_cmd_transcribe(int argc, char **argv) {
         p.patience = o.patience;
         p.length_penalty = o.length_penalty;
         p.seed = o.seed;
+        steno_decode_stats ds = {0};
+        if (o.draft_kind >= 0) { /* given (none too: the decoder's speed without a drafter) */
+            p.draft_kind = (steno_whisper_draft)o.draft_kind;
+            p.num_draft_tokens = o.num_draft > 0 ? o.num_draft : 0;
+            p.draft_layers = o.draft_layers;
+            p.draft_weights = (steno_weights)o.draft_weights;
+            p.draft_model = draft;
+            p.ngram_min = o.ngram_min;
+            p.ngram_max = o.ngram_max;
+            p.decode_stats = &ds;
+        }
         p.verbose = 0; /* segments are printed here, to stdout, as openai-whisper does */
         p.on_segment = on_segment;
         rs.duration = (double)n_samples / STENO_SAMPLE_RATE;
@@ -867,6 +983,17 @@ int steno_cmd_transcribe(int argc, char **argv) {
             continue;
         }
         if (*steno_warnmsg()) fprintf(stderr, "steno: warning: %s: %s\n", rs.input, steno_warnmsg());
+        if (p.decode_stats) {
+            fprintf(stderr, "steno: %s: decoder: %ld tokens in %.3f s (%.1f tokens/s), %.3f s of CPU", rs.input,
+                    ds.tokens, ds.decode_seconds, ds.decode_seconds > 0 ? ds.tokens / ds.decode_seconds : 0.0,
+                    ds.decode_cpu_seconds);
+            if (speculate)
+                fprintf(stderr, "; speculation (%s): %ld of %ld drafted tokens accepted (%.1f %%) in %ld rounds; %ld "
+                                "target passes",
+                        kind_names[o.draft_kind], ds.accepted, ds.drafted,
+                        ds.drafted ? 100.0 * (double)ds.accepted / (double)ds.drafted : 0.0, ds.rounds, ds.target_calls);
+            fputc('\n', stderr);
+        }
         if (!lang) {
             char name[64];
             language_name(res->language, name, sizeof name);
@@ -880,6 +1007,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         rc = 1;
     }
     steno_whisper_free(w);
+    steno_whisper_free(draft);
     steno_vad_free(vad);
     FREE_ALL();
     return rc;

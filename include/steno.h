@@ -212,6 +212,30 @@ int steno_whisper_has_language(const steno_whisper *w, const char *code);
 /** The vocabulary size (51864 for tiny.en): valid token ids are 0 .. n_vocab − 1. */
 int steno_whisper_n_vocab(const steno_whisper *w);
 
+/** Decoder layers (4 for tiny.en, 6 for base): --draft-layers takes 1 .. this − 1. */
+int steno_whisper_n_text_layers(const steno_whisper *w);
+
+/** Drafters of speculative decoding (docs/WHISPER.md "Speculative decoding"). */
+typedef enum steno_whisper_draft {
+    STENO_WDRAFT_NONE = 0,
+    STENO_WDRAFT_NGRAM = 1,  /* prompt lookup in the previous windows' text and the window's own */
+    STENO_WDRAFT_QUANT = 2,  /* the model's own decoder re-quantized (draft_weights: q8_0 or q4_0),
+                                reading the target's encoder output and cross-attention K/V */
+    STENO_WDRAFT_LAYERS = 3, /* the first draft_layers decoder layers, the final norm and the head */
+    STENO_WDRAFT_MODEL = 4   /* draft_model, a Whisper with the same vocabulary (its own encoder) */
+} steno_whisper_draft;
+
+/** What the decoder did during one transcription (steno_transcribe_params.decode_stats). */
+typedef struct steno_decode_stats {
+    long tokens;           /* tokens decoded (text, timestamps and eot of every attempt's result) */
+    double decode_seconds; /* wall time in the decoder (cross K/V, prompt, steps; encoder excluded) */
+    double decode_cpu_seconds; /* CPU time of the process meanwhile (all its threads) */
+    long target_calls;     /* target passes after the prompt (single steps and verify passes) */
+    long rounds;           /* verify passes that checked at least one drafted token */
+    long drafted;          /* drafted tokens */
+    long accepted;         /* drafted tokens equal to the target's own choice */
+} steno_decode_stats;
+
 /** The task token of a multilingual model's SOT sequence (<|transcribe|> or <|translate|>). */
 typedef enum steno_task { STENO_TASK_TRANSCRIBE = 0, STENO_TASK_TRANSLATE = 1 } steno_task;
 
@@ -271,6 +295,21 @@ typedef struct steno_transcribe_params {
      * Non-zero stops the transcription with STENO_E_ABORTED: a server cancels a request whose
      * client left, or whose deadline passed, within one window. */
     int (*should_abort)(void *user);
+    /* Speculative decoding (docs/WHISPER.md "Speculative decoding"): each greedy attempt at
+     * temperature 0 (beam_size < 2) on the fast path drafts tokens and verifies them in one pass of
+     * the model, whose logits at each position are bit-identical to a plain step's: the tokens are
+     * those of plain decoding. Sampled fallbacks (temperature > 0) and beam search decode plainly;
+     * the batched mode (steno_transcribe_batched) refuses a drafter. */
+    steno_whisper_draft draft_kind;     /* STENO_WDRAFT_NONE */
+    int num_draft_tokens;               /* most drafted tokens per round, 1..32; 0: adaptive (up to 8,
+                                           longer while drafts are accepted, 0 while they are not) */
+    int draft_layers;                   /* LAYERS: 1..n_text_layers − 1; 0: half of them */
+    steno_weights draft_weights;        /* QUANT: STENO_WEIGHTS_Q8_0 or Q4_0 (F16, the zero value,
+                                           means Q8_0); needs f16/f32 model weights */
+    const steno_whisper *draft_model;   /* MODEL: same vocabulary and special tokens; its default state
+                                           runs the draft, one transcription at a time */
+    int ngram_min, ngram_max;           /* NGRAM: n-gram lengths tried, longest first (0: 1 and 4) */
+    steno_decode_stats *decode_stats;   /* NULL, or counts added to (not cleared) */
 } steno_transcribe_params;
 
 steno_transcribe_params steno_transcribe_default_params(void);

@@ -166,6 +166,15 @@ class steno_transcribe_params(Structure):
         ("on_progress", ON_PROGRESS),
         ("user", c_void_p),
         ("should_abort", SHOULD_ABORT),
+        # speculative decoding (include/steno.h; the binding leaves them at their defaults)
+        ("draft_kind", c_int),  # enum steno_whisper_draft
+        ("num_draft_tokens", c_int),
+        ("draft_layers", c_int),
+        ("draft_weights", c_int),  # enum steno_weights
+        ("draft_model", c_void_p),  # const steno_whisper *
+        ("ngram_min", c_int),
+        ("ngram_max", c_int),
+        ("decode_stats", c_void_p),  # steno_decode_stats *
     ]
 
 

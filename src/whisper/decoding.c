@@ -3,12 +3,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "core/error.h"
 #include "text/utf8.h"
 #include "whisper/beam.h"
 #include "whisper/prompt.h"
+#include "whisper/spec.h"
 
 /* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
  * exactly as openai-whisper reports it */
@@ -137,6 +139,7 @@ steno_status whisper_decode_ctx_init(whisper_decode_ctx *c, const whisper_model 
 
 void whisper_decode_ctx_free(whisper_decode_ctx *c) {
     whisper_search_free(c->search);
+    whisper_spec_free(c->spec);
     if (c->fast) whisper_fast_decoder_free(c->fdec);
     else whisper_decoder_free(&c->dec);
     whisper_filters_free(&c->filters);
@@ -271,7 +274,9 @@ static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_
     const int sample_len = N / 2, filter_begin = pf.sample_begin + pf.n_forced;
     int n = pf.n;
     double sum_logprob = 0.0;
-    for (int i = pf.n_forced; i < sample_len; i++) {
+    /* speculative decoding (spec.c) takes the greedy attempts: the same tokens, fewer target passes */
+    if (c->spec && temperature == 0.0) st = whisper_spec_sample(c, &pf, &n, &sum_logprob);
+    for (int i = pf.n_forced; !(c->spec && temperature == 0.0) && i < sample_len; i++) {
         if (i > pf.n_forced && (st = step(c, c->seq + n - 1, 1, c->logits)) != STENO_OK) {
             if (c->fast) whisper_fast_decoder_set_screen(c->fdec, NULL);
             return st;
@@ -284,6 +289,7 @@ static steno_status decode_once(whisper_decode_ctx *c, const int *prompt, int n_
         if (next == eot || n > N) break;
     }
     if (c->fast) whisper_fast_decoder_set_screen(c->fdec, NULL);
+    if (st != STENO_OK) return st;
     int n_text = 0;
     while (pf.sample_begin + n_text < n && c->seq[pf.sample_begin + n_text] != eot) n_text++;
     return whisper_window_finish(c, c->seq + pf.sample_begin, n_text, sum_logprob, temperature, res);
@@ -296,6 +302,11 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
     const int n_temps = p->temperatures ? p->n_temperatures : 6;
     if (c->fast) whisper_fast_decoder_set_audio(c->fdec, xa);
     else whisper_decoder_set_audio(&c->dec, xa);
+    struct timespec t0, t1, c0, c1;
+    if (p->decode_stats) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    }
     for (int ti = 0; ti < n_temps; ti++) {
         rng_seed(c->rng, p->seed ^ ((uint64_t)(uint32_t)window << 20) ^ (uint64_t)ti);
         /* the prefix applies to the window at seek 0 only (faster-whisper) */
@@ -303,6 +314,7 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
                               ? whisper_search_decode(c, prompt, n_prompt, window == 0, temps[ti], p, res)
                               : decode_once(c, prompt, n_prompt, window == 0, temps[ti], res);
         if (st != STENO_OK) return st;
+        if (p->decode_stats) p->decode_stats->tokens += res->n_tokens + 1; /* eot included */
         int needs_fallback = 0;
         if (p->compression_ratio_threshold > 0 && res->compression_ratio > p->compression_ratio_threshold)
             needs_fallback = 1; /* too repetitive */
@@ -312,6 +324,14 @@ steno_status whisper_decode_with_fallback(whisper_decode_ctx *c, const float *xa
             res->avg_logprob < p->logprob_threshold)
             needs_fallback = 0; /* silence: the caller skips the window */
         if (!needs_fallback) break;
+    }
+    whisper_spec_window_done(c->spec, res->tokens, res->n_tokens);
+    if (p->decode_stats) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        p->decode_stats->decode_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        p->decode_stats->decode_cpu_seconds +=
+            (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
     }
     return STENO_OK;
 }

@@ -43,6 +43,7 @@ typedef struct whisper_decode_ctx {
                                    the caller sets the language (transcribe.c) */
     int rows;         /* decoder rows: max(1, beam_size, best_of) */
     struct whisper_search *search; /* beam search / best-of state (beam.h); NULL when rows == 1 */
+    struct whisper_spec *spec;     /* speculative decoding of greedy attempts (spec.h), owned; NULL: off */
 } whisper_decode_ctx;
 
 /** Prepares a decoding context on the faithful path (fast == NULL) or the fast path.

@@ -101,6 +101,11 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
     steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
 }
 
+void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,
+                 float *y) {
+    linear(f, dt, W, b, x, T, N, K, y);
+}
+
 /* y[B][N] = x[B][K] Wᵀ + b for B independent rows (one token each): one pass over W for all rows,
  * every row bit-identical to linear() with T = 1. */
 void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
@@ -657,11 +662,11 @@ static void exact_task(void *ctx, int t, int n) {
  * (it compares the timestamps' log-sum-exp with the best text logit); rows left screened are at
  * least SCREEN_MARGIN nats below the best one and carry their screened value, which moves the
  * log-sum-exp (the reported log-probabilities) by a few 1e-5 nats at most in practice. */
-static void logit_screen(whisper_fast_decoder *d, float *logits) {
+void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
     const int D = m->n_text_state;
-    vec_layernorm(d->x, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
+    vec_layernorm(x, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
     screen_job j;
     j.d = d;
     j.logits = logits;
@@ -734,7 +739,7 @@ steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *to
         vec_add(d->x, d->h, (size_t)T * D);
     }
     d->n_past = off + T;
-    if (T == 1 && d->screen_allow && f->emb_q) logit_screen(d, logits);
+    if (T == 1 && d->screen_allow && f->emb_q) fast_logit_screen(d, d->x, logits);
     else whisper_fast_decoder_logits_at(d, T - 1, logits);
     return STENO_OK;
 }

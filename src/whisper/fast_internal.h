@@ -80,6 +80,13 @@ void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float 
  * weights; fast_linear_rows uses f->qact, which holds n_text_ctx rows). */
 void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                           int K, float *y, void *act);
+/* y[T][N] = x[T][K] Wᵀ + b as the decoder's prompt computes it (GEMM for T > 1, GEMV for T = 1):
+ * the drafters' prefill (fast_spec.c); not bit-identical to fast_linear_rows for T > 1. */
+void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,
+                 float *y);
+/* The screened logits of the final hidden state x [D] (fast.c logit_screen; d->screen_allow and
+ * f->emb_q set): the single-token step's, and each verified position's (fast_spec.c). Uses d->h. */
+void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
 /** GELU in place over total floats, on f's pool. */

@@ -29,6 +29,7 @@
 #include "whisper/decoding.h"
 #include "whisper/prompt.h"
 #include "whisper/language.h"
+#include "whisper/spec.h"
 #include "whisper/mel_input.h"
 #include "whisper/transcribe.h"
 
@@ -179,6 +180,7 @@ int steno_whisper_has_language(const steno_whisper *w, const char *code) {
 }
 
 int steno_whisper_n_vocab(const steno_whisper *w) { return w->model->n_vocab; }
+int steno_whisper_n_text_layers(const steno_whisper *w) { return w->model->n_text_layer; }
 void whisper_handle_parts(const steno_whisper *w, steno_whisper_state *s, const whisper_model **m,
                           whisper_fast **fast, int *n_threads) {
     if (!s) s = w->state;
@@ -476,6 +478,16 @@ static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *
     if ((st = whisper_decode_ctx_init(&dc, m, state->fast, p)) != STENO_OK) goto done;
     dc_ready = 1;
     if (lang_token >= 0) dc.lang_token = lang_token;
+    if (p->draft_kind != STENO_WDRAFT_NONE) { /* speculative decoding (spec.h) */
+        const steno_whisper *dw = p->draft_model;
+        if (!state->fast) {
+            st = steno_fail(STENO_E_INVALID_ARG, "speculative decoding (draft_kind) needs the fast path");
+            goto done;
+        }
+        if ((st = whisper_spec_create(&dc, p, dw ? dw->model : NULL, dw ? dw->state->fast : NULL, &dc.spec)) !=
+            STENO_OK)
+            goto done;
+    }
     window = malloc(sizeof(float) * (size_t)m->n_mels * n_frames_window);
     xa = malloc(sizeof(float) * (size_t)audio_ctx * m->n_audio_state);
     wr.tokens = malloc(sizeof(int) * (size_t)(m->n_text_ctx + 1));
@@ -549,6 +561,7 @@ static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *
             goto done;
         }
         st = state->fast ? whisper_fast_encode(state->fast, window, xa) : whisper_encode(m, window, xa);
+        if (st == STENO_OK) st = whisper_spec_set_window(dc.spec, window);
         if (st != STENO_OK) goto done;
         if (detect) {
             if ((st = whisper_detect_and_set_language(&dc, xa, r->language, &r->language_probability)) != STENO_OK)
@@ -652,6 +665,7 @@ static steno_status transcribe_mel(const steno_whisper *w, steno_whisper_state *
     r->text = whisper_decode_text(m, all_tokens.v + n_initial, all_tokens.n - n_initial);
     if (!r->text) st = steno_fail(STENO_E_NOMEM, "out of memory");
 done:
+    if (dc_ready) whisper_spec_add_stats(dc.spec, p->decode_stats);
     if (dc_ready) whisper_decode_ctx_free(&dc);
     free(all_tokens.v);
     free(window);

@@ -208,6 +208,9 @@ steno_status steno_transcribe_batched(steno_whisper *w, steno_whisper_state *sta
     if (!state) state = whisper_handle_state(w);
     whisper_fast *fast = whisper_state_fast(state);
     if (!fast) return steno_fail(STENO_E_INVALID_ARG, "batch_size: batched mode needs the fast path");
+    /* a batched step already reads each weight once for several windows' rows */
+    if (p->draft_kind != STENO_WDRAFT_NONE)
+        return steno_fail(STENO_E_INVALID_ARG, "batch_size: batched mode does not speculate (draft_kind)");
     const whisper_model *m = whisper_handle_model(w);
 
     steno_vad_options vo = vad_opts ? *vad_opts : steno_vad_default_options();
