@@ -72,7 +72,7 @@ static void run_layers(whisper_fast *f, const fast_layer *W, vec_dtype dt, whisp
         LIN(FL->cross_q, L->cross_q.b, b->h, D, D, b->q);
         for (size_t i = 0; i < (size_t)T * D; i++) b->q[i] *= scale;
         /* the float16 K/V copies for one query per row, as the single-token steps read them */
-        fast_cross_attention(xd, l, b->q, T, exact || T == 1, b->att);
+        fast_cross_attention(xd, f->pool, l, b->q, T, exact || T == 1, b->att);
         LIN(FL->cross_out, L->cross_out.b, b->att, D, D, b->h);
         vec_add(b->x, b->h, (size_t)T * D);
 
