@@ -6,7 +6,8 @@
  *    (tests/fixtures/llm/devils_dictionary.txt; its first 512 tokens in CI, all with
  *    STENO_TEST_FULL=1, 64 under ASan) scored with --compute f32, ggml and fast: mean KL(f32 ||
  *    mode) and top-1 agreement with f32 per position. The gate: fast's mean KL no worse than the
- *    faithful (ggml) path's by more than 10 % (+1e-6), and its top-1 agreement within 0.5 points.
+ *    faithful (ggml) path's by more than 10 % (+1e-6), and its top-1 agreement within 0.5 points
+ *    (two positions when that is more: 2.08 points on the sanitizer build's 96 tokens).
  * 2. Greedy tokens: the chat and plain prompts of tests/fixtures/llm/<model>_llamacpp.json, 64
  *    steps each, fast against ggml. Equal, or the first difference is a near-tie: ggml's logit
  *    margin between its own token and fast's is below 0.1 (a probability ratio under 1.11;
@@ -84,7 +85,10 @@ static void quality(const steno_llm *m, const char *model, const int *toks, int 
            n, kl[0], a0, kl[1], a1);
     CHECK(kl[1] <= kl[0] * 1.10 + 1e-6, "%s: fast mean KL %.6g worse than ggml's %.6g by more than 10 %%", model, kl[1],
           kl[0]);
-    CHECK(a1 >= a0 - 0.5, "%s: fast top-1 agreement %.2f %% below ggml's %.2f %% - 0.5", model, a1, a0);
+    /* 0.5 points, but never less than two positions: the sanitizer build scores 96 tokens, where
+     * one position is 1.04 points */
+    const double slack = 0.5 > 200.0 / n ? 0.5 : 200.0 / n;
+    CHECK(a1 >= a0 - slack, "%s: fast top-1 agreement %.2f %% below ggml's %.2f %% - %.2f", model, a1, a0, slack);
     free(p), free(q);
     for (int k = 0; k < 3; k++) free(lg[k]);
 }
