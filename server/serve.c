@@ -233,11 +233,13 @@ int steno_server_run(const server_opts *opts) {
     const int watching = pthread_create(&watcher, NULL, watch_main, NULL) == 0;
     fprintf(stderr, "steno serve: listening on http://%s%s%s:%d/ (loading models)\n", v6 ? "[" : "", S.o.host,
             v6 ? "]" : "", port);
+    /* a script waits for this file: failing to write it is an error, not a silent hang */
+    int port_file_failed = 0;
     if (S.o.port_file) {
         FILE *f = fopen(S.o.port_file, "w");
-        if (f) {
-            fprintf(f, "%d\n", port);
-            fclose(f);
+        if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "steno serve: --port-file %s: %s\n", S.o.port_file, strerror(errno ? errno : EIO));
+            port_file_failed = 1;
         }
     }
 
@@ -258,6 +260,10 @@ int steno_server_run(const server_opts *opts) {
     sp.log = log_sched;
     sp.n_ctx = S.o.n_ctx;
     int rc = 0;
+    if (port_file_failed) {
+        rc = 1;
+        goto stop;
+    }
     if (sched_new(&sp, &S.sched) != STENO_OK) {
         fprintf(stderr, "steno serve: %s\n", steno_errmsg());
         rc = 1;
@@ -266,8 +272,8 @@ int steno_server_run(const server_opts *opts) {
     S.ready = 1;
     if (S.whisper_id[0]) fprintf(stderr, "steno serve: speech model %s (%s)\n", S.whisper_id, S.o.whisper_path);
     if (S.llm_id[0])
-        fprintf(stderr, "steno serve: text model %s (%s, context %d per slot)\n", S.llm_id, S.o.llm_path,
-                sched_n_ctx(S.sched));
+        fprintf(stderr, "steno serve: text model %s (%s, context %d per slot, --compute %s)\n", S.llm_id, S.o.llm_path,
+                sched_n_ctx(S.sched), S.o.llm_compute == STENO_LLM_COMPUTE_FAST ? "fast" : "ggml");
     fprintf(stderr, "steno serve: ready: %d slot(s), queue %d, http://%s%s%s:%d/\n", sched_n_parallel(S.sched),
             S.o.max_queue, v6 ? "[" : "", S.o.host, v6 ? "]" : "", port);
 

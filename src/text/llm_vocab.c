@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "text/utf8.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
 
@@ -469,6 +470,15 @@ steno_status steno_vocab_tokenize(const steno_vocab *v, const char *text, size_t
     *n = 0;
     frag_list frags = {0};
     steno_ivec out = {0};
+    /* The byte-level BPE pre-tokenizer matches its regexes with PCRE2's UTF mode without a check
+     * of its own (PCRE2_NO_UTF_CHECK: invalid UTF-8 there is undefined behaviour, and its JIT code
+     * crashed on "\xffabc"), so the text is checked here. */
+    if (v->type != STENO_VOCAB_SPM) {
+        const size_t bad = steno_utf8_invalid_at(text, len);
+        if (bad < len)
+            return steno_fail(STENO_E_INVALID_ARG, "tokenizer: text is not valid UTF-8 (byte %zu: 0x%02x)", bad,
+                              (unsigned)(unsigned char)text[bad]);
+    }
     if (partition(v, text, len, parse_special, &frags) != 0) goto oom;
     if (add_special && v->add_bos && steno_ivec_push(&out, v->bos) != 0) goto oom;
     if (v->type == STENO_VOCAB_SPM) {

@@ -29,6 +29,16 @@ static int utf8_seq(const unsigned char *s, size_t n, int *maximal) {
     return len;
 }
 
+size_t steno_utf8_invalid_at(const char *bytes, size_t n) {
+    const unsigned char *s = (const unsigned char *)bytes;
+    for (size_t i = 0; i < n;) {
+        int maximal, l = utf8_seq(s + i, n - i, &maximal);
+        if (!l) return i;
+        i += (size_t)l;
+    }
+    return n;
+}
+
 char *steno_utf8_sanitize(const char *bytes, size_t n) {
     char *out = malloc(n * 3 + 1);
     if (!out) return NULL;

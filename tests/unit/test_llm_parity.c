@@ -176,6 +176,21 @@ static void run_model(const char *src, const char *model) {
                model, max_steps);
     printf("%s: oracle %s; %s\n", model, cJSON_GetObjectItem(root, "oracle")->valuestring,
            cJSON_GetObjectItem(root, "settings")->valuestring);
+    /* text that is not UTF-8: a clear error for the byte-level BPE tokenizer (its PCRE2 regexes
+     * crashed on it), no crash for SentencePiece (which byte-falls-back) */
+    {
+        static const char *const bad[] = {"\xff" "abc", "a\xff" "b", "\xf8" "abc", "abc\xed\xa0\x80"};
+        for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+            int *t = NULL, nt = 0;
+            const steno_status st = steno_llm_tokenize(m, bad[b], strlen(bad[b]), 1, 0, &t, &nt);
+            if (strcmp(model, "smollm2") == 0)
+                CHECK(st == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "not valid UTF-8"),
+                      "%s: invalid UTF-8 case %zu: status %d (%s)", model, b, (int)st, steno_errmsg());
+            free(t);
+        }
+        printf("%s: invalid UTF-8 prompts: %s\n", model,
+               strcmp(model, "smollm2") == 0 ? "refused with 'not valid UTF-8'" : "tokenized without a crash");
+    }
     /* tokenizer strings (no BOS), with and without special-token parsing */
     const cJSON *tk = cJSON_GetObjectItem(root, "tokenizer");
     int tk_ok = 0, tk_n = cJSON_GetArraySize(tk);
