@@ -188,21 +188,24 @@ float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) 
 
 static int g_isa = -1; /* 0 scalar, 1 avxvnni, 2 avx512vnni, 3 avx2; benign race (same value) */
 
-static int has_avx2(void) { return steno_cpu_has_avx2_fma_f16c() && steno_xmat_kernels_avx2(); }
+/* 0 scalar, 1 avxvnni, 2 avx512vnni, 3 avx2: the set called name when this CPU and build have it,
+ * else -1 */
+static int isa_by_name(const char *name) {
+    if (strcmp(name, "scalar") == 0) return 0;
+    if (strcmp(name, "avxvnni") == 0) return steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni() ? 1 : -1;
+    if (strcmp(name, "avx512vnni") == 0)
+        return steno_cpu_has_avx512vnni() && steno_xmat_kernels_avx512vnni() ? 2 : -1;
+    if (strcmp(name, "avx2") == 0) return steno_cpu_has_avx2_fma_f16c() && steno_xmat_kernels_avx2() ? 3 : -1;
+    return -1;
+}
 
 static const steno_xmat_kernels *kernels(void) {
     if (g_isa < 0) {
-        int isa = 0;
         const char *want = getenv("STENO_XMAT_ISA");
-        const int has512 = steno_cpu_has_avx512vnni() && steno_xmat_kernels_avx512vnni();
-        const int hasvex = steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni();
-        if (want && strcmp(want, "scalar") == 0) isa = 0;
-        else if (want && strcmp(want, "avxvnni") == 0 && hasvex) isa = 1;
-        else if (want && strcmp(want, "avx2") == 0 && has_avx2()) isa = 3;
-        else if (has512) isa = 2;
-        else if (hasvex) isa = 1;
-        else if (has_avx2()) isa = 3;
-        g_isa = isa;
+        int isa = want && *want ? isa_by_name(want) : -1;
+        static const char *const best[] = {"avx512vnni", "avxvnni", "avx2"};
+        for (int k = 0; isa < 0 && k < 3; k++) isa = isa_by_name(best[k]);
+        g_isa = isa < 0 ? 0 : isa;
     }
     return g_isa == 2   ? steno_xmat_kernels_avx512vnni()
            : g_isa == 1 ? steno_xmat_kernels_avxvnni()
@@ -211,13 +214,9 @@ static const steno_xmat_kernels *kernels(void) {
 }
 
 int steno_xmat_set_isa(const char *name) {
-    const int has512 = steno_cpu_has_avx512vnni() && steno_xmat_kernels_avx512vnni();
-    const int hasvex = steno_cpu_has_avxvnni() && steno_xmat_kernels_avxvnni();
-    if (strcmp(name, "scalar") == 0) g_isa = 0;
-    else if (strcmp(name, "avxvnni") == 0 && hasvex) g_isa = 1;
-    else if (strcmp(name, "avx512vnni") == 0 && has512) g_isa = 2;
-    else if (strcmp(name, "avx2") == 0 && has_avx2()) g_isa = 3;
-    else return -1;
+    const int isa = isa_by_name(name);
+    if (isa < 0) return -1;
+    g_isa = isa;
     return 0;
 }
 
