@@ -251,6 +251,10 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
 int steno_attention(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,
                     const steno_kv_view *kv, float *out) {
     if (kv->kq || kv->vq) return steno_attention_quant(pool, work, ap, q, T, q0, kv, out);
+    if (ap->fast) {
+        const int rc = steno_attention_fast(pool, work, ap, q, T, q0, kv, out);
+        if (rc <= 0) return rc;
+    }
     if (!ap->llama2c && kv->dtype == STENO_T_F16 && ap->head_dim_v % 8 == 0 && steno_ggml_exact_available())
         return attention_ggml(pool, work, ap, q, T, q0, kv, out);
     const steno_type_traits *kt = steno_type_get(kv->dtype);

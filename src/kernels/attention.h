@@ -63,7 +63,18 @@ typedef struct steno_attn_params {
     float scale;       /* ggml numerics: multiplies q·k */
     float scale_div;   /* llama2c numerics: divides q·k (sqrtf(head_size)) */
     int llama2c;       /* 1: llama2c numerics, 0: ggml numerics */
+    int fast;          /* 1: the fast path's float32 attention where it applies (steno_attention_fast) */
 } steno_attn_params;
+
+/** The LLM fast path's attention (attention_fast.c; Lab numerics, gated by tests/unit/test_llm_fast.c):
+ *  ggml numerics' scores (q·scale)·k, softmax and Σ p·v all in float32 over an f16 or f32 view, the
+ *  keys of each query cut at absolute positions into chunks of 128 that threads share (decode at
+ *  long contexts), combined in position order. A query's output is bit-identical whatever the thread
+ *  count, the other queries evaluated with it and the view's other slots. Same contract as
+ *  steno_attention; returns 1 (nothing done) where it does not apply: llama2c numerics, quantized
+ *  views, other dtypes, head_dim_k % 8 or head_dim_v % 16 not 0, or a CPU without AVX2+FMA+F16C. */
+int steno_attention_fast(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T,
+                         int q0, const steno_kv_view *kv, float *out);
 
 /** Attention over a view whose rows are quantized (kv->kq and kv->vq set; attention_q.c). Same
  *  contract as steno_attention; called by it. */

@@ -10,8 +10,8 @@
 #include "kernels/quant_act.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define TGT __attribute__((target("avx2,fma,f16c")))
+#include "kernels/simd_avx2.h"
+#define TGT AVX2
 
 int steno_ggml_exact_available(void) { return strcmp(steno_kernels_isa(), "avx2") == 0; }
 
@@ -145,19 +145,6 @@ TGT void steno_ggml_attn_values(int n, const int32_t *pos, const uint16_t *const
         }
     }
     for (int d = 0; d < n_dims; d += 8) reduce_lanes8(acc + d, (size_t)n_dims, out + d);
-}
-
-/* reduce4's horizontal part for 8 vectors at once: out[r] = ((x_r[0] + x_r[4]) + (x_r[1] + x_r[5])) +
- * ((x_r[2] + x_r[6]) + (x_r[3] + x_r[7])), the additions reduce4 performs after its vertical ones. */
-TGT static inline __m256 hsum8x8(const __m256 *x) {
-    __m256 t[4];
-    for (int r = 0; r < 4; r++) /* [x_2r lo + hi | x_2r+1 lo + hi] */
-        t[r] = _mm256_add_ps(_mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x20),
-                             _mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x31));
-    /* hadd(t0, t1) lanes: [x0: a+b, c+d; x2: a+b, c+d | x1: ..; x3: ..]; then the pairs' sums */
-    const __m256 u0 = _mm256_hadd_ps(t[0], t[1]), u1 = _mm256_hadd_ps(t[2], t[3]);
-    const __m256 v = _mm256_hadd_ps(u0, u1); /* [x0, x2, x4, x6 | x1, x3, x5, x7] */
-    return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
 TGT void steno_ggml_dot_f16_block(int n, const uint16_t *const *krows, int nr, const float *qf, size_t q_stride,

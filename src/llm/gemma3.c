@@ -3,6 +3,7 @@
  * 1/sqrt(head_dim), sliding-window layers over rotating caches, post-attention and post-FFN norms,
  * GeGLU with ggml's fp16 GELU table). See model.h. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -18,7 +19,8 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
     llm_group_positions(c, g, ng);
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
-    steno_attn_params ap = {hp->n_head, hp->n_head_kv, hk, hp->head_dim_v, 1.0f, 1.0f, 0};
+    steno_attn_params ap = {hp->n_head, hp->n_head_kv, hk, hp->head_dim_v, 1.0f, 1.0f, 0,
+                            c->p.compute == STENO_LLM_COMPUTE_FAST};
 
     /* token embedding, scaled by sqrt(n_embd) */
     for (int t = 0; t < T; t++) {

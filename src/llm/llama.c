@@ -2,6 +2,7 @@
  * run.c forward() for llama2.c checkpoints, whose numerics it reproduces bit for bit: float sums,
  * run.c's RoPE and RMSNorm, f32 KV cache). Reads top to bottom in the paper's order; see model.h. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -19,7 +20,7 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
     steno_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, hp->kq_scale,
-                            sqrtf((float)hp->head_dim_k), hp->llama2c};
+                            sqrtf((float)hp->head_dim_k), hp->llama2c, c->p.compute == STENO_LLM_COMPUTE_FAST};
 
     /* token embedding */
     for (int t = 0; t < T; t++) steno_mat_row_f32(&m->tok_embd, tokens[t], x + (size_t)t * E);

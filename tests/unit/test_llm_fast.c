@@ -39,6 +39,9 @@ static steno_llm_ctx *ctx(const steno_llm *m, steno_llm_compute mode, int n_ctx,
     p.n_ctx = n_ctx;
     p.n_batch = n_batch;
     p.n_threads = threads;
+    /* the reference is evaluation precision: float32 products and a float32 KV cache, whose
+     * attention keeps q and the probabilities in float32 (an f16 cache rounds q to f16, as ggml) */
+    if (mode == STENO_LLM_COMPUTE_F32) p.kv_type = STENO_KV_F32;
     steno_llm_ctx *c = NULL;
     CHECK(steno_llm_ctx_new(m, &p, &c) == STENO_OK, "ctx: %s", steno_errmsg());
     return c;
@@ -85,9 +88,13 @@ static void quality(const steno_llm *m, const char *model, const int *toks, int 
            n, kl[0], a0, kl[1], a1);
     CHECK(kl[1] <= kl[0] * 1.10 + 1e-6, "%s: fast mean KL %.6g worse than ggml's %.6g by more than 10 %%", model, kl[1],
           kl[0]);
-    /* 0.5 points, but never less than two positions: the sanitizer build scores 96 tokens, where
-     * one position is 1.04 points */
-    const double slack = 0.5 > 200.0 / n ? 0.5 : 200.0 / n;
+    /* Top-1 agreement moves by chance: the fast path rounds activations to 8 bits at other points
+     * than ggml, and any change of the arithmetic before a rounding (even 2e-4 relative noise on the
+     * attention output) re-draws which values round up. Measured on SmolLM2's whole text (2 111
+     * positions), seven such draws spread 2 023–2 048 agreeing positions (standard deviation ~8.5);
+     * the slack is 2.5 of those deviations scaled to n (10 positions at 512, 21 on the whole text),
+     * at least 0.5 points. The mean KL above is the quality measure; this catches a collapse. */
+    const double sd = 8.5 * sqrt(n / 2111.0), slack_pos = 2.5 * sd, slack = 100.0 * slack_pos / n > 0.5 ? 100.0 * slack_pos / n : 0.5;
     CHECK(a1 >= a0 - slack, "%s: fast top-1 agreement %.2f %% below ggml's %.2f %% - %.2f", model, a1, a0, slack);
     free(p), free(q);
     for (int k = 0; k < 3; k++) free(lg[k]);
@@ -119,7 +126,9 @@ static void greedy(const steno_llm *m, const char *model, const cJSON *cs, int n
             printf("%s/%s: fast and ggml differ at step %d (ggml %d, fast %d): ggml's margin %.4f — %s; f32's logit of "
                    "ggml's token minus fast's: %.4f\n",
                    model, name, s, a, b, margin, margin < 0.1 ? "a near-tie" : "NOT a near-tie", (double)le[a] - le[b]);
-            CHECK(margin < 0.1, "%s/%s: step %d differs with ggml margin %.4f", model, name, s, margin);
+            /* a split is fine at a near-tie, or where evaluation precision sides with the fast path */
+            CHECK(margin < 0.1 || le[b] > le[a], "%s/%s: step %d differs with ggml margin %.4f and f32 prefers ggml's token",
+                  model, name, s, margin);
             break;
         }
         same++;

@@ -1,0 +1,79 @@
+/* simd_avx2.h — small AVX2 + FMA + F16C helpers shared by the kernels that are
+ * compiled with target attributes (vec_avx2.c, attention_fast.c): horizontal
+ * sum and maximum in a fixed tree, and float32 expf over 8 lanes. Include only
+ * from x86-64 GCC/Clang translation units. */
+#ifndef STENO_KERNELS_SIMD_AVX2_H
+#define STENO_KERNELS_SIMD_AVX2_H
+
+#include <immintrin.h>
+#include <math.h>
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+AVX2 static inline float hsum8(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    __m128 sh = _mm_movehdup_ps(lo);
+    lo = _mm_add_ps(lo, sh);
+    sh = _mm_movehl_ps(sh, lo);
+    return _mm_cvtss_f32(_mm_add_ss(lo, sh));
+}
+
+AVX2 static inline float hmax8(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* expf over 8 lanes already clamped to [−87.34, 88.38]: x = n·ln2 + r, |r| <=
+ * ln2/2, e^r by a degree-6 polynomial (Cephes). */
+AVX2 static inline __m256 exp8_clamped(__m256 x) {
+    __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+    __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+#define EXP8_LO (-87.3365478515625f)
+#define EXP8_HI 88.3762626647949f
+
+/* expf over 8 lanes, any input; exp(−inf) = 0 exactly. */
+AVX2 static inline __m256 exp8(__m256 x) {
+    const __m256 is_neg_inf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP8_LO)), _mm256_set1_ps(EXP8_HI));
+    return _mm256_andnot_ps(is_neg_inf, exp8_clamped(x));
+}
+
+/* exp8 for x <= 0 that is finite or −inf, without the −inf test and the upper
+ * clamp: the same results for every finite x <= 0, but −inf gives exp(−87.34)
+ * ≈ 1.2e-38 instead of 0, so callers zero those lanes themselves (the softmax's
+ * padding past a block's last key). */
+AVX2 static inline __m256 exp8_nonpos(__m256 x) { return exp8_clamped(_mm256_max_ps(x, _mm256_set1_ps(EXP8_LO))); }
+
+/* reduce4's horizontal part for 8 vectors at once: out[r] = ((x_r[0] + x_r[4])
+ * + (x_r[1] + x_r[5])) +
+ * ((x_r[2] + x_r[6]) + (x_r[3] + x_r[7])), the additions reduce4 performs after
+ * its vertical ones. */
+AVX2 static inline __m256 hsum8x8(const __m256 *x) {
+    __m256 t[4];
+    for (int r = 0; r < 4; r++) /* [x_2r lo + hi | x_2r+1 lo + hi] */
+        t[r] = _mm256_add_ps(_mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x20),
+                             _mm256_permute2f128_ps(x[2 * r], x[2 * r + 1], 0x31));
+    /* hadd(t0, t1) lanes: [x0: a+b, c+d; x2: a+b, c+d | x1: ..; x3: ..]; then the
+     * pairs' sums */
+    const __m256 u0 = _mm256_hadd_ps(t[0], t[1]), u1 = _mm256_hadd_ps(t[2], t[3]);
+    const __m256 v = _mm256_hadd_ps(u0, u1); /* [x0, x2, x4, x6 | x1, x3, x5, x7] */
+    return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+#endif
