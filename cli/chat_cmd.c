@@ -24,6 +24,7 @@ typedef struct {
     int n_predict;
     steno_spec_params spec;
     const char *draft_model;
+    steno_llm_spec_given given;
 } chat_opts;
 
 static void chat_usage(FILE *f);
@@ -35,7 +36,7 @@ static const steno_opt CHAT_OPTIONS[] = {
      .help = "system message"},
     {STENO_OPT_INT, "-n|--n-predict", "N", STENO_OPT_AT(chat_opts, n_predict), STENO_OPT_RANGE(-1, 1 << 24),
      .def = "512", .help = "at most N tokens per reply"},
-    STENO_LLM_SPEC_OPTIONS(chat_opts, spec, draft_model),
+    STENO_LLM_SPEC_OPTIONS(chat_opts, spec, draft_model, given),
 };
 
 static const steno_opts_spec CHAT_SPEC = {
@@ -108,8 +109,10 @@ int steno_cmd_chat(int argc, char **argv) {
     steno_llm_ctx *c;
     steno_sampler *s;
     llm_cli_opts lo;
-    int rc = steno_llm_cli_open(argc, argv, &CHAT_SPEC, &co, &lo, &m, &c, &s);
+    int rc = steno_llm_cli_parse(argc, argv, &CHAT_SPEC, &co, &lo);
     if (rc >= 0) return rc;
+    if ((rc = steno_llm_cli_spec_check("chat", &co.spec, &co.given, co.draft_model)) != 0) return rc;
+    if ((rc = steno_llm_cli_load(&lo, &m, &c, &s)) != 0) return rc;
     int n_predict = co.n_predict;
     if (n_predict < 0) n_predict = 512;
     if ((rc = steno_llm_cli_spec_setup("chat", &co.spec, co.draft_model, &dm)) != 0) {

@@ -76,4 +76,8 @@ void steno_cli_vad_path(const char *model, const char *model_dir, char *out, siz
  *  directory holds a usable model is left to the loader (its errors name the file). */
 int steno_cli_model_path(const char *model, const char *model_dir, char *out, size_t size);
 
+/** steno_cli_model_path for another option than --model: the error line names it,
+ *  "steno: OPTION: model NAME not found in ROOT; ...". */
+int steno_cli_option_model_path(const char *option, const char *model, const char *model_dir, char *out, size_t size);
+
 #endif

@@ -31,7 +31,7 @@ static void convert_usage(FILE *f);
 static const steno_opt OPTIONS[] = {
     {STENO_OPT_CHOICE, "--to", NULL, AT(to), .flags = STENO_OPT_AS_STRING, .choices = "ct2|ggml|hf|mlx",
      .help = "output format: ct2 (CTranslate2/faster-whisper), ggml (whisper.cpp), hf (transformers), mlx"},
-    {STENO_OPT_STRING, "--model", "NAME|DIR", AT(model), .def = DEFAULT_MODEL,
+    {STENO_OPT_STRING, "-m|--model", "NAME|DIR", AT(model), .def = DEFAULT_MODEL,
      .help = "a model name looked up in --model-dir, a model directory (ct2, hf, mlx) or a ggml file"},
     {STENO_OPT_STRING, "--model-dir|--model_dir", "DIR", AT(model_dir),
      .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models", .help = "where named models live"},

@@ -29,7 +29,7 @@ static void print_usage(FILE *f);
 
 #define AT(field) STENO_OPT_AT(dump_opts, field)
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "--model", "DIR", AT(model_dir), .help = "CTranslate2 model directory (required)"},
+    {STENO_OPT_STRING, "-m|--model", "DIR", AT(model_dir), .help = "CTranslate2 model directory (required)"},
     {STENO_OPT_STRING, "--audio", "FILE", AT(audio), .help = "the audio (required); its first 30-s window is used"},
     {STENO_OPT_STRING, "--tokens", "IDS", AT(tokens), .help = "ID,ID,...: the teacher-forced decoder tokens"},
     {STENO_OPT_STRING, "--encoder-out", "FILE", AT(enc_out), .help = "write the encoder output (float32) here"},
@@ -37,6 +37,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--seek", "FRAMES", AT(seek), STENO_OPT_MIN(0), .def = "0",
      .help = "the window starts at this mel frame"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 #undef AT
 

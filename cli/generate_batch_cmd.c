@@ -11,6 +11,7 @@
  * error is one line "steno: <input>: <reason>" (exit 1), as the other verbs. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ typedef struct {
 typedef struct {
     const char *model, *file;
     int parallel, n_predict, threads, n_ctx, chunk, compute;
-    bool no_bos;
+    bool no_bos, ignore_eos;
     double temp;
     unsigned long long seed;
 } batch_opts;
@@ -55,10 +56,14 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--prefill-chunk", "N", AT(chunk), STENO_OPT_RANGE(1, 3840), .def = "64",
      .help = "prompt tokens fed per pass"},
     {STENO_OPT_FLAG, "--no-bos", .at = AT(no_bos), .help = "do not add the BOS token"},
+    {STENO_OPT_FLAG, "--ignore-eos", .at = AT(ignore_eos),
+     .help = "never end at an end-of-generation token (its logit set to -inf, as plain generate's): every "
+             "prompt generates exactly its max_tokens, for benchmarks"},
     {STENO_OPT_CHOICE, "--compute", NULL, AT(compute), .choices = "ggml|fast",
      .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_FAST}, .def = "ggml",
      .help = "arithmetic: llama.cpp's, or the fast path (Lab; docs/LLM.md)"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 #undef AT
 
@@ -231,7 +236,18 @@ int steno_cmd_generate_batch(int argc, char **argv) {
         rc = 1;
         goto out;
     }
-    sched_job **jobs = calloc((size_t)n, sizeof *jobs);
+    /* --ignore-eos: every end-of-generation token banned, for every prompt (the scheduler copies it) */
+    steno_logit_bias *eog = NULL;
+    int n_eog = 0;
+    if (o.ignore_eos) {
+        steno_llm_info info;
+        steno_llm_get_info(sched_llm(s), &info);
+        for (int t = 0; t < info.n_vocab; t++) n_eog += steno_llm_is_eog(sched_llm(s), t) != 0;
+        eog = malloc(sizeof *eog * (size_t)(n_eog ? n_eog : 1));
+        for (int t = 0, k = 0; eog && t < info.n_vocab; t++)
+            if (steno_llm_is_eog(sched_llm(s), t)) eog[k++] = (steno_logit_bias){t, -INFINITY};
+    }
+    sched_job **jobs = o.ignore_eos && !eog ? NULL : calloc((size_t)n, sizeof *jobs);
     if (!jobs) {
         fprintf(stderr, "steno: %s: out of memory\n", file);
         rc = 1;
@@ -249,6 +265,10 @@ int steno_cmd_generate_batch(int argc, char **argv) {
             break;
         }
         sched_generate_req r = {toks, nt, items[i].max_tokens, items[i].sp, NULL, 0, 0};
+        if (eog) {
+            r.sampler.logit_bias = eog;
+            r.sampler.n_logit_bias = n_eog;
+        }
         const steno_status st = sched_submit_generate(s, &r, 0, &jobs[i]);
         free(toks);
         if (st != STENO_OK) {
@@ -299,6 +319,7 @@ int steno_cmd_generate_batch(int argc, char **argv) {
             sched_job_release(jobs[i]);
         }
     free(jobs);
+    free(eog);
     sched_free(s);
 out:
     for (int i = 0; i < n; i++) free(items[i].prompt);

@@ -147,7 +147,7 @@ static const steno_opt LLM_OPTIONS[] = {
 
 const steno_opts_spec steno_llm_cli_spec = {.opts = LLM_OPTIONS, .n_opts = sizeof LLM_OPTIONS / sizeof LLM_OPTIONS[0]};
 
-static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
+int steno_llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
     *m = NULL;
     *c = NULL;
     *s = NULL;
@@ -193,8 +193,7 @@ static int llm_cli_load(const llm_cli_opts *o, steno_llm **m, steno_llm_ctx **c,
     return 0;
 }
 
-int steno_llm_cli_open(int argc, char **argv, const steno_opts_spec *spec, void *verb_opts, llm_cli_opts *o,
-                       steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
+int steno_llm_cli_parse(int argc, char **argv, const steno_opts_spec *spec, void *verb_opts, llm_cli_opts *o) {
     memset(o, 0, sizeof *o);
     o->ctx = steno_llm_ctx_default_params();
     o->samp = steno_sampler_default_params();
@@ -206,7 +205,18 @@ int steno_llm_cli_open(int argc, char **argv, const steno_opts_spec *spec, void 
         fprintf(stderr, "steno %s: no model (-m MODEL)\n", spec->verb);
         return 2;
     }
-    return llm_cli_load(o, m, c, s) != 0 ? 1 : -1;
+    return -1;
+}
+
+int steno_llm_cli_open(int argc, char **argv, const steno_opts_spec *spec, void *verb_opts, llm_cli_opts *o,
+                       steno_llm **m, steno_llm_ctx **c, steno_sampler **s) {
+    *m = NULL;
+    *c = NULL;
+    *s = NULL;
+    const int rc = steno_llm_cli_parse(argc, argv, spec, verb_opts, o);
+    if (rc >= 0) return rc;
+    const int lrc = steno_llm_cli_load(o, m, c, s);
+    return lrc != 0 ? lrc : -1;
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -217,6 +227,7 @@ typedef struct {
     bool no_bos, special, echo, verbose_prompt;
     steno_spec_params spec;
     const char *draft_model;
+    steno_llm_spec_given given;
 } gen_opts;
 
 bool steno_llm_cli_num_draft(const char *v, steno_spec_params *sp, int max) {
@@ -245,13 +256,14 @@ static void generate_usage(FILE *f);
 static const steno_opt GEN_OPTIONS[] = {
     {STENO_OPT_SECTION, .help = "prompt:"},
     {STENO_OPT_STRING, "-p|--prompt", "TEXT", AT(prompt), .help = "the prompt (\"\" = start from BOS only)"},
-    {STENO_OPT_STRING, "-f|--file", "PATH", AT(prompt_file), .help = "read the prompt from a file"},
+    {STENO_OPT_STRING, "-f|--file", "PATH", AT(prompt_file),
+     .help = "read the prompt from a file (- = standard input; a NUL byte is refused)"},
     {STENO_OPT_FLAG, "--no-bos", .at = AT(no_bos), .help = "do not add the BOS token the model's tokenizer asks for"},
     {STENO_OPT_FLAG, "--special", .at = AT(special),
      .help = "parse control tokens written in the prompt (<|im_start|>, ...)"},
     {STENO_OPT_FLAG, "--echo", .at = AT(echo), .help = "print the prompt before the generated text"},
     {STENO_OPT_FLAG, "--verbose-prompt", .at = AT(verbose_prompt), .help = "print the prompt's tokens to standard error"},
-    STENO_LLM_SPEC_OPTIONS(gen_opts, spec, draft_model),
+    STENO_LLM_SPEC_OPTIONS(gen_opts, spec, draft_model, given),
 };
 #undef AT
 
@@ -281,13 +293,16 @@ static int print_piece(void *user, int token, const char *piece, int n) {
     return 0;
 }
 
-static char *slurp(const char *path) {
+/* The whole file (path "-": standard input), NUL-terminated, its length in *len; NULL with errno
+ * set when it cannot be read. */
+static char *slurp(const char *path, size_t *len) {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    const bool std_in = strcmp(path, "-") == 0;
+    if (!std_in && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         errno = EISDIR; /* fopen would succeed on a directory and read nothing */
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
+    FILE *f = std_in ? stdin : fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
@@ -296,57 +311,78 @@ static char *slurp(const char *path) {
         n += r;
         if (n + 1 == cap) {
             char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; break; }
+            if (!nb) { free(b); b = NULL; errno = ENOMEM; break; }
             b = nb;
         }
     }
-    fclose(f);
+    if (b && ferror(f)) {
+        free(b);
+        b = NULL;
+        if (!errno) errno = EIO;
+    }
+    if (!std_in) fclose(f);
     if (b) b[n] = '\0';
+    *len = n;
     return b;
 }
 
-int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char *draft_model, steno_llm **dm) {
-    *dm = NULL;
-    if (sp->ngram_max < sp->ngram_min) {
-        fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n", verb,
-                sp->ngram_min, sp->ngram_max);
+static const char *const DRAFT_KIND_NAMES[] = {"none", "ngram", "model", "layers"};
+
+int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const steno_llm_spec_given *given,
+                             const char *draft_model) {
+    /* --draft-model and --draft-layers name their drafter; an option that does not apply to the
+     * drafter (or to none) would be silently ignored, so it is refused */
+    if (!given->kind && given->draft_model) sp->kind = STENO_DRAFT_MODEL;
+    else if (!given->kind && given->draft_layers) sp->kind = STENO_DRAFT_LAYERS;
+    const char *kind = DRAFT_KIND_NAMES[sp->kind];
+    if (given->draft_layers && sp->kind != STENO_DRAFT_LAYERS) {
+        fprintf(stderr, "steno %s: --draft-layers is for --draft-kind layers, not %s\n", verb, kind);
         return 2;
     }
-    /* --draft-model and --draft-layers name their drafter; any other speculative option without a
-     * drafter would be silently ignored, so it is refused */
-    const steno_spec_params d = steno_spec_default_params();
-    if (draft_model && sp->kind == STENO_DRAFT_NONE) sp->kind = STENO_DRAFT_MODEL;
-    if (sp->draft_layers != d.draft_layers && sp->kind == STENO_DRAFT_NONE) sp->kind = STENO_DRAFT_LAYERS;
-    if (sp->draft_layers != d.draft_layers && sp->kind != STENO_DRAFT_LAYERS) {
-        fprintf(stderr, "steno %s: --draft-layers is for --draft-kind layers, not %s\n", verb,
-                sp->kind == STENO_DRAFT_NGRAM ? "ngram" : "model");
+    if (given->draft_model && sp->kind != STENO_DRAFT_MODEL) {
+        fprintf(stderr, "steno %s: --draft-model is for --draft-kind model, not %s\n", verb, kind);
         return 2;
     }
     if (sp->kind == STENO_DRAFT_NONE) {
-        const char *set = sp->verify != d.verify ? "--spec-verify"
-                          : sp->n_draft != d.n_draft || sp->adaptive != d.adaptive ? "--num-draft-tokens"
-                          : sp->ngram_min != d.ngram_min ? "--ngram-min"
-                          : sp->ngram_max != d.ngram_max ? "--ngram-max"
-                                                         : NULL;
+        const char *set = given->verify      ? "--spec-verify"
+                          : given->n_draft   ? "--num-draft-tokens"
+                          : given->ngram_min ? "--ngram-min"
+                          : given->ngram_max ? "--ngram-max"
+                                             : NULL;
         if (set) {
             fprintf(stderr, "steno %s: %s needs a drafter: --draft-kind ngram|model|layers\n", verb, set);
             return 2;
         }
     }
-    if (sp->kind != STENO_DRAFT_MODEL) {
-        if (!draft_model) return 0;
-        fprintf(stderr, "steno %s: --draft-model is for --draft-kind model, not %s\n", verb,
-                sp->kind == STENO_DRAFT_NGRAM ? "ngram" : "layers");
+    if ((given->ngram_min || given->ngram_max) && sp->kind != STENO_DRAFT_NGRAM) {
+        fprintf(stderr, "steno %s: %s is for --draft-kind ngram, not %s\n", verb,
+                given->ngram_min ? "--ngram-min" : "--ngram-max", kind);
         return 2;
     }
+    if (sp->ngram_max < sp->ngram_min) {
+        fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n", verb,
+                sp->ngram_min, sp->ngram_max);
+        return 2;
+    }
+    if (sp->kind != STENO_DRAFT_MODEL) return 0;
     if (!draft_model) {
         fprintf(stderr, "steno %s: --draft-kind model needs --draft-model PATH\n", verb);
         return 2;
     }
+    char path[4096];
+    if (steno_llm_resolve(draft_model, path, sizeof path) != STENO_OK) { /* before the target model loads */
+        fprintf(stderr, "steno %s: --draft-model: %s\n", verb, steno_errmsg());
+        return 1;
+    }
+    return 0;
+}
+
+int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char *draft_model, steno_llm **dm) {
+    *dm = NULL;
+    if (sp->kind != STENO_DRAFT_MODEL || !draft_model) return 0;
     steno_llm_load_params lp = steno_llm_default_load_params();
     if (steno_llm_load(draft_model, &lp, dm) != STENO_OK) {
-        (void)verb;
-        fprintf(stderr, "steno: %s\n", steno_errmsg());
+        fprintf(stderr, "steno %s: --draft-model: %s\n", verb, steno_errmsg());
         return 1;
     }
     sp->draft_model = *dm;
@@ -369,28 +405,39 @@ int steno_cmd_generate(int argc, char **argv) {
     gen_opts g = {0};
     g.spec = steno_spec_default_params();
     steno_llm *dm = NULL;
-    steno_llm *m;
-    steno_llm_ctx *c;
-    steno_sampler *s;
+    steno_llm *m = NULL;
+    steno_llm_ctx *c = NULL;
+    steno_sampler *s = NULL;
     llm_cli_opts lo;
-    int rc = steno_llm_cli_open(argc, argv, &GEN_SPEC, &g, &lo, &m, &c, &s);
+    int rc = steno_llm_cli_parse(argc, argv, &GEN_SPEC, &g, &lo);
     if (rc >= 0) return rc;
+    if ((rc = steno_llm_cli_spec_check("generate", &g.spec, &g.given, g.draft_model)) != 0) return rc;
     const int n_predict = lo.n_predict, n_probs = lo.samp.n_probs;
     char *owned = NULL;
     const char *prompt = g.prompt;
-    if ((rc = steno_llm_cli_spec_setup("generate", &g.spec, g.draft_model, &dm)) != 0) goto out;
-    rc = -1;
-    if (g.spec.kind != STENO_DRAFT_NONE && n_probs > 0)
-        fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");
     if (g.prompt_file) {
-        owned = slurp(g.prompt_file);
+        size_t len = 0;
+        errno = 0;
+        owned = slurp(g.prompt_file, &len);
+        const char *name = strcmp(g.prompt_file, "-") == 0 ? "standard input" : g.prompt_file;
         if (!owned) {
-            fprintf(stderr, "steno: %s: %s\n", g.prompt_file, strerror(errno));
+            fprintf(stderr, "steno: %s: %s\n", name, strerror(errno));
+            rc = 1;
+            goto out; /* before the model loads */
+        }
+        const char *nul = memchr(owned, '\0', len);
+        if (nul) { /* the prompt would silently end there */
+            fprintf(stderr, "steno: %s: contains a NUL byte at offset %zu\n", name, (size_t)(nul - owned));
             rc = 1;
             goto out;
         }
         prompt = owned;
     }
+    if ((rc = steno_llm_cli_load(&lo, &m, &c, &s)) != 0) goto out;
+    if ((rc = steno_llm_cli_spec_setup("generate", &g.spec, g.draft_model, &dm)) != 0) goto out;
+    rc = -1;
+    if (g.spec.kind != STENO_DRAFT_NONE && n_probs > 0)
+        fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");
     if (!prompt) prompt = "";
     int *toks = NULL, nt = 0;
     if (steno_llm_tokenize(m, prompt, strlen(prompt), !g.no_bos, g.special, &toks, &nt) != STENO_OK) {

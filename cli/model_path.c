@@ -27,6 +27,10 @@ void steno_cli_models_root(const char *model_dir, char *out, size_t size) {
 }
 
 int steno_cli_model_path(const char *model, const char *model_dir, char *out, size_t size) {
+    return steno_cli_option_model_path(NULL, model, model_dir, out, size);
+}
+
+int steno_cli_option_model_path(const char *option, const char *model, const char *model_dir, char *out, size_t size) {
     char root[4096], probe[8300];
     steno_cli_models_root(model_dir, root, sizeof root);
     snprintf(out, size, "%s/%s", root, model);
@@ -37,8 +41,8 @@ int steno_cli_model_path(const char *model, const char *model_dir, char *out, si
         return 0;
     }
     if (!is_dir(out)) {
-        fprintf(stderr, "steno: model %s not found in %s; run 'steno pull %s' (or scripts/fetch_model.sh)\n",
-                model, root, model);
+        fprintf(stderr, "steno: %s%smodel %s not found in %s; run 'steno pull %s' (or scripts/fetch_model.sh)\n",
+                option ? option : "", option ? ": " : "", model, root, model);
         return 1;
     }
     return 0;

@@ -37,6 +37,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "--model-dir", "DIR", STENO_OPT_AT(models_opts, model_dir),
      .def = "$STENO_MODELS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/steno/models", .help = "the model cache"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 
 static const steno_opts_spec SPEC = {

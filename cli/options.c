@@ -26,6 +26,15 @@ bool steno_opts_parse_bool(const char *s, bool *out) {
     return false;
 }
 
+bool steno_opts_parse_nonempty(const char *v, void *dst, steno_opt_error *err) {
+    if (!*v) {
+        snprintf(err->msg, sizeof err->msg, "the value is empty");
+        return false;
+    }
+    if (dst) *(const char **)dst = v;
+    return true;
+}
+
 /* One error line: the spec's prefix, the message (a value's line breaks as spaces, so that it
  * stays one line), and where the help is. Returns 2. */
 __attribute__((format(printf, 2, 3))) static int fail(const steno_opts_spec *spec, const char *fmt, ...) {
@@ -297,6 +306,7 @@ int steno_opts_parse_shared(const steno_opts_spec *spec, void *base, void *share
             return 0;
         case STENO_OPT_FLAG:
             if (dst) *(bool *)dst = true;
+            if (o->given && at) *(bool *)(at + o->given - 1) = true;
             continue;
         default: break;
         }
@@ -307,6 +317,7 @@ int steno_opts_parse_shared(const steno_opts_spec *spec, void *base, void *share
         }
         int r = store(spec, o, name, dst, v);
         if (r) return r;
+        if (o->given && at) *(bool *)(at + o->given - 1) = true;
     }
     return -1;
 }

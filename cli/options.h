@@ -66,6 +66,9 @@ typedef struct steno_opt {
     const char *expect;  /* a custom value's form; the help shows it too unless the metavar lists choices */
     const char *def;     /* the default as the help shows it; NULL: none shown */
     const char *help;    /* one line (wrapped to the help's width); the reason of an unsupported row */
+    /* STENO_OPT_AT(struct, bool field) in the same struct as .at, set true once the option is read:
+     * a verb can refuse an option that does not apply, even when its value equals the default */
+    size_t given;
 } steno_opt;
 
 #define STENO_OPT_AT(T, field) (offsetof(T, field) + 1)
@@ -114,6 +117,10 @@ void steno_opts_help(FILE *f, const steno_opts_spec *spec, const void *defaults)
 /** Writes "not supported: NAME NAME ..." (the first spelling of each unsupported row) to f,
  *  wrapped at width columns; nothing when there is none. */
 void steno_opts_help_unsupported(FILE *f, const steno_opts_spec *spec, int width);
+
+/** A STENO_OPT_CUSTOM .parse for a string that must not be empty (a path, a key): stores v as a
+ *  const char * at dst; "" is refused with "the value is empty". */
+bool steno_opts_parse_nonempty(const char *v, void *dst, steno_opt_error *err);
 
 /** openai-whisper's str2bool, also accepting 1/0, yes/no and any case. */
 bool steno_opts_parse_bool(const char *s, bool *out);

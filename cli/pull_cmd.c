@@ -84,6 +84,7 @@ static const steno_opt OPTIONS[] = {
      .help = "draw the progress bar even when stderr is not a terminal"},
     {STENO_OPT_FLAG, "--no-progress", .at = AT(no_progress), .help = "never draw it (wins over --progress)"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 static const steno_opt ARGS = {STENO_OPT_LIST, .metavar = "NAME", .at = AT(args)};
 #undef AT

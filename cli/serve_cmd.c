@@ -29,15 +29,6 @@ static bool parse_bytes(const char *s, void *dst, steno_opt_error *err) {
     return true;
 }
 
-static bool parse_nonempty(const char *v, void *dst, steno_opt_error *err) {
-    if (!*v) {
-        snprintf(err->msg, sizeof err->msg, "the value is empty");
-        return false;
-    }
-    *(const char **)dst = v;
-    return true;
-}
-
 static bool parse_num_draft(const char *v, void *dst, steno_opt_error *err) {
     (void)err;
     return steno_llm_cli_num_draft(v, (steno_spec_params *)((char *)dst - offsetof(steno_spec_params, n_draft)), 32);
@@ -47,6 +38,8 @@ typedef struct {
     server_opts o;
     const char *whisper, *llm, *model_dir;
     bool quiet;
+    /* given on the command line (steno_opt.given): options refused where they cannot apply */
+    bool draft_kind_given, num_draft_given, ngram_min_given, ngram_max_given, whisper_batch_given;
 } serve_args;
 
 static void serve_usage(FILE *f);
@@ -66,7 +59,8 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir), .def = "$STENO_MODELS_DIR, else ~/.cache/steno/models",
      .help = "where named models live"},
     {STENO_OPT_CHOICE, "--path", NULL, AT(o.whisper_opts.path), .choices = "fast|faithful",
-     .values = (const int[]){STENO_PATH_FAST, STENO_PATH_FAITHFUL}, .def = "fast", .help = "Whisper implementation"},
+     .values = (const int[]){STENO_PATH_FAST, STENO_PATH_FAITHFUL}, .def = "fast",
+     .help = "Whisper implementation"},
     {STENO_OPT_CHOICE, "--weights", NULL, AT(o.whisper_opts.weights), .choices = "f16|f32|q8_0|q5_0|q5_1|q4_0|q4_1|mlx-q4g32|mlx-q4g64|mlx-q8g32|mlx-q8g64",
      .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32, STENO_WEIGHTS_Q8_0, STENO_WEIGHTS_Q5_0,
                              STENO_WEIGHTS_Q5_1, STENO_WEIGHTS_Q4_0, STENO_WEIGHTS_Q4_1, STENO_WEIGHTS_MLX_Q4_G32,
@@ -82,8 +76,8 @@ static const steno_opt OPTIONS[] = {
      .help = "requests computed at once: transcriptions each on its own slot, generations as rows of one "
              "continuously batched pass"},
     {STENO_OPT_CHOICE, "--whisper-batch", NULL, AT(o.whisper_batch), .choices = "on|off",
-     .values = (const int[]){1, 0}, .def = "on",
-     .help = "with --parallel > 1: concurrent transcriptions' decoder steps run as rows of one batched step on "
+     .values = (const int[]){1, 0}, .def = "on", .given = AT(whisper_batch_given),
+     .help = "with --parallel > 1 and --path fast: concurrent transcriptions' decoder steps run as rows of one batched step on "
              "threads x parallel threads (the text is the same either way)"},
     {STENO_OPT_INT, "-t|--threads", "N", AT(o.n_threads), STENO_OPT_RANGE(0, 256), .def = "0: CPUs / parallel",
      .help = "threads per slot; the batched generation pass uses threads x parallel, at most the CPUs"},
@@ -100,20 +94,21 @@ static const steno_opt OPTIONS[] = {
      .help = "KV-cache bytes of all generation rows together: a request waits until the running ones leave room "
              "for its prompt + max_tokens, or gets a 400 if it never fits"},
     {STENO_OPT_CHOICE, "--draft-kind", NULL, AT(o.spec.kind), .choices = "none|ngram",
-     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM}, .def = "none",
+     .values = (const int[]){STENO_DRAFT_NONE, STENO_DRAFT_NGRAM}, .def = "none", .given = AT(draft_kind_given),
      .help = "speculative decoding of generations (prompt lookup); the text is the same either way"},
     {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(o.spec.n_draft), .parse = parse_num_draft,
-     .expect = "1..32 or adaptive", .def = "adaptive", .help = "draft tokens per row and pass"},
+     .expect = "1..32 or adaptive", .def = "adaptive", .given = AT(num_draft_given),
+     .help = "draft tokens per row and pass (--draft-kind ngram)"},
     {STENO_OPT_INT, "--ngram-min", "N", AT(o.spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
-     .help = "shortest n-gram the lookup tries"},
+     .given = AT(ngram_min_given), .help = "shortest n-gram the lookup tries (--draft-kind ngram)"},
     {STENO_OPT_INT, "--ngram-max", "N", AT(o.spec.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
-     .help = "longest n-gram the lookup tries"},
+     .given = AT(ngram_max_given), .help = "longest n-gram the lookup tries (--draft-kind ngram)"},
     {STENO_OPT_CUSTOM, "--prompt-cache-bytes", "BYTES", AT(o.prompt_cache_bytes), .parse = parse_bytes,
      .expect = BYTES_EXPECT, .def = "256M; 0 = no prompt cache",
      .help = "RAM for saved prompt states, reused by later requests that share a prefix"},
-    {STENO_OPT_CUSTOM, "--prompt-cache-dir", "DIR", AT(o.prompt_cache_dir), .parse = parse_nonempty,
+    {STENO_OPT_CUSTOM, "--prompt-cache-dir", "DIR", AT(o.prompt_cache_dir), .parse = steno_opts_parse_nonempty,
      .help = "keep them as files in DIR too, reloaded at the next start"},
-    {STENO_OPT_CUSTOM, "--api-key", "KEY", AT(o.api_key), .parse = parse_nonempty, .def = "$STENO_API_KEY",
+    {STENO_OPT_CUSTOM, "--api-key", "KEY", AT(o.api_key), .parse = steno_opts_parse_nonempty, .def = "$STENO_API_KEY",
      .help = "require 'Authorization: Bearer KEY' on every endpoint but /health and the page at /"},
     {STENO_OPT_SECTION, .help = "\nlimits (each rejection is an OpenAI-style JSON error):"},
     {STENO_OPT_SIZE, "--max-body", "N", AT(o.max_body_bytes), STENO_OPT_RANGE(1024, 4294967296.0),
@@ -136,6 +131,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "--port-file", "FILE", AT(o.port_file), .help = "write the bound port to FILE once listening"},
     {STENO_OPT_FLAG, "-q|--quiet", .at = AT(quiet), .help = "no per-request log lines"},
     {STENO_OPT_HELP, "-h|--help", .help = "this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 #undef SECONDS
 #undef BYTES_EXPECT
@@ -164,6 +160,29 @@ int steno_cmd_serve(int argc, char **argv) {
     server_opts o = args.o;
     const char *whisper = args.whisper, *llm = args.llm, *model_dir = args.model_dir;
     o.quiet = args.quiet;
+    /* an option that cannot apply would be silently ignored: refused instead */
+    const char *drafting = args.num_draft_given   ? "--num-draft-tokens"
+                           : args.ngram_min_given ? "--ngram-min"
+                           : args.ngram_max_given ? "--ngram-max"
+                                                  : NULL;
+    if (drafting && o.spec.kind != STENO_DRAFT_NGRAM) {
+        fprintf(stderr, "steno serve: %s is for --draft-kind ngram, %s\n", drafting,
+                args.draft_kind_given ? "not none" : "which is not given (speculation is off by default)");
+        return 2;
+    }
+    if (args.whisper_batch_given && o.whisper_batch) {
+        const char *why = o.n_parallel < 2                                ? "needs --parallel 2 or more (one slot has no "
+                                                                            "concurrent transcriptions to batch)"
+                          : o.whisper_opts.path == STENO_PATH_FAITHFUL ? "needs --path fast (the faithful path "
+                                                                            "decodes each transcription alone)"
+                          : llm && !whisper                            ? "needs a Whisper model (only --llm-model is "
+                                                                            "served)"
+                                                                       : NULL;
+        if (why) {
+            fprintf(stderr, "steno serve: --whisper-batch on %s\n", why);
+            return 2;
+        }
+    }
     if (o.spec.ngram_max < o.spec.ngram_min) {
         fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
                 o.spec.ngram_min, o.spec.ngram_max);

@@ -66,6 +66,7 @@ static const steno_opt OPTIONS[] = {
              "auto: no for a regular file or redirected file on stdin, else yes"},
     {STENO_OPT_FLAG, "--plain", .at = AT(plain), .help = "print the committed text alone, without times"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 static const steno_opt INPUTS = {STENO_OPT_LIST, .metavar = "INPUT", .at = AT(inputs)};
 #undef AT

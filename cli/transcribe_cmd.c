@@ -537,14 +537,15 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_CHOICE, "--draft-weights", NULL, AT(draft_weights), .choices = "q8_0|q4_0",
      .values = (const int[]){STENO_WEIGHTS_Q8_0, STENO_WEIGHTS_Q4_0}, .def = "q8_0",
      .help = "blocks of the quant drafter's copy of the decoder (the model's weights must be f16 or f32)"},
-    {STENO_OPT_STRING, "--draft-model", "NAME|DIR", AT(draft_model),
+    {STENO_OPT_CUSTOM, "--draft-model", "NAME|DIR", AT(draft_model), .parse = steno_opts_parse_nonempty,
+     .expect = "a model name or directory",
      .help = "a Whisper model with the same vocabulary that drafts (implies --draft-kind model)"},
     {STENO_OPT_INT, "--ngram-min", "N", AT(ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
      .help = "shortest n-gram the ngram drafter tries (longest first)"},
     {STENO_OPT_INT, "--ngram-max", "N", AT(ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
      .help = "longest n-gram the ngram drafter tries"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
-    {STENO_OPT_VERSION, "--version", .help = "print the version"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 static const steno_opt FILES = {STENO_OPT_LIST, .metavar = "FILE", .at = AT(files)};
 #undef BOOL_OPT
@@ -693,7 +694,7 @@ static int load_draft(const options *o, const steno_whisper *w, steno_whisper **
     }
     if (!o->draft_model) return 0;
     char path[8192];
-    if (steno_cli_model_path(o->draft_model, o->model_dir, path, sizeof path) != 0) return 1;
+    if (steno_cli_option_model_path("--draft-model", o->draft_model, o->model_dir, path, sizeof path) != 0) return 1;
     steno_whisper *d = NULL;
     if (steno_whisper_load_ex(path, &o->load, &d) != STENO_OK) {
         fprintf(stderr, "steno: --draft-model: %s\n", steno_errmsg());
@@ -833,7 +834,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
     if (o.draft_weights && o.draft_kind != STENO_WDRAFT_QUANT)
         FAIL_USAGE("--draft-weights is for --draft-kind quant, not %s", o.draft_kind < 0 ? "none" : kind_names[o.draft_kind]);
     if ((o.ngram_min || o.ngram_max) && o.draft_kind != STENO_WDRAFT_NGRAM)
-        FAIL_USAGE("--ngram-%s is for --draft-kind ngram", o.ngram_min ? "min" : "max");
+        FAIL_USAGE("--ngram-%s is for --draft-kind ngram, not %s", o.ngram_min ? "min" : "max",
+                   o.draft_kind < 0 ? "none" : kind_names[o.draft_kind]);
     if ((o.ngram_min ? o.ngram_min : 1) > (o.ngram_max ? o.ngram_max : 4))
         FAIL_USAGE("--ngram-min %d is above --ngram-max %d (default 4: raise it too)", o.ngram_min, o.ngram_max ? o.ngram_max : 4);
     if (o.num_draft >= 0 && !speculate) FAIL_USAGE("--num-draft-tokens needs a drafter: --draft-kind ngram|quant|layers|model");
@@ -861,8 +863,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
     }
 
     /* Load the model once. */
-    char model_path[8192];
-    if (steno_cli_model_path(o.model, o.model_dir, model_path, sizeof model_path) != 0) {
+    char model_path[8192], draft_path[8192]; /* the draft's is resolved here too, to fail fast */
+    if (steno_cli_model_path(o.model, o.model_dir, model_path, sizeof model_path) != 0 ||
+        (o.draft_model &&
+         steno_cli_option_model_path("--draft-model", o.draft_model, o.model_dir, draft_path, sizeof draft_path) != 0)) {
         FREE_ALL();
         return 1;
     }

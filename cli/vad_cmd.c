@@ -20,7 +20,7 @@ typedef struct {
 
 #define AT(field) STENO_OPT_AT(vad_opts, field)
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "--model", "PATH", AT(model), .def = "the model cache's " STENO_VAD_MODEL_FILE,
+    {STENO_OPT_STRING, "-m|--model", "PATH", AT(model), .def = "the model cache's " STENO_VAD_MODEL_FILE,
      .help = "the converted weights (scripts/fetch_vad.sh)"},
     {STENO_OPT_DOUBLE, "--threshold", "P", AT(vo.threshold), STENO_OPT_RANGE(0, 1), .def = "0.5",
      .help = "speech when the probability is >= P"},
@@ -43,6 +43,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "--dump-samples", "PATH", AT(dump),
      .help = "also write the decoded samples (float32, 16 kHz mono; one FILE) for tools/vad_fixtures.py"},
     {STENO_OPT_HELP, "-h|--help", .help = "show this help"},
+    {STENO_OPT_VERSION, "-V|--version", .help = "print the version"},
 };
 static const steno_opt FILES = {STENO_OPT_LIST, .metavar = "FILE", .at = AT(files)};
 #undef AT

@@ -67,6 +67,7 @@ static wparams default_params(void) {
 #define NOT_SUPPORTED(names, why) {STENO_OPT_UNSUPPORTED, names, .help = why}
 static const steno_opt OPTIONS[] = {
     {STENO_OPT_HELP, "-h|--help", .def = "default", .help = "show this help message and exit"},
+    {STENO_OPT_VERSION, "-V|--version", .def = "false", .help = "print the version and exit"},
     INT_OPT("-t|--threads", n_threads, "number of threads to use during computation", STENO_OPT_MIN(1)),
     INT_OPT("-p|--processors", n_processors, "number of processors (only 1)"),
     INT_OPT("-ot|--offset-t", offset_t_ms, "time offset in milliseconds", STENO_OPT_MIN(0)),

@@ -3,6 +3,7 @@
 #ifndef STENO_SERVER_API_ERROR_H
 #define STENO_SERVER_API_ERROR_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -17,6 +18,14 @@ typedef struct api_error {
 static inline void api_error_one_line(char *msg) {
     for (; *msg; msg++)
         if ((unsigned char)*msg < 0x20 || *msg == 0x7f) *msg = ' ';
+}
+
+/** A number as an error message writes it (a limit, a value): an integer in full (100000000, not
+ *  %g's 1e+08), anything else with %g. Returns buf. */
+static inline const char *api_num_text(double v, char *buf, size_t n) {
+    if (v == floor(v) && fabs(v) < 1e19) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%g", v);
+    return buf;
 }
 
 static inline void api_error_set(api_error *e, int status, const char *param, const char *code, const char *fmt, ...)

@@ -171,9 +171,10 @@ static int read_options(http_req *r, audio_opts *o, int *rc) {
         if (nums[k].i ? parse_int(f->data, &iv) != 0 : parse_num(f->data, &v) != 0)
             BAD(nums[k].names[0], "%s: expected a number, got '%s'", nums[k].names[0], f->data);
         if (nums[k].i) v = iv;
+        char lo[32], hi[32];
         if (v < nums[k].lo || v > nums[k].hi)
-            BAD(nums[k].names[0], "%s: %s is out of range (%g to %g)", nums[k].names[0], f->data, nums[k].lo,
-                nums[k].hi);
+            BAD(nums[k].names[0], "%s: %s is out of range (%s to %s)", nums[k].names[0], f->data,
+                api_num_text(nums[k].lo, lo, sizeof lo), api_num_text(nums[k].hi, hi, sizeof hi));
         if (nums[k].i) *nums[k].i = iv;
         else *nums[k].d = v;
     }

@@ -22,7 +22,10 @@ static int get_number(const text_limits *L, cJSON *body, const char *name, doubl
     cJSON *v = cJSON_GetObjectItemCaseSensitive(body, name);
     if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) BAD(name, "%s: expected a number", name);
-    if (v->valuedouble < lo || v->valuedouble > hi) BAD(name, "%s: %g is out of range (%g to %g)", name, v->valuedouble, lo, hi);
+    char a[32], b[32], c[32];
+    if (v->valuedouble < lo || v->valuedouble > hi)
+        BAD(name, "%s: %s is out of range (%s to %s)", name, api_num_text(v->valuedouble, a, sizeof a),
+            api_num_text(lo, b, sizeof b), api_num_text(hi, c, sizeof c));
     *out = v->valuedouble;
     return 1;
 }

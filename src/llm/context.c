@@ -232,6 +232,46 @@ steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int
     return STENO_OK;
 }
 
+/* llm_matmul_n (model.h): matrices are grouped by how they are computed, each group in one call, in
+ * the order of their first member; the results do not depend on the grouping (bit-identical). */
+int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T, float *const *Y,
+                 const int64_t *ldy) {
+    int done[STENO_MATMUL_MAX_N] = {0};
+    for (int a = 0; a < nm; a++) {
+        if (done[a]) continue;
+        if (c->p.compute == STENO_LLM_COMPUTE_F32) {
+            if (llm_matmul(c, W[a], X, T, Y[a], ldy[a])) return -1;
+            done[a] = 1;
+            continue;
+        }
+        if (c->p.compute == STENO_LLM_COMPUTE_FAST && W[a]->x8) {
+            const steno_xmat *xw[STENO_MATMUL_MAX_N];
+            float *xy[STENO_MATMUL_MAX_N];
+            int64_t xl[STENO_MATMUL_MAX_N];
+            int nx = 0;
+            for (int b = a; b < nm; b++)
+                if (!done[b] && W[b]->x8 && W[b]->x8->type == W[a]->x8->type && W[b]->n_in == W[a]->n_in) {
+                    xw[nx] = W[b]->x8, xy[nx] = Y[b], xl[nx++] = ldy[b];
+                    done[b] = 1;
+                }
+            if (steno_matmul_x_n(c->pool, &c->work, nx, xw, X, T, xy, xl)) return -1;
+            continue;
+        }
+        const steno_mat *gw[STENO_MATMUL_MAX_N];
+        float *gy[STENO_MATMUL_MAX_N];
+        int64_t gl[STENO_MATMUL_MAX_N];
+        int ng = 0;
+        for (int b = a; b < nm; b++)
+            if (!done[b] && W[b]->type == W[a]->type && W[b]->n_in == W[a]->n_in &&
+                !(c->p.compute == STENO_LLM_COMPUTE_FAST && W[b]->x8)) {
+                gw[ng] = W[b], gy[ng] = Y[b], gl[ng++] = ldy[b];
+                done[b] = 1;
+            }
+        if (steno_matmul_n(c->pool, &c->work, ng, gw, X, T, gy, gl)) return -1;
+    }
+    return 0;
+}
+
 steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float *logits) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;

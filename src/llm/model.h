@@ -139,43 +139,8 @@ void llm_fast_free(steno_llm *m);
 /** Y_m = X · W_mᵀ for nm matrices over the same activations (a layer's Q/K/V, or gate and up):
  *  in the llama.cpp arithmetic, matrices of one type share one activation conversion and one pool
  *  job (steno_matmul_n; bit-identical to separate calls). 0 or -1 (NOMEM). */
-static inline int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T,
-                               float *const *Y, const int64_t *ldy) {
-    int done[STENO_MATMUL_MAX_N] = {0};
-    for (int a = 0; a < nm; a++) {
-        if (done[a]) continue;
-        if (c->p.compute == STENO_LLM_COMPUTE_F32) {
-            if (llm_matmul(c, W[a], X, T, Y[a], ldy[a])) return -1;
-            done[a] = 1;
-            continue;
-        }
-        if (c->p.compute == STENO_LLM_COMPUTE_FAST && W[a]->x8) {
-            const steno_xmat *xw[STENO_MATMUL_MAX_N];
-            float *xy[STENO_MATMUL_MAX_N];
-            int64_t xl[STENO_MATMUL_MAX_N];
-            int nx = 0;
-            for (int b = a; b < nm; b++)
-                if (!done[b] && W[b]->x8 && W[b]->x8->type == W[a]->x8->type && W[b]->n_in == W[a]->n_in) {
-                    xw[nx] = W[b]->x8, xy[nx] = Y[b], xl[nx++] = ldy[b];
-                    done[b] = 1;
-                }
-            if (steno_matmul_x_n(c->pool, &c->work, nx, xw, X, T, xy, xl)) return -1;
-            continue;
-        }
-        const steno_mat *gw[STENO_MATMUL_MAX_N];
-        float *gy[STENO_MATMUL_MAX_N];
-        int64_t gl[STENO_MATMUL_MAX_N];
-        int ng = 0;
-        for (int b = a; b < nm; b++)
-            if (!done[b] && W[b]->type == W[a]->type && W[b]->n_in == W[a]->n_in &&
-                !(c->p.compute == STENO_LLM_COMPUTE_FAST && W[b]->x8)) {
-                gw[ng] = W[b], gy[ng] = Y[b], gl[ng++] = ldy[b];
-                done[b] = 1;
-            }
-        if (steno_matmul_n(c->pool, &c->work, ng, gw, X, T, gy, gl)) return -1;
-    }
-    return 0;
-}
+int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T, float *const *Y,
+                 const int64_t *ldy);
 
 /** Fills kp's quantization fields from the context params (context.c). */
 void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);

@@ -10,7 +10,10 @@ Contract checked (DESIGN.md "Errors", docs/LLM.md):
     model's chat template;
   * bad input → exit 1 and exactly ONE line "steno: <input>: <reason>" on stderr: missing model,
     bad magic, truncated GGUF, absurd tensor count, tokenizer file cut short, unknown model name;
-    usage errors → exit 2; never a signal or a sanitizer report.
+    usage errors → exit 2; never a signal or a sanitizer report;
+  * -f: a prompt file with a NUL byte → exit 1 naming the file and the byte's offset; -f - reads stdin;
+  * generate --parallel --ignore-eos: every prompt generates exactly its max_tokens (text = plain
+    generate --ignore-eos's).
 The GGUF models come from scripts/fetch_llm_models.sh; a missing model is a FAILURE.
 Standard library only. Each case prints PASS/FAIL; the last line is "N passed, N failed".
 """
@@ -228,6 +231,18 @@ def bad_inputs():
     expect_error(["generate", "-m", "x", "--temp", "abc"], 2, "--temp")
     expect_error(["generate", "-m", "x", "-n"], 2)
     expect_error(["chat"], 2)
+    # -f: a prompt file with a NUL byte is refused (the prompt would silently end there); - is stdin
+    stories = os.path.join(STORIES, "stories260K.bin")
+    nul = os.path.join(TMP, "nul_prompt.txt")
+    with open(nul, "wb") as f:
+        f.write(b"Once upon\x00 a time")
+    expect_error(["generate", "-m", stories, "-f", nul, "-n", "4"], 1, nul, "contains a NUL byte at offset 9")
+    code, out, err = run(["generate", "-m", stories, "-f", "-", "-n", "4"], stdin=b"a\x00b")
+    check(code == 1 and "standard input: contains a NUL byte at offset 1" in err, "stdin NUL: %d %r" % (code, err))
+    code, from_stdin, err = run(["generate", "-m", stories, "-f", "-", "-n", "12", "--temp", "0"], stdin=b"Lily")
+    code2, from_p, err2 = run(["generate", "-m", stories, "-p", "Lily", "-n", "12", "--temp", "0"])
+    check(code == 0 and code2 == 0 and from_stdin == from_p and from_p.strip(),
+          "-f - %d %r vs -p %d %r" % (code, from_stdin, code2, from_p))
     code, out, err = run(["generate", "--help"])
     check(code == 0 and "--max-kv-size" in out and "--top-p" in out, "help: %d %r" % (code, out[:200]))
 
@@ -268,6 +283,29 @@ def batch_equals_solo():
         c2, solo, e2 = run(["generate", "-m", smol, "-p", p, "-n", str(n), "--temp", "0"])
         solo = solo[:-1] if solo.endswith("\n") else solo
         check(c2 == 0 and json.loads(line)["text"] == solo, "%r: batch %r vs solo %r" % (p, line, solo))
+
+
+@case
+def batch_ignore_eos():
+    """--ignore-eos on generate --parallel: a prompt that ends early without it generates exactly its
+    max_tokens with it, and the text equals plain generate --ignore-eos's."""
+    smol = model_file("smollm2")
+    jl = write_jsonl("eos.jsonl", [json.dumps({"prompt": "Write a haiku about the sea.", "max_tokens": 64}),
+                                   json.dumps({"prompt": "1, 2, 3,", "max_tokens": 20})])
+    code, out, err = run(["generate", "--parallel", "2", "-m", smol, "-f", jl])
+    check(code == 0, "exit %d: %s" % (code, err.strip()[-500:]))
+    plain = [json.loads(l) for l in out.splitlines()]
+    check(plain[0]["finish_reason"] == "stop" and plain[0]["completion_tokens"] < 64,
+          "the haiku no longer ends before 64 tokens (pick another prompt): %r" % plain[0])
+    code, out, err = run(["generate", "--parallel", "2", "-m", smol, "-f", jl, "--ignore-eos"])
+    check(code == 0, "exit %d: %s" % (code, err.strip()[-500:]))
+    got = [json.loads(l) for l in out.splitlines()]
+    for g, n in zip(got, (64, 20)):
+        check(g["finish_reason"] == "length" and g["completion_tokens"] == n, "--ignore-eos: %r" % g)
+    c2, solo, e2 = run(["generate", "-m", smol, "-p", "Write a haiku about the sea.", "-n", "64", "--temp", "0",
+                        "--ignore-eos"])
+    solo = solo[:-1] if solo.endswith("\n") else solo
+    check(c2 == 0 and got[0]["text"] == solo, "batch %r vs solo %r" % (got[0]["text"], solo))
 
 
 @case

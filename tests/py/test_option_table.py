@@ -3,6 +3,9 @@
 option its --help lists is accepted with a valid value (read from the help: its choices, True|False,
 its range, else a sample of its kind), and an invalid or out-of-range value gives exit 2 and one
 line on stderr naming the option; a flag refuses "=VALUE"; each "not supported:" flag is refused.
+Every verb prints the version for -V and --version and lists them; a verb with --model has -m too.
+serve refuses options that cannot apply (drafting options without --draft-kind ngram, --whisper-batch
+on with --parallel 1, --path faithful or no Whisper model) with one line naming both options.
 
 The parser reads argv in order and stops at --help, so `steno VERB --opt VALUE --help` exits 0 when
 the value parses and 2 when it does not, without loading a model or reading input.
@@ -145,9 +148,55 @@ def test_verb(verb):
           (" ".join(verb), len(rows), n_checked, len(unsupported.group(1).split()) if unsupported else 0))
 
 
+# verbs that take no model option (serve names its two: --whisper-model, --llm-model)
+NO_MODEL = (["serve"], ["pull"], ["models"])
+
+
+def version_and_model_alias(verb):
+    """-V and --version print the version on every verb (exit 0); -m is --model where the verb has one."""
+    rc, help_text, _ = run(verb + ["--help"])
+    for spelling in ("-V", "--version"):
+        rc, out, err = run(verb + [spelling])
+        check(rc == 0 and re.fullmatch(r"steno \d+\.\d+\.\d+\n", out) is not None,
+              "%s %s: exit %d, %r %r" % (" ".join(verb), spelling, rc, out, err))
+    check(re.search(r"^ +-V,? +--version\b", help_text, re.M) is not None,
+          "%s --help does not list -V, --version" % " ".join(verb))
+    if verb not in NO_MODEL:
+        check(re.search(r"^ +-m(,| \S+,) +--model\b", help_text, re.M) is not None,
+              "%s --help does not list -m, --model" % " ".join(verb))
+
+
+def refused(args, *names):
+    """A usage error found after parsing (options that cannot apply): exit 2, one line naming each."""
+    p = subprocess.run([STENO] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    err = p.stderr.decode("utf-8", "replace")
+    lines = [l for l in err.splitlines() if l.strip()]
+    ctx = " ".join(args)
+    check(p.returncode == 2, "%s: exit %d, expected 2: %r" % (ctx, p.returncode, err))
+    check(len(lines) == 1, "%s: %d lines on stderr, expected 1: %r" % (ctx, len(lines), err))
+    for name in names:
+        check(name in err, "%s: the error does not name %s: %r" % (ctx, name, err))
+
+
+def serve_options_that_cannot_apply():
+    """serve refuses drafting options without --draft-kind ngram, and --whisper-batch on where nothing is
+    batched (before any model is loaded or port bound)."""
+    s = ["serve", "--port", "0"]
+    refused(s + ["--num-draft-tokens", "4"], "--num-draft-tokens", "--draft-kind")
+    refused(s + ["--draft-kind", "none", "--ngram-min", "2"], "--ngram-min", "--draft-kind")
+    refused(s + ["--ngram-max", "3"], "--ngram-max", "--draft-kind")
+    refused(s + ["--whisper-batch", "on"], "--whisper-batch", "--parallel")
+    refused(s + ["--whisper-batch", "on", "--parallel", "1"], "--whisper-batch", "--parallel")
+    refused(s + ["--parallel", "2", "--path", "faithful", "--whisper-batch", "on"], "--whisper-batch", "--path fast")
+    refused(s + ["--parallel", "2", "--llm-model", "smollm2", "--whisper-batch", "on"], "--whisper-batch", "Whisper")
+    print("serve: options that cannot apply are refused")
+
+
 def main():
     for verb in VERBS:
         test_verb(verb)
+        version_and_model_alias(verb)
+    serve_options_that_cannot_apply()
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

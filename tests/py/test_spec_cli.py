@@ -9,7 +9,8 @@ Contract checked (docs/LLM.md "Speculative decoding"):
   * with --max-kv-size 64 --keep 4 (rounds across the ring's wrap) the same;
   * chat, SmolLM2, two turns, greedy: --draft-kind ngram replies equal plain ones;
   * usage errors exit 2 with one line (--draft-kind model without --draft-model; --draft-model with
-    --draft-kind ngram); a draft of another vocabulary (stories260K for SmolLM2) and
+    --draft-kind ngram; --draft-model ""; an option of another drafter, such as --ngram-min with
+    --draft-kind layers, naming both); a missing --draft-model exits 1 naming it; a draft of another vocabulary (stories260K for SmolLM2) and
     --draft-layers at or above the layer count exit 1 with one line naming the reason.
 Standard library only. Each case prints PASS/FAIL; the last line is "N passed, N failed".
 """
@@ -111,6 +112,17 @@ def errors():
     for opt in (["--spec-verify", "rejection"], ["--num-draft-tokens", "4"], ["--ngram-min", "2"], ["--ngram-max", "3"]):
         expect(g + opt, 2, opt[0] + " needs a drafter")
     expect(g + ["--draft-kind", "ngram", "--draft-layers", "2"], 2, "--draft-layers is for --draft-kind layers")
+    # --draft-model's errors name it and the reason, before the target model loads (fresh-user trial)
+    expect(g + ["--draft-model", ""], 2, "--draft-model: the value is empty")
+    expect(g + ["--draft-model", "/missing/path"], 1, "--draft-model: /missing/path: No such file")
+    expect(["chat", "-m", STORIES, "--draft-model", "/missing/path"], 1, "--draft-model: /missing/path")
+    # an option of another drafter is refused, naming both (it would be silently ignored)
+    expect(g + ["--draft-kind", "layers", "--ngram-min", "2"], 2, "--ngram-min is for --draft-kind ngram, not layers")
+    expect(g + ["--draft-model", STORIES, "--ngram-max", "3"], 2, "--ngram-max is for --draft-kind ngram, not model")
+    expect(g + ["--draft-kind", "none", "--draft-layers", "2"], 2, "--draft-layers is for --draft-kind layers, not none")
+    expect(g + ["--num-draft-tokens", "adaptive"], 2, "--num-draft-tokens needs a drafter")  # the default value
+    expect(["chat", "-m", STORIES, "--draft-kind", "layers", "--ngram-min", "2"], 2,
+           "--ngram-min is for --draft-kind ngram, not layers")
     code, out_layers, err = run(g + ["--draft-layers", "2"])  # implies --draft-kind layers
     assert code == 0 and "speculation (layers" in err, "--draft-layers alone: exit %d, %r" % (code, err)
     if not SANITIZE:

@@ -147,6 +147,13 @@ def flag_errors():
     usage_error(["--draft-kind", "quant", "--beam-size", "5"], "--beam-size")
     usage_error(["--draft-kind", "ngram", "--batch-size", "4"], "--batch-size")
     usage_error(["--draft-kind", "ngram", "--draft-weights", "q4_0"], "--draft-weights")
+    usage_error(["--draft-model", ""], "--draft-model: the value is empty")
+    usage_error(["--draft-kind", "layers", "--ngram-min", "2"], "--ngram-min is for --draft-kind ngram, not layers")
+    usage_error(["--draft-kind", "quant", "--ngram-max", "3"], "--ngram-max is for --draft-kind ngram, not quant")
+    for missing in ("/missing/path", "no-such-model"):  # exit 1, naming the option, before any decoding
+        code, _, err = run(["transcribe", "--model", TINY, "--draft-model", missing, EN[0]])
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 1 and len(lines) == 1 and "--draft-model: " in lines[0] and missing in lines[0], (code, lines)
 
 
 @case

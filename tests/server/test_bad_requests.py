@@ -178,6 +178,10 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES, "--max-body",
     is_error(st, d, 400, param="max_tokens", what="max_tokens a string")
     st, _, d = chat({"prompt": "Once", "max_tokens": 65})
     is_error(st, d, 400, param="max_tokens", what="max_tokens over --max-tokens")
+    st, _, d = chat({"prompt": "Once", "max_tokens": 100000000})  # limits and values as integers, not 1e+08
+    if is_error(st, d, 400, param="max_tokens", what="max_tokens far over --max-tokens"):
+        msg = json.loads(d)["error"]["message"]
+        t.check("100000000 is out of range (1 to 64)" in msg, "max_tokens range message: %r" % msg)
     st, _, d = chat({"prompt": "Once", "temperature": 7})
     is_error(st, d, 400, param="temperature", what="temperature out of range")
     st, _, d = chat({"prompt": 42})

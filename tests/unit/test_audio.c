@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "rng.h"
 
 static int n_pass, n_fail;
 
@@ -209,7 +210,7 @@ static void test_memory(void) {
     /* garbage: one line, naming the caller's name */
     unsigned char junk[4096];
     uint32_t r = 12345;
-    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)((r = r * 1103515245u + 12345u) >> 24);
+    for (size_t i = 0; i < sizeof junk; i++) junk[i] = (unsigned char)(rng_lcg_ansi(&r) >> 24);
     float *x = (float *)junk;
     size_t n = 99;
     steno_status st = steno_audio_load_memory(junk, sizeof junk, "upload.xyz", &x, &n);

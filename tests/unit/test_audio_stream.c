@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "rng.h"
 
 static void put32(unsigned char *p, uint32_t v) {
     for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -49,7 +50,7 @@ static int write_wav(const char *path, const int16_t *s, size_t n) {
 
 static uint32_t rng = 12345;
 static int16_t noise(size_t i) {
-    rng = rng * 1664525u + 1013904223u;
+    rng_lcg_nr(&rng);
     /* a slow envelope, so that the maxima differ along the file */
     const double env = 0.2 + 0.8 * fabs(sin((double)i / 40000.0));
     return (int16_t)((int)((rng >> 16) % 20001) - 10000) * env;

@@ -25,6 +25,7 @@
 #include "steno.h"
 
 #include "test_util.h"
+#include "rng.h"
 
 static const char *g_model_dir; /* test_model_dir() */
 static char g_tmp[256];
@@ -427,12 +428,7 @@ static void test_synthetic(void) {
 
 /* xorshift64* */
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng >> 12;
-    g_rng ^= g_rng << 25;
-    g_rng ^= g_rng >> 27;
-    return g_rng * 2685821657736338717ull;
-}
+static uint64_t rnd(void) { return rng_xorshift64star(&g_rng); }
 
 static void test_fuzz(int iters) {
     synth_layout L;

@@ -25,15 +25,11 @@
 #include "kernels/quant_blocks.h"
 #include "kernels/quant_rows.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint64_t g_s = 0x2545F4914F6CDD1Dull;
-static uint32_t rnd32(void) {
-    g_s ^= g_s << 13;
-    g_s ^= g_s >> 7;
-    g_s ^= g_s << 17;
-    return (uint32_t)(g_s >> 16);
-}
-static float frand(void) { return (float)(rnd32() & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f; }
+static uint32_t rnd32(void) { return (uint32_t)(rng_xorshift64(&g_s) >> 16); }
+static float frand(void) { return rng_f24_pm1(rnd32()); }
 
 /* A half: mostly ordinary scales, sometimes an extreme one (never inf/NaN). */
 static uint16_t rnd_half(void) {

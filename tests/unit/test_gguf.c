@@ -26,6 +26,7 @@
 #include "steno_llm.h"
 
 #include "test_util.h"
+#include "rng.h"
 
 /* ------------------------------------------------------------------------------------------- */
 
@@ -96,10 +97,7 @@ static size_t tsize(const tdef *t) {
 }
 
 static uint32_t g_seed = 12345;
-static uint32_t rnd(void) {
-    g_seed = g_seed * 1664525u + 1013904223u;
-    return g_seed >> 8;
-}
+static uint32_t rnd(void) { return rng_lcg_nr(&g_seed) >> 8; }
 static float frand(void) { return (float)rnd() / (float)(1u << 24) * 2.0f - 1.0f; }
 
 /* Fills one tensor's bytes with small random values valid for its type. */

@@ -12,14 +12,10 @@
 #include "core/threadpool.h"
 #include "kernels/vec.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint64_t g_rng = 88172645463325252ull;
-static float frand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((g_rng >> 11) * 0x1.0p-53) * 2.0f - 1.0f;
-}
+static float frand(void) { return (float)rng_unit53(rng_xorshift64(&g_rng)) * 2.0f - 1.0f; }
 
 static void ref_attention(const float *q, const float *K, const float *V, int nk, int dh, int limit, float *out) {
     double s[4096], mx = -INFINITY, sum = 0;

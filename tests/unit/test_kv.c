@@ -23,6 +23,7 @@
 #include "core/fp16.h"
 #include "kernels/quant.h"
 #include "llm/kvcache.h"
+#include "rng.h"
 
 static int g_fail = 0;
 #define CHECK(cond, ...)                                                                           \
@@ -42,10 +43,7 @@ static int HD = 4; /* head_dim: 4 for the dtype kinds, 32/64 for the quantized o
 #define MAXP 4096
 
 static uint32_t g_seed = 7;
-static int rnd(int n) {
-    g_seed = g_seed * 1103515245u + 12345u;
-    return (int)((g_seed >> 8) % (uint32_t)n);
-}
+static int rnd(int n) { return (int)((rng_lcg_ansi(&g_seed) >> 8) % (uint32_t)n); }
 
 /* The value written for position p at version v: exact in f32 (and in f16 for small p, v). */
 static float val(int p, int v, int i) { return (float)(p * 8 + (v % 8)) + (float)i * 0.125f; }

@@ -19,12 +19,10 @@
 #include "kernels/quant.h"
 #include "llm/kvcache.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint32_t g_seed = 11;
-static int rnd(int n) {
-    g_seed = g_seed * 1103515245u + 12345u;
-    return (int)((g_seed >> 8) % (uint32_t)n);
-}
+static int rnd(int n) { return (int)((rng_lcg_ansi(&g_seed) >> 8) % (uint32_t)n); }
 static float frnd(void) { return (float)rnd(20001) / 1000.0f - 10.0f; }
 
 enum { NKV = 2 };

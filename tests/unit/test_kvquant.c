@@ -28,13 +28,11 @@
 #include "kernels/quant.h"
 #include "llm/kvcache.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint64_t g_rng = 0x1234567u;
-static double urand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return ((g_rng >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+static double urand(void) { /* in (0, 1): log() needs no 0 */
+    return ((double)(rng_xorshift64(&g_rng) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 static float gauss(void) { return (float)(sqrt(-2.0 * log(urand())) * cos(6.283185307179586 * urand())); }
 

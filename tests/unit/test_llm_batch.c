@@ -32,6 +32,7 @@
 #include "steno_llm.h"
 
 #include "test_util.h"
+#include "rng.h"
 
 #define N_PROMPTS 16
 #define N_ROWS 8
@@ -222,7 +223,7 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
     const int nv = info.n_vocab;
     prompt pr[N_PROMPTS];
     uint32_t rng = 12345;
-#define RND() (rng = rng * 1664525u + 1013904223u, 1 + (int)((rng >> 8) % (uint32_t)(nv - 1)))
+#define RND() (1 + (int)((rng_lcg_nr(&rng) >> 8) % (uint32_t)(nv - 1)))
     for (int i = 0; i < N_PROMPTS / 2; i++) {
         pr[i].n = 7 + (i * 13) % 36; /* 7..36, all different */
         for (int t = 0; t < pr[i].n; t++) pr[i].tok[t] = RND();
@@ -243,8 +244,7 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
                 pr[i] = *a;
                 memcpy(pr[i].tok + a->n, ref[i - N_PROMPTS / 2].tokens, sizeof(int) * GEN);
                 pr[i].n += GEN;
-                rng_turn = rng_turn * 1664525u + 1013904223u;
-                const int extra = 2 + (int)((rng_turn >> 8) % 5u);
+                const int extra = 2 + (int)((rng_lcg_nr(&rng_turn) >> 8) % 5u);
                 for (int t = 0; t < extra; t++) pr[i].tok[pr[i].n++] = RND();
             }
             solo(m, &kinds[ki], max_threads, &pr[i], &ref[i], nv);

@@ -33,6 +33,7 @@
 #include "kernels/quant.h"
 #include "kernels/quant_act.h"
 #include "kernels/quant_blocks.h"
+#include "rng.h"
 
 static int g_fail = 0;
 #define CHECK(cond, ...)                                                                           \
@@ -46,13 +47,8 @@ static int g_fail = 0;
     } while (0)
 
 static uint64_t g_s = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd32(void) {
-    g_s ^= g_s << 13;
-    g_s ^= g_s >> 7;
-    g_s ^= g_s << 17;
-    return (uint32_t)(g_s >> 16);
-}
-static float frand(void) { return (float)(rnd32() & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f; }
+static uint32_t rnd32(void) { return (uint32_t)(rng_xorshift64(&g_s) >> 16); }
+static float frand(void) { return rng_f24_pm1(rnd32()); }
 
 /* ------------------------------------------------------------------------------------------- */
 /* 1. quantizers                                                                                 */

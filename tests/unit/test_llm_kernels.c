@@ -24,6 +24,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#include "rng.h"
 
 static int g_fail = 0;
 #define CHECK(cond, ...)                                                                           \
@@ -37,13 +38,8 @@ static int g_fail = 0;
     } while (0)
 
 static uint64_t g_s = 88172645463325252ull;
-static uint32_t rnd32(void) {
-    g_s ^= g_s << 13;
-    g_s ^= g_s >> 7;
-    g_s ^= g_s << 17;
-    return (uint32_t)(g_s >> 16);
-}
-static float frand(void) { return (float)(rnd32() & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f; }
+static uint32_t rnd32(void) { return (uint32_t)(rng_xorshift64(&g_s) >> 16); }
+static float frand(void) { return rng_f24_pm1(rnd32()); }
 
 /* Random bytes for n elements of type t, with sane scales at the right offsets. */
 static void random_blocks(int t, uint8_t *d, int n) {

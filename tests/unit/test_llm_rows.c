@@ -23,14 +23,12 @@
 
 #include "steno_llm.h"
 #include "test_util.h"
+#include "rng.h"
 
 enum { ROWS = 6 };
 
 static uint32_t g_rng = 99;
-static int rnd(int n) {
-    g_rng = g_rng * 1664525u + 1013904223u;
-    return (int)((g_rng >> 8) % (uint32_t)n);
-}
+static int rnd(int n) { return (int)((rng_lcg_nr(&g_rng) >> 8) % (uint32_t)n); }
 
 typedef struct {
     steno_llm_ctx *row, *shadow; /* row NULL: free */

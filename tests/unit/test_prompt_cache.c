@@ -23,14 +23,12 @@
 #include "sched/prompt_cache.h"
 #include "steno_llm.h"
 #include "test_util.h"
+#include "rng.h"
 
 enum { MAXN = 96, NSEQ = 200 };
 
 static uint32_t g_seed = 5;
-static int rnd(int n) {
-    g_seed = g_seed * 1103515245u + 12345u;
-    return (int)((g_seed >> 8) % (uint32_t)n);
-}
+static int rnd(int n) { return (int)((rng_lcg_ansi(&g_seed) >> 8) % (uint32_t)n); }
 
 typedef struct {
     int tok[MAXN];

@@ -21,19 +21,14 @@
 
 #include "steno_llm.h"
 #include "test_util.h"
+#include "rng.h"
 
 enum { V = 8, N = 200000 };
 
 static const double CHI2_001[] = {0, 10.828, 13.816, 16.266, 18.467, 20.515, 22.458, 24.322};
 
 static uint64_t rng = 0x1234abcdull;
-static double unit(void) { /* splitmix64, independent of the sampler's generator */
-    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
+static double unit(void) { return rng_unit53(rng_splitmix64(&rng)); } /* independent of the sampler's generator */
 
 static int draw(const float *q) {
     double r = unit(), acc = 0;

@@ -28,6 +28,7 @@
 #include "test_util.h"
 #include "test_whisper.h"
 #include "whisper/xbatch.h"
+#include "rng.h"
 
 #define MAX_STEPS 16
 #define MAX_ROWS 3
@@ -137,15 +138,14 @@ static void scenario(const whisper_model *m, const char *what, int n, int with_b
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
     int released = 0;
-    unsigned seed = 12345;
+    uint32_t seed = 12345;
     for (int i = 0; i < n; i++) {
         member_run *a = &runs[i];
         CHECK(steno_pool_create(1, &pools[i]) == STENO_OK, "member pool");
         CHECK(whisper_fast_share(f, pools[i], &a->f) == STENO_OK, "share");
         whisper_fast_set_step_hook(a->f, whisper_xbatch_step, whisper_xbatch_member_at(x, i));
         a->m = m, a->x = x, a->index = i, a->xa[0] = xa[0], a->xa[1] = xa[1];
-        seed = seed * 1103515245u + 12345u;
-        a->join_delay_us = (int)(seed >> 16) % 40000;
+        a->join_delay_us = (int)(rng_lcg_ansi(&seed) >> 16) % 40000;
         a->n_req = 1 + (i % 3 == 1);
         a->leave = i % 2;
         a->block_after = with_blocker && i == 0 ? 2 : -1;
@@ -154,8 +154,7 @@ static void scenario(const whisper_model *m, const char *what, int n, int with_b
             request *r = &a->req[q];
             r->window = (i + q) % 2;
             r->rows = (i + q) % 4 == 3 ? 3 : 1;
-            seed = seed * 1103515245u + 12345u;
-            r->steps = 6 + (int)(seed >> 16) % (MAX_STEPS - 6);
+            r->steps = 6 + (int)(rng_lcg_ansi(&seed) >> 16) % (MAX_STEPS - 6);
             r->pause_at = i % 3 == 2 ? r->steps / 2 : -1;
         }
     }

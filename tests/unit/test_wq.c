@@ -19,16 +19,14 @@
 #include "kernels/wq.h"
 #include "test_util.h"
 #include "whisper/fast_quant.h"
+#include "rng.h"
 
 static const int TYPES[] = {STENO_T_Q8_0,  STENO_T_Q5_0,  STENO_T_Q5_1,  STENO_T_Q4_0, STENO_T_Q4_1,
                             WQ_MLX_Q4_G32, WQ_MLX_Q4_G64, WQ_MLX_Q8_G32, WQ_MLX_Q8_G64};
 #define NTYPES ((int)(sizeof TYPES / sizeof TYPES[0]))
 
 static uint32_t g_rng = 12345;
-static float frand(void) { /* uniform in [-1, 1) */
-    g_rng = g_rng * 1664525u + 1013904223u;
-    return (float)((g_rng >> 8) & 0xFFFFFF) / 8388608.0f - 1.0f;
-}
+static float frand(void) { return (float)((rng_lcg_nr(&g_rng) >> 8) & 0xFFFFFF) / 8388608.0f - 1.0f; } /* [-1, 1) */
 
 static void *amalloc(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63); }
 

@@ -17,12 +17,10 @@
 #include "core/fp16.h"
 #include "formats/wtab.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint32_t g_rng = 12345;
-static uint8_t rnd8(void) {
-    g_rng = g_rng * 1664525u + 1013904223u;
-    return (uint8_t)(g_rng >> 24);
-}
+static uint8_t rnd8(void) { return (uint8_t)(rng_lcg_nr(&g_rng) >> 24); }
 
 /* A float16 scale in [2^-8, 2^-6), positive. */
 static void put_scale(uint8_t *p) {

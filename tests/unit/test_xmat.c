@@ -21,15 +21,11 @@
 #include "kernels/quant_blocks.h"
 #include "kernels/xmat.h"
 #include "test_util.h"
+#include "rng.h"
 
 static uint64_t g_s = 0x9E3779B97F4A7C15ull;
-static uint32_t rnd32(void) {
-    g_s ^= g_s << 13;
-    g_s ^= g_s >> 7;
-    g_s ^= g_s << 17;
-    return (uint32_t)(g_s >> 32);
-}
-static float frand(void) { return (float)(rnd32() & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f; }
+static uint32_t rnd32(void) { return (uint32_t)(rng_xorshift64(&g_s) >> 32); }
+static float frand(void) { return rng_f24_pm1(rnd32()); }
 
 /* q4_0/q4_1/q8_0 rows with random codes and scales in [2^-10, 2^-4] (sometimes 0) */
 static void random_weights(int t, uint8_t *w, size_t bytes) {
