@@ -59,8 +59,12 @@ int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, cons
 int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *W, const float *X, int T,
                      float *const *Y, const int64_t *ldy);
 
+/** The activation type whose blocks steno_matmul_x quantizes X to for weights of `type`: STENO_T_Q8_1
+ *  for q4_1 and q4_K, else STENO_T_Q8_0 (for q4_K this is not llama.cpp's q8_K). */
+int steno_xmat_act_type(int type);
+
 /** The scalar reference of one output: row r of W (unpacked, ggml layout) with one activation row
- *  quantized to W's vec_dot type (q8_0 or q8_1 blocks). For the tests. */
+ *  quantized to steno_xmat_act_type(type) (q8_0 or q8_1 blocks). For the tests. */
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row);
 
 /** "avx512vnni", "avxvnni" or "scalar": the kernels steno_matmul_x runs (STENO_XMAT_ISA=... picks
@@ -75,6 +79,7 @@ int steno_xmat_set_isa(const char *name);
 /* ---- private to src/kernels (the kernel files) ---- */
 
 #define STENO_XMAT_MAX_COLS 8
+#define XM_Q4K_SUPER 1184 /* bytes of a q4_K super-block group: 32 of header, 8 sub-blocks of 144 */
 
 /** One group of 8 weight rows (g = the group's first block group) with nc (1..MAX_COLS) packed
  *  activation rows: out[c·8 + r]. ya: codes [nb][nc][32]; yd: d [nb][nc]; ye: per (b, c) the int32
@@ -84,7 +89,7 @@ typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const 
                               float *out);
 
 typedef struct steno_xmat_kernels {
-    steno_xmat_fn q4_0, q4_1, q8_0, q5_0;
+    steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K;
     int max_cols;
 } steno_xmat_kernels;
 

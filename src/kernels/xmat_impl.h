@@ -63,10 +63,44 @@ XM_INLINE __m256i xm_dot8_signed(const __m256i *ch, const __m256i *ach, const in
 }
 #endif
 
+/* q4_K (xmat.c pack_q4_K): per sub-block the q4_1 kernel's steps with the float scale d·sc and
+ * min dmin·m, products exact in float, so each lane equals xmat.c scalar_q4_K */
+XM_INLINE void xm_kernel_q4K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, const int NC,
+                             float *out) {
+    __m256 acc[XM_MAX_COLS];
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    for (int s = 0; s < nb / 8; s++) {
+        const uint8_t *base = g + (size_t)s * XM_Q4K_SUPER;
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)base));
+        const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(base + 16)));
+        for (int j = 0; j < 8; j++) {
+            const uint8_t *o = base + 32 + 144 * j;
+            const int b = s * 8 + j;
+            __m256i ch[8];
+            xm_nibbles(o, ch);
+            const __m256 dsc =
+                _mm256_mul_ps(dx, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(o + 128)))));
+            const __m256 msc =
+                _mm256_mul_ps(mx, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(o + 136)))));
+            _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
+                const size_t at = (size_t)b * NC + c;
+                const __m256i isum = xm_dot8(_mm256_setzero_si256(), ch, ya + at * 32);
+                acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dsc, _mm256_set1_ps(yd[at])), _mm256_cvtepi32_ps(isum), acc[c]);
+                acc[c] = _mm256_fnmadd_ps(msc, _mm256_set1_ps(((const float *)ye)[at]), acc[c]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, acc[c]);
+}
+
 /* TYPE 0: q4_0 (offset −8Σy), 1: q4_1 (+ m·s), 2: q8_0 (u = w ^ 0x80, offset −128Σy; AVX2: the sign
  * trick, no offset), 3: q5_0 (offset −16Σy) */
 XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye,
                          const int NC, float *out) {
+    if (TYPE == 4) {
+        xm_kernel_q4K(nb, g, ya, yd, ye, NC, out);
+        return;
+    }
     const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : TYPE == 3 ? 176 : 272;
     const size_t so = TYPE == 2 ? 256 : TYPE == 3 ? 160 : 128; /* the scales' offset in a block group */
     __m256 acc[XM_MAX_COLS];
@@ -148,9 +182,10 @@ XM_TYPE(q4_0, 0)
 XM_TYPE(q4_1, 1)
 XM_TYPE(q8_0, 2)
 XM_TYPE(q5_0, 3)
+XM_TYPE(q4_K, 4)
 
 static const steno_xmat_kernels XM_CAT(xm_table_, XM_SFX) = {XM_CAT(xm_q4_0_, XM_SFX), XM_CAT(xm_q4_1_, XM_SFX),
                                                              XM_CAT(xm_q8_0_, XM_SFX), XM_CAT(xm_q5_0_, XM_SFX),
-                                                             XM_MAX_COLS};
+                                                             XM_CAT(xm_q4_K_, XM_SFX), XM_MAX_COLS};
 
 const steno_xmat_kernels *XM_CAT(steno_xmat_kernels_, XM_SFX)(void) { return &XM_CAT(xm_table_, XM_SFX); }
