@@ -17,11 +17,12 @@ static size_t block_bytes(int type) {
     case STENO_T_Q4_1: return 128 + 32;
     case STENO_T_Q8_0: return 256 + 16;
     case STENO_T_Q4_K: return XM_Q4K_SUPER / 8; /* per 32-element sub-block: 148 */
+    case STENO_T_Q6_K: return XM_Q6K_SUPER / 8; /* 210 */
     default: return 0;
     }
 }
 
-static int is_k(int type) { return type == STENO_T_Q4_K; }
+static int is_k(int type) { return type == STENO_T_Q4_K || type == STENO_T_Q6_K; }
 
 int steno_xmat_supported(const steno_mat *W) {
     return W && W->data && block_bytes(W->type) && W->n_in % (is_k(W->type) ? 256 : 32) == 0 && W->n_in > 0 &&
@@ -80,6 +81,41 @@ void steno_xmat_free(steno_xmat *x) {
 /* element j (0..31) of a q4_0/q4_1 block as its unsigned nibble */
 static inline uint8_t nib(const uint8_t *qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
 
+/* the unsigned 6-bit code (w + 32) of element i (0..255) of a q6_K super-block (ggml's layout:
+ * per 128 elements, 64 bytes of nibbles and 32 of 2-bit pairs, quarters of 32 elements) */
+static inline int code6(const block_q6_K *x, int i) {
+    const int n = i / 128, q = (i % 128) / 32, l = i % 32;
+    const uint8_t lo = x->ql[64 * n + l + 32 * (q & 1)], hi = x->qh[32 * n + l];
+    return (q < 2 ? lo & 15 : lo >> 4) | ((hi >> (2 * q)) & 3) << 4;
+}
+
+/* q6_K: per super-block group the 8 rows' fp16 d, then per 32-element sub-block the low nibbles as
+ * q4_0's (128 bytes), the high bit pairs (64 bytes: byte 4r + e of the first 32 holds chunk k's
+ * pair of row r, element e at bits 2k..2k+1 for k < 4, of the second for k >= 4), then the int8
+ * scales of the two 16-element halves (8 rows of the first half, 8 of the second) */
+static void pack_q6_K(const steno_mat *W, uint8_t *d) {
+    const int64_t ns = W->n_in / 256, ng = (W->n_out + 7) / 8;
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t s = 0; s < ns; s++) {
+            uint8_t *base = d + ((size_t)g * ns + s) * XM_Q6K_SUPER;
+            for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
+                const block_q6_K *x = (const block_q6_K *)((const uint8_t *)W->data + (size_t)(g * 8 + r) * W->row_bytes) + s;
+                memcpy(base + 2 * r, &x->d, 2);
+                for (int j = 0; j < 8; j++) {
+                    uint8_t *o = base + 16 + 208 * j;
+                    for (int k = 0; k < 8; k++)
+                        for (int e = 0; e < 4; e++) {
+                            const int u = code6(x, 32 * j + 4 * k + e);
+                            o[32 * (k & 3) + 4 * r + e] |= (uint8_t)((u & 15) << (k < 4 ? 0 : 4));
+                            o[128 + 32 * (k / 4) + 4 * r + e] |= (uint8_t)((u >> 4) << (2 * (k & 3)));
+                        }
+                    o[192 + r] = (uint8_t)x->scales[2 * j];
+                    o[200 + r] = (uint8_t)x->scales[2 * j + 1];
+                }
+            }
+        }
+}
+
 int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
     memset(out, 0, sizeof *out);
     if (!steno_xmat_supported(W)) return -1;
@@ -90,6 +126,7 @@ int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
     if (!d) return -1;
     memset(d, 0, bytes); /* padding rows: zero codes, zero scales */
     if (W->type == STENO_T_Q4_K) pack_q4_K(W, d);
+    else if (W->type == STENO_T_Q6_K) pack_q6_K(W, d);
     else
     for (int64_t g = 0; g < ng; g++)
         for (int64_t b = 0; b < nb; b++) {
@@ -213,7 +250,33 @@ static void scalar_q4_K(int nb, const uint8_t *g, const int8_t *ya, const float 
             out[c * 8 + r] = acc;
         }
 }
-static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, scalar_q4_K,
+/* q6_K: per half h of a sub-block the exact isum_h = Σ (u − 32)·y (ye: −32·Σy of the half), then
+ * one int32 sum sc_0·isum_0 + sc_1·isum_1 (|.| < 2^26) and one fma with d·dy */
+static void scalar_q6_K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
+                        float *out) {
+    for (int c = 0; c < nc; c++)
+        for (int r = 0; r < 8; r++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *base = g + (size_t)(b / 8) * XM_Q6K_SUPER, *o = base + 16 + 208 * (b % 8);
+                const size_t at = (size_t)b * nc + c;
+                const int8_t *y = ya + at * 32;
+                int32_t isum[2] = {((const int32_t *)ye)[2 * at], ((const int32_t *)ye)[2 * at + 1]};
+                for (int j = 0; j < 32; j++) {
+                    const int k = j / 4, e = j % 4;
+                    const int u = (k < 4 ? o[32 * k + 4 * r + e] & 15 : o[32 * (k - 4) + 4 * r + e] >> 4) |
+                                  ((o[128 + 32 * (k / 4) + 4 * r + e] >> (2 * (k & 3))) & 3) << 4;
+                    isum[j / 16] += u * y[j];
+                }
+                const int32_t tot = (int8_t)o[192 + r] * isum[0] + (int8_t)o[200 + r] * isum[1];
+                uint16_t hd;
+                memcpy(&hd, base + 2 * r, 2);
+                acc = fmaf(steno_fp16_to_f32(hd) * yd[at], (float)tot, acc);
+            }
+            out[c * 8 + r] = acc;
+        }
+}
+static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, scalar_q4_K, scalar_q6_K,
                                             STENO_XMAT_MAX_COLS};
 
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) {
@@ -229,6 +292,17 @@ float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) 
             const float dsc = steno_fp16_to_f32(x->d) * (float)sc, msc = steno_fp16_to_f32(x->dmin) * (float)m;
             acc = fmaf(dsc * steno_fp16_to_f32(yb->d), (float)isum, acc);
             acc = fmaf(-msc, steno_fp16_to_f32(yb->s), acc);
+        }
+        return acc;
+    }
+    if (type == STENO_T_Q6_K) {
+        for (int b = 0; b < n / 32; b++) {
+            const block_q6_K *x = (const block_q6_K *)w_row + b / 8;
+            const block_q8_0 *yb = (const block_q8_0 *)y_row + b;
+            int32_t isum[2] = {0, 0};
+            for (int j = 0; j < 32; j++) isum[j / 16] += (code6(x, 32 * (b % 8) + j) - 32) * yb->qs[j];
+            const int32_t tot = x->scales[2 * (b % 8)] * isum[0] + x->scales[2 * (b % 8) + 1] * isum[1];
+            acc = fmaf(steno_fp16_to_f32(x->d) * steno_fp16_to_f32(yb->d), (float)tot, acc);
         }
         return acc;
     }
@@ -400,6 +474,12 @@ static void xm_prep_task(void *arg, int i, int n_tasks) {
                 const block_q8_0 *y = (const block_q8_0 *)row + b;
                 memcpy(codes + at * 32, y->qs, 32);
                 yd[at] = steno_fp16_to_f32(y->d);
+                if (p->wtype == STENO_T_Q6_K) { /* −32·Σy of each 16-element half */
+                    int32_t off[2] = {0, 0};
+                    for (int q = 0; q < 32; q++) off[q / 16] -= 32 * y->qs[q];
+                    memcpy(ye + at * 8, off, 8);
+                    continue;
+                }
                 int32_t sum = 0;
                 for (int q = 0; q < 32; q++) sum += y->qs[q];
                 const int32_t off = -K * sum;
@@ -420,6 +500,7 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
                              : W->type == STENO_T_Q4_1 ? k->q4_1
                              : W->type == STENO_T_Q5_0 ? k->q5_0
                              : W->type == STENO_T_Q4_K ? k->q4_K
+                             : W->type == STENO_T_Q6_K ? k->q6_K
                                                        : k->q8_0;
     const int act = steno_xmat_act_type(W->type);
     const steno_type_traits *ta = steno_type_get(act);
@@ -427,7 +508,7 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
     const size_t xq_row = steno_row_size(act, n);
     /* column groups of at most max_cols, balanced (T = 9: 5 + 4) */
     const int m = k->max_cols, ngroups = (T + m - 1) / m;
-    const size_t per_col = (size_t)nb * (32 + 4 + 4);
+    const size_t per_col = (size_t)nb * (32 + 4 + (W->type == STENO_T_Q6_K ? 8 : 4));
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
     const size_t meta = (sizeof(size_t) + sizeof(int)) * (size_t)(ngroups + 1);
     uint8_t *buf = steno_work_get(work, xq_bytes + per_col * (size_t)T + meta + 128);

@@ -80,6 +80,7 @@ int steno_xmat_set_isa(const char *name);
 
 #define STENO_XMAT_MAX_COLS 8
 #define XM_Q4K_SUPER 1184 /* bytes of a q4_K super-block group: 32 of header, 8 sub-blocks of 144 */
+#define XM_Q6K_SUPER 1680 /* q6_K: 16 of header, 8 sub-blocks of 208 */
 
 /** One group of 8 weight rows (g = the group's first block group) with nc (1..MAX_COLS) packed
  *  activation rows: out[c·8 + r]. ya: codes [nb][nc][32]; yd: d [nb][nc]; ye: per (b, c) the int32
@@ -89,7 +90,7 @@ typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const 
                               float *out);
 
 typedef struct steno_xmat_kernels {
-    steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K;
+    steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K, q6_K;
     int max_cols;
 } steno_xmat_kernels;
 
