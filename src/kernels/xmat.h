@@ -25,7 +25,7 @@
  * q5_0: w = (nibble | high bit << 4) − 16; q8_0: w = the byte).
  * q4_K, per sub-block (activations q8_1): acc = fmaf((d_r·sc_r)·d_c, Σ q·y, acc); acc = fmaf(−(dmin_r·m_r), s_c, acc)
  *   (d·sc, dmin·m exact); q6_K (activations q8_0): i_h = Σ_{half h} (q − 32)·y exactly, then
- *   acc = fmaf(d_r·d_c, (float)(sc_0·i_0 + sc_1·i_1), acc) (int32, |.| < 2^25). llama.cpp's q8_K
+ *   acc = fmaf(d_r·d_c, (float)(sc_0·i_0 + sc_1·i_1), acc) (|.| <= 2^24: exact in float too). llama.cpp's q8_K
  *   activations (one scale per 256) are not used: q8_1/q8_0 blocks of 32 are finer.
  * ggml instead keeps eight float partial sums per block lane and adds them at
  * the end; here each block's dot is exact and adds one rounding. Every (r, c) output takes the same
