@@ -251,7 +251,8 @@ static void scalar_q4_K(int nb, const uint8_t *g, const int8_t *ya, const float 
         }
 }
 /* q6_K: per half h of a sub-block the exact isum_h = Σ (u − 32)·y (ye: −32·Σy of the half), then
- * one int32 sum sc_0·isum_0 + sc_1·isum_1 (|.| < 2^26) and one fma with d·dy */
+ * one int32 sum sc_0·isum_0 + sc_1·isum_1 (|.| <= 2^24, so exact in float too: the SIMD kernels
+ * sum it in float) and one fma with d·dy */
 static void scalar_q6_K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
                         float *out) {
     for (int c = 0; c < nc; c++)
