@@ -127,8 +127,7 @@ int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
     memset(d, 0, bytes); /* padding rows: zero codes, zero scales */
     if (W->type == STENO_T_Q4_K) pack_q4_K(W, d);
     else if (W->type == STENO_T_Q6_K) pack_q6_K(W, d);
-    else
-    for (int64_t g = 0; g < ng; g++)
+    for (int64_t g = 0; !is_k(W->type) && g < ng; g++) /* the 32-element block types */
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *o = d + ((size_t)g * nb + b) * bb;
             for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
