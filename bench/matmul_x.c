@@ -1,5 +1,5 @@
 /* matmul_x.c — the fast path's x8 products (kernels/xmat.h) against steno_matmul (the rows kernels,
- * llama.cpp's arithmetic) on SmolLM2's and Gemma 3's q4_1/q8_0/q4_0-shaped matrices, T = 1..16 and
+ * llama.cpp's arithmetic) on SmolLM2's and Gemma 3's q4_1/q8_0/q4_0/q4_K/q6_K-shaped matrices, T = 1..16 and
  * 64 activation rows: µs per call (best of REPS; the machine may be shared), 1 thread by default.
  *
  *   cc -O2 -Iinclude -Isrc bench/matmul_x.c build/libsteno.a \
@@ -26,7 +26,8 @@ typedef struct { const char *name; int type; int n_in, n_out; } shape;
 static const shape k_shapes[] = {
     {"smollm2 ffn_up", STENO_T_Q4_1, 576, 1536},   {"smollm2 ffn_down", STENO_T_Q4_1, 1536, 576},
     {"smollm2 head", STENO_T_Q8_0, 576, 49152},    {"q4_0 640x2048", STENO_T_Q4_0, 640, 2048},
-    {"gemma3 attn_v", STENO_T_Q8_0, 640, 256},
+    {"gemma3 attn_v", STENO_T_Q8_0, 640, 256},     {"gemma3 attn_output", STENO_T_Q4_K, 1024, 640},
+    {"gemma3 ffn_down", STENO_T_Q4_K, 2048, 640},  {"gemma3 ffn_down", STENO_T_Q6_K, 2048, 640},
 };
 
 int main(int argc, char **argv) {

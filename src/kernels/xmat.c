@@ -16,12 +16,61 @@ static size_t block_bytes(int type) {
     case STENO_T_Q5_0: return 128 + 32 + 16;
     case STENO_T_Q4_1: return 128 + 32;
     case STENO_T_Q8_0: return 256 + 16;
+    case STENO_T_Q4_K: return XM_Q4K_SUPER / 8; /* per 32-element sub-block: 148 */
+    case STENO_T_Q6_K: return XM_Q6K_SUPER / 8; /* 210 */
     default: return 0;
     }
 }
 
+static int is_k(int type) { return type == STENO_T_Q4_K || type == STENO_T_Q6_K; }
+
 int steno_xmat_supported(const steno_mat *W) {
-    return W && W->data && block_bytes(W->type) && W->n_in % 32 == 0 && W->n_in > 0 && W->n_out > 0;
+    return W && W->data && block_bytes(W->type) && W->n_in % (is_k(W->type) ? 256 : 32) == 0 && W->n_in > 0 &&
+           W->n_out > 0;
+}
+
+int steno_xmat_act_type(int type) {
+    return type == STENO_T_Q4_1 || type == STENO_T_Q4_K ? STENO_T_Q8_1 : STENO_T_Q8_0;
+}
+
+/* the 6-bit scale and min of sub-block j (0..7) of a q4_K super-block (ggml's get_scale_min_k4) */
+static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
+    }
+}
+
+/* element e (0..31) of sub-block j (0..7) of a q4_K super-block as its unsigned nibble: sub-blocks
+ * 2i and 2i + 1 share qs[32i..32i+31], low and high nibbles */
+static inline uint8_t nib_k(const block_q4_K *x, int j, int e) {
+    const uint8_t v = x->qs[32 * (j / 2) + e];
+    return j % 2 ? v >> 4 : v & 15;
+}
+
+/* q4_K: per super-block group, the header (8 d, then 8 dmin, fp16), then per sub-block the nibbles
+ * as q4_1's and the 8 rows' 6-bit scales and mins as bytes */
+static void pack_q4_K(const steno_mat *W, uint8_t *d) {
+    const int64_t ns = W->n_in / 256, ng = (W->n_out + 7) / 8;
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t s = 0; s < ns; s++) {
+            uint8_t *base = d + ((size_t)g * ns + s) * XM_Q4K_SUPER;
+            for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
+                const block_q4_K *x = (const block_q4_K *)((const uint8_t *)W->data + (size_t)(g * 8 + r) * W->row_bytes) + s;
+                memcpy(base + 2 * r, &x->d, 2);
+                memcpy(base + 16 + 2 * r, &x->dmin, 2);
+                for (int j = 0; j < 8; j++) {
+                    uint8_t *o = base + 32 + 144 * j;
+                    scale_min_k4(j, x->scales, o + 128 + r, o + 136 + r);
+                    for (int i = 0; i < 4; i++)
+                        for (int e = 0; e < 4; e++)
+                            o[32 * i + 4 * r + e] = (uint8_t)(nib_k(x, j, 4 * i + e) | nib_k(x, j, 4 * (i + 4) + e) << 4);
+                }
+            }
+        }
 }
 
 void steno_xmat_free(steno_xmat *x) {
@@ -32,6 +81,41 @@ void steno_xmat_free(steno_xmat *x) {
 /* element j (0..31) of a q4_0/q4_1 block as its unsigned nibble */
 static inline uint8_t nib(const uint8_t *qs, int j) { return j < 16 ? qs[j] & 15 : qs[j - 16] >> 4; }
 
+/* the unsigned 6-bit code (w + 32) of element i (0..255) of a q6_K super-block (ggml's layout:
+ * per 128 elements, 64 bytes of nibbles and 32 of 2-bit pairs, quarters of 32 elements) */
+static inline int code6(const block_q6_K *x, int i) {
+    const int n = i / 128, q = (i % 128) / 32, l = i % 32;
+    const uint8_t lo = x->ql[64 * n + l + 32 * (q & 1)], hi = x->qh[32 * n + l];
+    return (q < 2 ? lo & 15 : lo >> 4) | ((hi >> (2 * q)) & 3) << 4;
+}
+
+/* q6_K: per super-block group the 8 rows' fp16 d, then per 32-element sub-block the low nibbles as
+ * q4_0's (128 bytes), the high bit pairs (64 bytes: byte 4r + e of the first 32 holds chunk k's
+ * pair of row r, element e at bits 2k..2k+1 for k < 4, of the second for k >= 4), then the int8
+ * scales of the two 16-element halves (8 rows of the first half, 8 of the second) */
+static void pack_q6_K(const steno_mat *W, uint8_t *d) {
+    const int64_t ns = W->n_in / 256, ng = (W->n_out + 7) / 8;
+    for (int64_t g = 0; g < ng; g++)
+        for (int64_t s = 0; s < ns; s++) {
+            uint8_t *base = d + ((size_t)g * ns + s) * XM_Q6K_SUPER;
+            for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
+                const block_q6_K *x = (const block_q6_K *)((const uint8_t *)W->data + (size_t)(g * 8 + r) * W->row_bytes) + s;
+                memcpy(base + 2 * r, &x->d, 2);
+                for (int j = 0; j < 8; j++) {
+                    uint8_t *o = base + 16 + 208 * j;
+                    for (int k = 0; k < 8; k++)
+                        for (int e = 0; e < 4; e++) {
+                            const int u = code6(x, 32 * j + 4 * k + e);
+                            o[32 * (k & 3) + 4 * r + e] |= (uint8_t)((u & 15) << (k < 4 ? 0 : 4));
+                            o[128 + 32 * (k / 4) + 4 * r + e] |= (uint8_t)((u >> 4) << (2 * (k & 3)));
+                        }
+                    o[192 + r] = (uint8_t)x->scales[2 * j];
+                    o[200 + r] = (uint8_t)x->scales[2 * j + 1];
+                }
+            }
+        }
+}
+
 int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
     memset(out, 0, sizeof *out);
     if (!steno_xmat_supported(W)) return -1;
@@ -41,7 +125,9 @@ int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
     uint8_t *d = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     if (!d) return -1;
     memset(d, 0, bytes); /* padding rows: zero codes, zero scales */
-    for (int64_t g = 0; g < ng; g++)
+    if (W->type == STENO_T_Q4_K) pack_q4_K(W, d);
+    else if (W->type == STENO_T_Q6_K) pack_q6_K(W, d);
+    for (int64_t g = 0; !is_k(W->type) && g < ng; g++) /* the 32-element block types */
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *o = d + ((size_t)g * nb + b) * bb;
             for (int r = 0; r < 8 && g * 8 + r < W->n_out; r++) {
@@ -141,10 +227,85 @@ static void scalar_q8_0(int nb, const uint8_t *g, const int8_t *ya, const float 
 static void scalar_q5_0(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc, float *o) {
     scalar_kernel(STENO_T_Q5_0, nb, g, ya, yd, ye, nc, o);
 }
-static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, STENO_XMAT_MAX_COLS};
+/* q4_K: sub-block b is q4_1-like with the float scale d·sc and min dmin·m (both exact products) */
+static void scalar_q4_K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
+                        float *out) {
+    for (int c = 0; c < nc; c++)
+        for (int r = 0; r < 8; r++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *base = g + (size_t)(b / 8) * XM_Q4K_SUPER, *o = base + 32 + 144 * (b % 8);
+                const int8_t *y = ya + ((size_t)b * nc + c) * 32;
+                int32_t isum = 0;
+                for (int j = 0; j < 32; j++) isum += code(STENO_T_Q4_1, o, r, j) * y[j];
+                uint16_t hd, hm;
+                memcpy(&hd, base + 2 * r, 2);
+                memcpy(&hm, base + 16 + 2 * r, 2);
+                const float dsc = steno_fp16_to_f32(hd) * (float)o[128 + r];
+                const float msc = steno_fp16_to_f32(hm) * (float)o[136 + r];
+                acc = fmaf(dsc * yd[(size_t)b * nc + c], (float)isum, acc);
+                acc = fmaf(-msc, ((const float *)ye)[(size_t)b * nc + c], acc);
+            }
+            out[c * 8 + r] = acc;
+        }
+}
+/* q6_K: per half h of a sub-block the exact isum_h = Σ (u − 32)·y (ye: −32·Σy of the half), then
+ * one int32 sum sc_0·isum_0 + sc_1·isum_1 (|.| <= 2^24, so exact in float too: the SIMD kernels
+ * sum it in float) and one fma with d·dy */
+static void scalar_q6_K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
+                        float *out) {
+    for (int c = 0; c < nc; c++)
+        for (int r = 0; r < 8; r++) {
+            float acc = 0.0f;
+            for (int b = 0; b < nb; b++) {
+                const uint8_t *base = g + (size_t)(b / 8) * XM_Q6K_SUPER, *o = base + 16 + 208 * (b % 8);
+                const size_t at = (size_t)b * nc + c;
+                const int8_t *y = ya + at * 32;
+                int32_t isum[2] = {((const int32_t *)ye)[2 * at], ((const int32_t *)ye)[2 * at + 1]};
+                for (int j = 0; j < 32; j++) {
+                    const int k = j / 4, e = j % 4;
+                    const int u = (k < 4 ? o[32 * k + 4 * r + e] & 15 : o[32 * (k - 4) + 4 * r + e] >> 4) |
+                                  ((o[128 + 32 * (k / 4) + 4 * r + e] >> (2 * (k & 3))) & 3) << 4;
+                    isum[j / 16] += u * y[j];
+                }
+                const int32_t tot = (int8_t)o[192 + r] * isum[0] + (int8_t)o[200 + r] * isum[1];
+                uint16_t hd;
+                memcpy(&hd, base + 2 * r, 2);
+                acc = fmaf(steno_fp16_to_f32(hd) * yd[at], (float)tot, acc);
+            }
+            out[c * 8 + r] = acc;
+        }
+}
+static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, scalar_q4_K, scalar_q6_K,
+                                            STENO_XMAT_MAX_COLS};
 
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) {
     float acc = 0.0f;
+    if (type == STENO_T_Q4_K) {
+        for (int b = 0; b < n / 32; b++) {
+            const block_q4_K *x = (const block_q4_K *)w_row + b / 8;
+            const block_q8_1 *yb = (const block_q8_1 *)y_row + b;
+            uint8_t sc, m;
+            scale_min_k4(b % 8, x->scales, &sc, &m);
+            int32_t isum = 0;
+            for (int j = 0; j < 32; j++) isum += nib_k(x, b % 8, j) * yb->qs[j];
+            const float dsc = steno_fp16_to_f32(x->d) * (float)sc, msc = steno_fp16_to_f32(x->dmin) * (float)m;
+            acc = fmaf(dsc * steno_fp16_to_f32(yb->d), (float)isum, acc);
+            acc = fmaf(-msc, steno_fp16_to_f32(yb->s), acc);
+        }
+        return acc;
+    }
+    if (type == STENO_T_Q6_K) {
+        for (int b = 0; b < n / 32; b++) {
+            const block_q6_K *x = (const block_q6_K *)w_row + b / 8;
+            const block_q8_0 *yb = (const block_q8_0 *)y_row + b;
+            int32_t isum[2] = {0, 0};
+            for (int j = 0; j < 32; j++) isum[j / 16] += (code6(x, 32 * (b % 8) + j) - 32) * yb->qs[j];
+            const int32_t tot = x->scales[2 * (b % 8)] * isum[0] + x->scales[2 * (b % 8) + 1] * isum[1];
+            acc = fmaf(steno_fp16_to_f32(x->d) * steno_fp16_to_f32(yb->d), (float)tot, acc);
+        }
+        return acc;
+    }
     for (int b = 0; b < n / 32; b++) {
         int32_t isum = 0;
         float dy, dw, s = 0, m = 0;
@@ -313,6 +474,12 @@ static void xm_prep_task(void *arg, int i, int n_tasks) {
                 const block_q8_0 *y = (const block_q8_0 *)row + b;
                 memcpy(codes + at * 32, y->qs, 32);
                 yd[at] = steno_fp16_to_f32(y->d);
+                if (p->wtype == STENO_T_Q6_K) { /* −32·Σy of each 16-element half */
+                    int32_t off[2] = {0, 0};
+                    for (int q = 0; q < 32; q++) off[q / 16] -= 32 * y->qs[q];
+                    memcpy(ye + at * 8, off, 8);
+                    continue;
+                }
                 int32_t sum = 0;
                 for (int q = 0; q < 32; q++) sum += y->qs[q];
                 const int32_t off = -K * sum;
@@ -332,14 +499,16 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
     const steno_xmat_fn fn = W->type == STENO_T_Q4_0   ? k->q4_0
                              : W->type == STENO_T_Q4_1 ? k->q4_1
                              : W->type == STENO_T_Q5_0 ? k->q5_0
+                             : W->type == STENO_T_Q4_K ? k->q4_K
+                             : W->type == STENO_T_Q6_K ? k->q6_K
                                                        : k->q8_0;
-    const int act = W->type == STENO_T_Q4_1 ? STENO_T_Q8_1 : STENO_T_Q8_0;
+    const int act = steno_xmat_act_type(W->type);
     const steno_type_traits *ta = steno_type_get(act);
     const int64_t n = W->n_in, nb = n / 32;
     const size_t xq_row = steno_row_size(act, n);
     /* column groups of at most max_cols, balanced (T = 9: 5 + 4) */
     const int m = k->max_cols, ngroups = (T + m - 1) / m;
-    const size_t per_col = (size_t)nb * (32 + 4 + 4);
+    const size_t per_col = (size_t)nb * (32 + 4 + (W->type == STENO_T_Q6_K ? 8 : 4));
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
     const size_t meta = (sizeof(size_t) + sizeof(int)) * (size_t)(ngroups + 1);
     uint8_t *buf = steno_work_get(work, xq_bytes + per_col * (size_t)T + meta + 128);

@@ -1,5 +1,5 @@
-/* xmat.h — the LLM fast path's weight matrices: q4_0, q4_1 and q8_0 rows repacked eight at a time
- * ("x8") so that one integer dot instruction serves eight weight rows (issue #13 items 1–3).
+/* xmat.h — the LLM fast path's weight matrices: q4_0, q4_1, q5_0, q8_0, q4_K and q6_K rows repacked
+ * eight at a time ("x8") so that one integer dot instruction serves eight weight rows (issue #13).
  *
  * Layout. Rows are taken in groups of 8 (the last group padded with zero rows). For group g and
  * 32-element block b, the 8 rows' codes are stored as eight 32-byte chunks: chunk k holds elements
@@ -9,6 +9,12 @@
  * bytes of high bits (bit k of byte 4r + e: element 4k + e of row r), then the scales. A block
  * group is as large as the 8 original blocks (144, 160, 176, 272 bytes), so a decode step reads
  * as many bytes as the ggml path, as one sequential stream.
+ * K types (n_in a multiple of 256), per 256-element super-block group: q4_K: the 8 rows' fp16 d,
+ * then their fp16 dmin, then per 32-element sub-block the nibbles as q4_1's and the 8 rows' 6-bit
+ * scales, then mins, as bytes (32 + 8 · 144 = 1184 bytes); q6_K: the 8 fp16 d, then per sub-block
+ * the low nibbles as q4_0's, 64 bytes of 2-bit high pairs (byte 4r + e of the first 32: chunk k's
+ * pair at bits 2k..2k+1, k < 4; of the second: k − 4) and the int8 scales of the two 16-element
+ * halves for the 8 rows (16 + 8 · 208 = 1680 bytes).
  *
  * Arithmetic (this is NOT llama.cpp's: a Lab path, `--compute fast`, gated in docs/LLM.md). For
  * output (row r, activation row c), with the activation row quantized as the ggml path does (q8_0
@@ -16,7 +22,12 @@
  *     acc = 0; for each block b: acc = fmaf(d_r · d_c, (float)Σ_32 w·y, acc)
  *                                (q4_1: acc = fmaf(m_r, s_c, acc) after it; s_c the q8_1 block sum)
  * where Σ w·y is the exact integer dot of the block (q4_0: w = nibble − 8; q4_1: w = nibble;
- * q5_0: w = (nibble | high bit << 4) − 16; q8_0: w = the byte). ggml instead keeps eight float partial sums per block lane and adds them at
+ * q5_0: w = (nibble | high bit << 4) − 16; q8_0: w = the byte).
+ * q4_K, per sub-block (activations q8_1): acc = fmaf((d_r·sc_r)·d_c, Σ q·y, acc); acc = fmaf(−(dmin_r·m_r), s_c, acc)
+ *   (d·sc, dmin·m exact); q6_K (activations q8_0): i_h = Σ_{half h} (q − 32)·y exactly, then
+ *   acc = fmaf(d_r·d_c, (float)(sc_0·i_0 + sc_1·i_1), acc) (|.| <= 2^24: exact in float too). llama.cpp's q8_K
+ *   activations (one scale per 256) are not used: q8_1/q8_0 blocks of 32 are finer.
+ * ggml instead keeps eight float partial sums per block lane and adds them at
  * the end; here each block's dot is exact and adds one rounding. Every (r, c) output takes the same
  * operations in the same order whatever T, the grouping of activation rows or the thread count, so
  * results are identical for any batch size and thread count, and equal to the scalar reference
@@ -33,14 +44,15 @@
 #include "kernels/matmul.h"
 
 typedef struct steno_xmat {
-    int type;            /* the source weight type: STENO_T_Q4_0, _Q4_1, _Q5_0 or _Q8_0 */
-    int64_t n_in, n_out; /* as the source matrix (n_in a multiple of 32) */
+    int type;            /* the source weight type: STENO_T_Q4_0, _Q4_1, _Q5_0, _Q8_0, _Q4_K or _Q6_K */
+    int64_t n_in, n_out; /* as the source matrix (n_in a multiple of 32; K types: of 256) */
     int64_t n_groups;    /* (n_out + 7) / 8 */
-    size_t block_bytes;  /* bytes per (group, block): 144, 160 or 272 */
+    size_t block_bytes;  /* bytes per (group, 32-element block): 144, 160, 176, 272; K types 148, 210 */
     uint8_t *data;       /* n_groups · (n_in / 32) · block_bytes, 64-byte aligned; owned */
 } steno_xmat;
 
-/** 1 when W's type has an x8 layout (q4_0, q4_1, q5_0, q8_0) and n_in is a multiple of 32. */
+/** 1 when W's type has an x8 layout (q4_0, q4_1, q5_0, q8_0, q4_K, q6_K) and n_in is a multiple of
+ *  32 (K types: of 256). */
 int steno_xmat_supported(const steno_mat *W);
 
 /** Repacks W into *out (allocates out->data). Returns 0, or -1 (unsupported type, out of memory). */
@@ -59,8 +71,12 @@ int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, cons
 int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *W, const float *X, int T,
                      float *const *Y, const int64_t *ldy);
 
+/** The activation type whose blocks steno_matmul_x quantizes X to for weights of `type`: STENO_T_Q8_1
+ *  for q4_1 and q4_K, else STENO_T_Q8_0 (for q4_K this is not llama.cpp's q8_K). */
+int steno_xmat_act_type(int type);
+
 /** The scalar reference of one output: row r of W (unpacked, ggml layout) with one activation row
- *  quantized to W's vec_dot type (q8_0 or q8_1 blocks). For the tests. */
+ *  quantized to steno_xmat_act_type(type) (q8_0 or q8_1 blocks). For the tests. */
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row);
 
 /** "avx512vnni", "avxvnni" or "scalar": the kernels steno_matmul_x runs (STENO_XMAT_ISA=... picks
@@ -75,16 +91,19 @@ int steno_xmat_set_isa(const char *name);
 /* ---- private to src/kernels (the kernel files) ---- */
 
 #define STENO_XMAT_MAX_COLS 8
+#define XM_Q4K_SUPER 1184 /* bytes of a q4_K super-block group: 32 of header, 8 sub-blocks of 144 */
+#define XM_Q6K_SUPER 1680 /* q6_K: 16 of header, 8 sub-blocks of 208 */
 
 /** One group of 8 weight rows (g = the group's first block group) with nc (1..MAX_COLS) packed
  *  activation rows: out[c·8 + r]. ya: codes [nb][nc][32]; yd: d [nb][nc]; ye: per (b, c) the int32
  *  offset −K·Σy (q4_0: K = 8, q5_0: K = 16, q8_0: K = 128 after the kernel's +128; read as int32) or the float
- *  s (q4_1). */
+ *  s (q4_1, q4_K), or (q6_K) two int32, −32·Σy of each 16-element half. K types: g is the group's
+ *  first super-block group, nb still counts 32-element blocks (a multiple of 8). */
 typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
                               float *out);
 
 typedef struct steno_xmat_kernels {
-    steno_xmat_fn q4_0, q4_1, q8_0, q5_0;
+    steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K, q6_K;
     int max_cols;
 } steno_xmat_kernels;
 

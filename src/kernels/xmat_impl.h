@@ -63,10 +63,97 @@ XM_INLINE __m256i xm_dot8_signed(const __m256i *ch, const __m256i *ach, const in
 }
 #endif
 
+/* q4_K (xmat.c pack_q4_K): per sub-block the q4_1 kernel's steps with the float scale d·sc and
+ * min dmin·m, products exact in float, so each lane equals xmat.c scalar_q4_K */
+XM_INLINE void xm_kernel_q4K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, const int NC,
+                             float *out) {
+    __m256 acc[XM_MAX_COLS];
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    for (int s = 0; s < nb / 8; s++) {
+        const uint8_t *base = g + (size_t)s * XM_Q4K_SUPER;
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)base));
+        const __m256 mx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(base + 16)));
+        for (int j = 0; j < 8; j++) {
+            const uint8_t *o = base + 32 + 144 * j;
+            const int b = s * 8 + j;
+            __m256i ch[8];
+            xm_nibbles(o, ch);
+            const __m256 dsc =
+                _mm256_mul_ps(dx, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(o + 128)))));
+            const __m256 msc =
+                _mm256_mul_ps(mx, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(o + 136)))));
+            _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
+                const size_t at = (size_t)b * NC + c;
+                const __m256i isum = xm_dot8(_mm256_setzero_si256(), ch, ya + at * 32);
+                acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dsc, _mm256_set1_ps(yd[at])), _mm256_cvtepi32_ps(isum), acc[c]);
+                acc[c] = _mm256_fnmadd_ps(msc, _mm256_set1_ps(((const float *)ye)[at]), acc[c]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, acc[c]);
+}
+
+/* q6_K (xmat.c pack_q6_K): the two halves' exact dots, scaled by their int8 scales (exactly), one
+ * fma; each lane equals xmat.c scalar_q6_K */
+XM_INLINE void xm_kernel_q6K(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, const int NC,
+                             float *out) {
+    __m256 acc[XM_MAX_COLS];
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm256_setzero_ps();
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int s = 0; s < nb / 8; s++) {
+        const uint8_t *base = g + (size_t)s * XM_Q6K_SUPER;
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)base));
+        for (int j = 0; j < 8; j++) {
+            const uint8_t *o = base + 16 + 208 * j;
+            const int b = s * 8 + j;
+            __m256i ch[8];
+            const __m256i h0 = _mm256_loadu_si256((const __m256i *)(o + 128));
+            const __m256i h1 = _mm256_loadu_si256((const __m256i *)(o + 160));
+            _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(o + 32 * i));
+                /* bits 2i..2i+1 of the pair vector to bits 4..5 */
+                const __m256i p0 = _mm256_and_si256(h0, _mm256_set1_epi8((char)(3 << (2 * i))));
+                const __m256i p1 = _mm256_and_si256(h1, _mm256_set1_epi8((char)(3 << (2 * i))));
+                const __m256i s0 = i < 2 ? _mm256_slli_epi16(p0, 4 - 2 * i) : i > 2 ? _mm256_srli_epi16(p0, 2) : p0;
+                const __m256i s1 = i < 2 ? _mm256_slli_epi16(p1, 4 - 2 * i) : i > 2 ? _mm256_srli_epi16(p1, 2) : p1;
+                ch[i] = _mm256_or_si256(_mm256_and_si256(v, m4), s0);
+                ch[i + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), s1);
+            }
+            /* the int32 sum sc_0·i_0 + sc_1·i_1 in float: |i_h| <= 2^16, |sc| <= 2^7, so both products
+             * and their sum (|.| <= 2^24) are exact, equal to the scalar reference's int32 total
+             * converted once; cheaper than two vpmulld */
+            const __m256 sc0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(o + 192))));
+            const __m256 sc1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(o + 200))));
+            _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
+                const size_t at = (size_t)b * NC + c;
+                int32_t w[8];
+                memcpy(w, ya + at * 32, 32);
+                __m256i i0 = _mm256_set1_epi32(((const int32_t *)ye)[2 * at]);
+                __m256i i1 = _mm256_set1_epi32(((const int32_t *)ye)[2 * at + 1]);
+                _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+                    i0 = XM_DPBUSD(i0, ch[k], _mm256_set1_epi32(w[k]));
+                    i1 = XM_DPBUSD(i1, ch[k + 4], _mm256_set1_epi32(w[k + 4]));
+                }
+                const __m256 tot = _mm256_fmadd_ps(sc1, _mm256_cvtepi32_ps(i1), _mm256_mul_ps(sc0, _mm256_cvtepi32_ps(i0)));
+                acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dx, _mm256_set1_ps(yd[at])), tot, acc[c]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm256_storeu_ps(out + 8 * c, acc[c]);
+}
+
 /* TYPE 0: q4_0 (offset −8Σy), 1: q4_1 (+ m·s), 2: q8_0 (u = w ^ 0x80, offset −128Σy; AVX2: the sign
  * trick, no offset), 3: q5_0 (offset −16Σy) */
 XM_INLINE void xm_kernel(const int TYPE, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye,
                          const int NC, float *out) {
+    if (TYPE == 4) {
+        xm_kernel_q4K(nb, g, ya, yd, ye, NC, out);
+        return;
+    }
+    if (TYPE == 5) {
+        xm_kernel_q6K(nb, g, ya, yd, ye, NC, out);
+        return;
+    }
     const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : TYPE == 3 ? 176 : 272;
     const size_t so = TYPE == 2 ? 256 : TYPE == 3 ? 160 : 128; /* the scales' offset in a block group */
     __m256 acc[XM_MAX_COLS];
@@ -148,9 +235,12 @@ XM_TYPE(q4_0, 0)
 XM_TYPE(q4_1, 1)
 XM_TYPE(q8_0, 2)
 XM_TYPE(q5_0, 3)
+XM_TYPE(q4_K, 4)
+XM_TYPE(q6_K, 5)
 
 static const steno_xmat_kernels XM_CAT(xm_table_, XM_SFX) = {XM_CAT(xm_q4_0_, XM_SFX), XM_CAT(xm_q4_1_, XM_SFX),
                                                              XM_CAT(xm_q8_0_, XM_SFX), XM_CAT(xm_q5_0_, XM_SFX),
+                                                             XM_CAT(xm_q4_K_, XM_SFX), XM_CAT(xm_q6_K_, XM_SFX),
                                                              XM_MAX_COLS};
 
 const steno_xmat_kernels *XM_CAT(steno_xmat_kernels_, XM_SFX)(void) { return &XM_CAT(xm_table_, XM_SFX); }

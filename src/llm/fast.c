@@ -1,5 +1,5 @@
 /* fast.c — the fast path's weights (model.h llm_fast_prepare): x8 copies (kernels/xmat.h) of every
- * q4_0/q4_1/q8_0 projection and of the output head, made once per model by its first
+ * q4_0/q4_1/q8_0/q6_K projection and of the output head, made once per model by its first
  * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,13 +16,14 @@ struct llm_fast {
 
 static pthread_mutex_t g_fast_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The weight types the fast path takes: q4_0, q4_1 and q8_0 by default. q5_0 has kernels
- * (tests/unit/test_xmat.c) but failed the gate on Gemma 3 (docs/LLM.md "The fast path"), so it
- * runs only when STENO_FAST_TYPES names it (a comma-separated list of type names, for measuring). */
+/* The weight types the fast path takes: q4_0, q4_1, q8_0 and q6_K by default. q5_0 and q4_K have
+ * kernels (tests/unit/test_xmat.c) but failed the gate on Gemma 3 (docs/LLM.md "The fast path"), so
+ * they run only when STENO_FAST_TYPES names them (a comma-separated list of type names, for
+ * measuring; it replaces the default list). */
 static int fast_type(const steno_mat *W) {
     if (!steno_xmat_supported(W)) return 0;
     const char *env = getenv("STENO_FAST_TYPES");
-    if (!env || !*env) return W->type == STENO_T_Q4_0 || W->type == STENO_T_Q4_1 || W->type == STENO_T_Q8_0;
+    if (!env || !*env) return W->type == STENO_T_Q4_0 || W->type == STENO_T_Q4_1 || W->type == STENO_T_Q8_0 || W->type == STENO_T_Q6_K;
     const char *name = steno_type_name(W->type);
     const size_t len = strlen(name);
     for (const char *p = env; (p = strstr(p, name)) != NULL; p += len)

@@ -130,7 +130,7 @@ static inline int llm_matmul(steno_llm_ctx *c, const steno_mat *W, const float *
                                                  : steno_matmul(c->pool, &c->work, W, X, T, Y, ldy);
 }
 
-/** Builds the x8 copies of m's q4_0/q4_1/q8_0 matrices once (the first FAST context; thread-safe:
+/** Builds the x8 copies of m's q4_0/q4_1/q8_0/q6_K matrices (and those STENO_FAST_TYPES names) once (the first FAST context; thread-safe:
  *  a mutex, later calls return at once). 0, or -1 when out of memory (nothing half-built is used). */
 int llm_fast_prepare(const steno_llm *m);
 /** Frees them (steno_llm_free). */

@@ -1,6 +1,7 @@
 /* test_llm_fast.c — the gate of the LLM fast path (STENO_LLM_COMPUTE_FAST, issue #13 item 4), on
  * SmolLM2 (Q4_1: every projection and the q8_0 head take the x8 kernels) and Gemma 3 (Q4_K_M: its
- * q8_0 matrices do; the k-quants keep llama.cpp's kernels).
+ * q8_0 and q6_K matrices do; q4_K and q5_0 keep llama.cpp's kernels unless STENO_FAST_TYPES names
+ * them).
  *
  * 1. Quality against evaluation precision: the committed 2 000-token text
  *    (tests/fixtures/llm/devils_dictionary.txt; its first 512 tokens in CI, all with
