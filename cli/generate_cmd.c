@@ -112,7 +112,7 @@ static const steno_opt LLM_OPTIONS[] = {
     {STENO_OPT_CHOICE, "--compute", NULL, AT(ctx.compute), .choices = "ggml|f32|fast",
      .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_F32, STENO_LLM_COMPUTE_FAST}, .def = "ggml",
      .help = "arithmetic: llama.cpp's (q8 activations), f32 evaluation precision (dequantized weights, f32 "
-             "activations), or fast (Lab: q4_0/q4_1/q8_0/q6_K weights repacked 8 rows at a time, exact block dots; "
+             "activations), or fast (Lab: q4_0/q4_1/q8_0/q4_K/q5_0/q6_K weights repacked 8 rows at a time, exact block dots; "
              "docs/LLM.md)"},
     {STENO_OPT_SECTION, .help = "sampling (llama.cpp's chain: bias, penalties, top-k, top-p, min-p, temperature):"},
     {STENO_OPT_INT, "-n|--n-predict", "N", AT(n_predict), COUNT(-1, 1 << 24),

@@ -83,7 +83,7 @@ static const steno_opt OPTIONS[] = {
      .help = "threads per slot; the batched generation pass uses threads x parallel, at most the CPUs"},
     {STENO_OPT_CHOICE, "--compute", NULL, AT(o.llm_compute), .choices = "ggml|fast",
      .values = (const int[]){STENO_LLM_COMPUTE_GGML, STENO_LLM_COMPUTE_FAST}, .def = "ggml",
-     .help = "LLM arithmetic: llama.cpp's, or the fast path (Lab: repacked q4_0/q4_1/q8_0/q6_K weights; docs/LLM.md)"},
+     .help = "LLM arithmetic: llama.cpp's, or the fast path (Lab: repacked q4_0/q4_1/q8_0/q4_K/q5_0/q6_K weights; docs/LLM.md)"},
     {STENO_OPT_INT, "--prefill-chunk", "N", AT(o.prefill_chunk), STENO_OPT_RANGE(1, 3840), .def = "64",
      .help = "prompt tokens fed per batched pass, so a long prompt delays the running streams by one chunk at a "
              "time"},

@@ -16,14 +16,14 @@ struct llm_fast {
 
 static pthread_mutex_t g_fast_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* The weight types the fast path takes: q4_0, q4_1, q8_0 and q6_K by default. q5_0 and q4_K have
- * kernels (tests/unit/test_xmat.c) but failed the gate on Gemma 3 (docs/LLM.md "The fast path"), so
- * they run only when STENO_FAST_TYPES names them (a comma-separated list of type names, for
- * measuring; it replaces the default list). */
+/* The weight types the fast path takes: every type with x8 kernels (q4_0, q4_1, q8_0, q4_K, q5_0,
+ * q6_K), each through the gate (tests/unit/test_llm_fast.c; docs/LLM.md "The fast path").
+ * STENO_FAST_TYPES, a comma-separated list of type names, replaces the list (for measuring one type's
+ * share). */
 static int fast_type(const steno_mat *W) {
     if (!steno_xmat_supported(W)) return 0;
     const char *env = getenv("STENO_FAST_TYPES");
-    if (!env || !*env) return W->type == STENO_T_Q4_0 || W->type == STENO_T_Q4_1 || W->type == STENO_T_Q8_0 || W->type == STENO_T_Q6_K;
+    if (!env || !*env) return 1;
     const char *name = steno_type_name(W->type);
     const size_t len = strlen(name);
     for (const char *p = env; (p = strstr(p, name)) != NULL; p += len)
