@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "kernels/quant.h"
 
 #define FA_CHUNK 128 /* positions per chunk (a multiple of 8) */
@@ -282,8 +283,7 @@ int steno_attention_fast(steno_pool *pool, steno_work *work, const steno_attn_pa
                          const steno_kv_view *kv, float *out) {
     if (ap->llama2c || kv->kq || kv->vq || (kv->dtype != STENO_T_F16 && kv->dtype != STENO_T_F32) ||
         ap->head_dim_k % 8 != 0 || ap->head_dim_v % 16 != 0 || ap->n_head % ap->n_kv_head != 0 ||
-        ap->n_head / ap->n_kv_head > 64 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-        !__builtin_cpu_supports("f16c"))
+        ap->n_head / ap->n_kv_head > 64 || !steno_cpu_has_avx2_fma_f16c())
         return 1;
     const int hk = ap->head_dim_k, hv = ap->head_dim_v, G = ap->n_head / ap->n_kv_head, qlast = q0 + T - 1;
     const size_t n_order = (size_t)kv->n_order;
