@@ -183,13 +183,18 @@ def steno_engines(args, notes):
         notes.append("steno skipped: no executable (set STENO_BIN)")
         return [], None
     variants = [v.strip() for v in args.steno_paths.split(",")] if args.steno_paths else [""]
+    envs = [("", [])]
+    for spec in args.steno_env or []:  # LABEL:VAR=VALUE[,VAR=VALUE]: one more engine per path
+        label, _, assigns = spec.partition(":")
+        envs.append((label, ["env"] + assigns.split(",")))
     engines = []
-    for v in variants:
+    for v, (label, prefix) in [(v, e) for v in variants for e in envs]:
         extra = ["--path", v] if v else []
-        name = "steno[%s]" % v if v else "steno"
+        tags = "+".join(t for t in (v, label) if t)
+        name = "steno[%s]" % tags if tags else "steno"
 
-        def cmd(path, tmp, extra=extra):
-            return [bin_, "transcribe", "--model", args.model, "--threads", str(args.threads),
+        def cmd(path, tmp, extra=extra, prefix=prefix):
+            return prefix + [bin_, "transcribe", "--model", args.model, "--threads", str(args.threads),
                     "--output-format", "json", "--output-dir", tmp] + extra + [path]
 
         def text(path, tmp, stdout):
@@ -413,6 +418,9 @@ def main():
     ap.add_argument("--steno-paths", default="",
                     help="comma-separated --path variants of steno (e.g. fast,faithful); "
                          "empty: one engine with steno's default path")
+    ap.add_argument("--steno-env", action="append", metavar="LABEL:VAR=VALUE[,VAR=VALUE]",
+                    help="also run each steno path with these environment variables, as steno[PATH+LABEL] "
+                         "(e.g. sse-blas:OPENBLAS_CORETYPE=Prescott)")
     ap.add_argument("--fw-compute-types", default="int8,float32")
     ap.add_argument("--long-seconds", type=float, default=600.0)
     ap.add_argument("--max-clips", type=int, default=0, help="clips workload: first N only")

@@ -412,6 +412,10 @@ int steno_cmd_generate(int argc, char **argv) {
     int rc = steno_llm_cli_parse(argc, argv, &GEN_SPEC, &g, &lo);
     if (rc >= 0) return rc;
     if ((rc = steno_llm_cli_spec_check("generate", &g.spec, &g.given, g.draft_model)) != 0) return rc;
+    if (g.prompt && g.prompt_file) { /* one would silently replace the other */
+        fprintf(stderr, "steno generate: -p/--prompt and -f/--file both give the prompt: use one\n");
+        return 2;
+    }
     const int n_predict = lo.n_predict, n_probs = lo.samp.n_probs;
     char *owned = NULL;
     const char *prompt = g.prompt;

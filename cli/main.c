@@ -1,10 +1,13 @@
 /* main.c — `steno <verb>`: dispatches to the verbs declared in commands.h. */
 #include "commands.h"
+#include "core/blas_core.h"
 #include "steno.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f) {
     fputs("usage: steno <command> [options] [args]\n"
@@ -37,6 +40,14 @@ static int dispatch(int argc, char **argv);
 /* A verb's output that could not be written (a full disk, a closed pipe, /dev/full) is a failure
  * even when the verb itself succeeded: the caller must not take a truncated result for a whole one. */
 int main(int argc, char **argv) {
+    /* OpenBLAS chose its kernels when it loaded, before main; where it fell back to SSE3 on a CPU
+     * it does not know, run again with the AVX2/AVX-512 ones (core/blas_core.h). The variable stays
+     * set in the new process, so this happens once. If the exec fails, go on as we are. */
+    const char *core = steno_blas_core_request();
+    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0) {
+        execv("/proc/self/exe", argv);
+        unsetenv("OPENBLAS_CORETYPE");
+    }
     int rc = dispatch(argc, argv);
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/blas_core.h"
 #include "server/metrics.h"
 #include "server/serve_internal.h"
 
@@ -270,7 +271,9 @@ int steno_server_run(const server_opts *opts) {
         goto stop;
     }
     S.ready = 1;
-    if (S.whisper_id[0]) fprintf(stderr, "steno serve: speech model %s (%s)\n", S.whisper_id, S.o.whisper_path);
+    if (S.whisper_id[0])
+        fprintf(stderr, "steno serve: speech model %s (%s; OpenBLAS kernels %s)\n", S.whisper_id, S.o.whisper_path,
+                steno_blas_core_name());
     if (S.llm_id[0])
         fprintf(stderr, "steno serve: text model %s (%s, context %d per slot, --compute %s)\n", S.llm_id, S.o.llm_path,
                 sched_n_ctx(S.sched), S.o.llm_compute == STENO_LLM_COMPUTE_FAST ? "fast" : "ggml");

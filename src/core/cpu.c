@@ -1,4 +1,4 @@
-/* cpu.c — steno_cpu_has_avx2_fma_f16c() (see cpu.h). */
+/* cpu.c — the CPUID questions of cpu.h. */
 #include "core/cpu.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,8 +34,20 @@ int steno_cpu_has_avx512vnni(void) {
     const int f = (b >> 16) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
     return f && bw && vl && vnni;
 }
+
+int steno_cpu_has_avx512_skx(void) {
+    unsigned a, b, c, d;
+    if (!steno_cpu_has_avx2_fma_f16c()) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 0xe6) != 0xe6) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    const unsigned need = (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
+    return (b & need) == need;
+}
 #else
 int steno_cpu_has_avx2_fma_f16c(void) { return 0; }
+int steno_cpu_has_avx512_skx(void) { return 0; }
 int steno_cpu_has_avxvnni(void) { return 0; }
 int steno_cpu_has_avx512vnni(void) { return 0; }
 #endif

@@ -18,4 +18,9 @@ int steno_cpu_has_avxvnni(void);
  *  (XCR0 bits 5-7), else 0. */
 int steno_cpu_has_avx512vnni(void);
 
+/** 1 when steno_cpu_has_avx2_fma_f16c(), the CPU has AVX512F, AVX512DQ, AVX512CD, AVX512BW and
+ *  AVX512VL (Skylake-SP's set: CPUID leaf 7 EBX bits 16, 17, 28, 30, 31) and the OS saves the
+ *  opmask and ZMM state, else 0. */
+int steno_cpu_has_avx512_skx(void);
+
 #endif

@@ -12,6 +12,7 @@ Contract checked (DESIGN.md "Errors", docs/LLM.md):
     bad magic, truncated GGUF, absurd tensor count, tokenizer file cut short, unknown model name;
     usage errors → exit 2; never a signal or a sanitizer report;
   * -f: a prompt file with a NUL byte → exit 1 naming the file and the byte's offset; -f - reads stdin;
+    -p with -f → exit 2 naming both;
   * generate --parallel --ignore-eos: every prompt generates exactly its max_tokens (text = plain
     generate --ignore-eos's).
 The GGUF models come from scripts/fetch_llm_models.sh; a missing model is a FAILURE.
@@ -239,6 +240,8 @@ def bad_inputs():
     expect_error(["generate", "-m", stories, "-f", nul, "-n", "4"], 1, nul, "contains a NUL byte at offset 9")
     code, out, err = run(["generate", "-m", stories, "-f", "-", "-n", "4"], stdin=b"a\x00b")
     check(code == 1 and "standard input: contains a NUL byte at offset 1" in err, "stdin NUL: %d %r" % (code, err))
+    # -p and -f together: one would silently replace the other
+    expect_error(["generate", "-m", stories, "-p", "Lily", "-f", nul, "-n", "4"], 2, "-p/--prompt", "-f/--file")
     code, from_stdin, err = run(["generate", "-m", stories, "-f", "-", "-n", "12", "--temp", "0"], stdin=b"Lily")
     code2, from_p, err2 = run(["generate", "-m", stories, "-p", "Lily", "-n", "12", "--temp", "0"])
     check(code == 0 and code2 == 0 and from_stdin == from_p and from_p.strip(),

@@ -39,6 +39,15 @@ def transcribe(s, path, fmt="json"):
 
 
 with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES]) as s:
+    # OpenBLAS picks its kernels from the CPU model when it loads; on a model it does not know it
+    # falls back to SSE3, and steno runs itself again with OPENBLAS_CORETYPE set (core/blas_core.h)
+    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo") if ln.startswith("flags")), [])
+    core = s.log().split("OpenBLAS kernels ", 1)[1].split(")", 1)[0] if "OpenBLAS kernels " in s.log() else "?"
+    sse_only = {"prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "atom"}
+    print(f"OpenBLAS kernels: {core} (CPU has avx2: {'avx2' in flags})")
+    t.check(core != "?", "the speech model line names the OpenBLAS kernels")
+    if "avx2" in flags and "fma" in flags and "OPENBLAS_CORETYPE" not in os.environ:
+        t.check(core.lower() not in sse_only, f"OpenBLAS runs its {core} kernels on an AVX2 CPU")
     base = metrics(s)  # the counters of what the harness sent while waiting (health checks)
     health0 = sample(base, "steno_requests", "steno_requests_total", endpoint="/health", status="200")
     clips = ["jfk.wav", "timit_LDC93S1.wav"]
