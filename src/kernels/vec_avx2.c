@@ -123,7 +123,7 @@ AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x
     for (int r = r0; r < r1; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs, fast, n);
 }
 
-#define GEMV_BATCH 4 /* inputs prepared at once by gemv_f16_batch_avx2 (4 scaled copies on the stack) */
+#define GEMV_BATCH 16 /* inputs prepared at once by gemv_f16_batch_avx2 (16 scaled copies on the stack) */
 
 /* gemv_f16_row of one weight row for two inputs that both take the fast form: each row of
  * halves is widened once for both, and each input's accumulators see the very FMAs, in the very
