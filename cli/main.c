@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 static void usage(FILE *f) {
@@ -37,17 +39,28 @@ static void usage(FILE *f) {
 
 static int dispatch(int argc, char **argv);
 
+/* OpenBLAS chose its kernels when it loaded, before main; where it fell back to SSE3 on a CPU it
+ * does not know, run again with the AVX2/AVX-512 ones (core/blas_core.h). The variable stays set in
+ * the new process, so this happens once. The program's own path (not /proc/self/exe) keeps its
+ * name in ps/pgrep/top; started as `ld.so steno ...` (AT_BASE 0: no interpreter was loaded for us)
+ * the path is ld.so's and the arguments would be misread, so there is no re-exec. If the exec
+ * fails, go on as we are. */
+static void reexec_for_blas(char **argv) {
+    const char *core = steno_blas_core_request();
+    if (!core || getauxval(AT_BASE) == 0) return;
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || (size_t)n >= sizeof self - 1) return;
+    self[n] = '\0';
+    if (setenv("OPENBLAS_CORETYPE", core, 1) != 0) return;
+    execv(self, argv);
+    unsetenv("OPENBLAS_CORETYPE");
+}
+
 /* A verb's output that could not be written (a full disk, a closed pipe, /dev/full) is a failure
  * even when the verb itself succeeded: the caller must not take a truncated result for a whole one. */
 int main(int argc, char **argv) {
-    /* OpenBLAS chose its kernels when it loaded, before main; where it fell back to SSE3 on a CPU
-     * it does not know, run again with the AVX2/AVX-512 ones (core/blas_core.h). The variable stays
-     * set in the new process, so this happens once. If the exec fails, go on as we are. */
-    const char *core = steno_blas_core_request();
-    if (core && setenv("OPENBLAS_CORETYPE", core, 1) == 0) {
-        execv("/proc/self/exe", argv);
-        unsetenv("OPENBLAS_CORETYPE");
-    }
+    reexec_for_blas(argv);
     int rc = dispatch(argc, argv);
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {

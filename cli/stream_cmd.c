@@ -19,6 +19,9 @@
 #include "steno.h"
 
 #define READ_CHUNK 512 /* samples the reader hands over at a time (32 ms) */
+/* audio read ahead of the transcription at most (10 min, 38 MB): past it the reader waits, so a
+ * source far faster than real time (a pipe from /dev/zero, a fast network) cannot fill memory */
+#define FEED_MAX ((size_t)600 * STENO_SAMPLE_RATE)
 
 typedef struct {
     const char *model, *model_dir, *vad_model, *format, *language, *catch_up;
@@ -95,7 +98,8 @@ void steno_stream_usage(FILE *f) {
 /* What the reader thread has decoded and the transcription has not taken yet. */
 typedef struct {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;    /* audio arrived or the input ended */
+    pthread_cond_t space; /* the transcription took audio */
     float *q;
     size_t n, cap;
     int eof;
@@ -111,6 +115,7 @@ static void *reader(void *arg) {
         size_t got = 0;
         steno_status st = audio_stream_read(f->in, chunk, READ_CHUNK, &got);
         pthread_mutex_lock(&f->mu);
+        while (st == STENO_OK && got > 0 && f->n >= FEED_MAX) pthread_cond_wait(&f->space, &f->mu);
         if (st == STENO_OK && got > 0 && f->n + got > f->cap) {
             size_t cap = f->cap ? f->cap * 2 : 16000;
             while (cap < f->n + got) cap *= 2;
@@ -173,6 +178,7 @@ static int run(steno_stream *s, feed *f, size_t step, bool catch_up, bool plain)
             memcpy(buf, f->q, sizeof(float) * take);
             memmove(f->q, f->q + take, sizeof(float) * (f->n - take));
             f->n -= take;
+            pthread_cond_signal(&f->space);
         }
         const int end = f->eof && f->n == 0;
         pthread_mutex_unlock(&f->mu);
@@ -272,7 +278,8 @@ int steno_cmd_stream(int argc, char **argv) {
         const bool hint = ost == STENO_E_FORMAT && strcmp(a.format, "auto") == 0 && !strstr(input, "://");
         fprintf(stderr, "steno: %s%s\n", steno_errmsg(), hint ? " (raw PCM? give --format s16le|f32le and --rate)" : "");
     } else {
-        feed f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .in = in};
+        feed f = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .space = PTHREAD_COND_INITIALIZER,
+                  .in = in};
         pthread_t th;
         if (pthread_create(&th, NULL, reader, &f) != 0) {
             fprintf(stderr, "steno: cannot start the input reader\n");

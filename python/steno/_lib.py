@@ -327,11 +327,16 @@ def _openblas_core() -> None:
     AVX2/AVX-512. Before libsteno (and with it OpenBLAS) loads, ask a child process which kernels
     OpenBLAS would choose here; if SSE-only, set OPENBLAS_CORETYPE as the CLI does, so that the
     library computes with the kernels the CLI uses (same results, ~1.4x faster encoder). Nothing
-    is done when OPENBLAS_CORETYPE or STENO_NO_AVX2 is set or OpenBLAS is already loaded."""
+    is done when OPENBLAS_CORETYPE or STENO_NO_AVX2 is set, in a frozen app, or when OpenBLAS is
+    already loaded. The variable stays in os.environ, so child processes inherit it (as the CLI's).
+    The probe costs ~50-100 ms once, at import."""
     import subprocess
     import sys
 
-    if "OPENBLAS_CORETYPE" in os.environ or "STENO_NO_AVX2" in os.environ:
+    # a frozen app's sys.executable is the app itself (it would start copies of itself); the
+    # marker keeps a probe from ever probing again
+    if ("OPENBLAS_CORETYPE" in os.environ or "STENO_NO_AVX2" in os.environ or "STENO_BLAS_PROBE" in os.environ
+            or getattr(sys, "frozen", False)):
         return
     try:
         with open("/proc/self/maps") as f:
@@ -343,8 +348,8 @@ def _openblas_core() -> None:
             return
         probe = ("import ctypes; l = ctypes.CDLL('libopenblas.so.0'); "
                  "l.openblas_get_corename.restype = ctypes.c_char_p; print(l.openblas_get_corename().decode())")
-        r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30,
-                           env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+        r = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, OPENBLAS_NUM_THREADS="1", STENO_BLAS_PROBE="1"))
     except (OSError, ValueError, subprocess.SubprocessError):
         return
     if r.returncode != 0 or r.stdout.strip().lower() not in _SSE_ONLY_CORES:
