@@ -15,7 +15,7 @@ Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV cac
     (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g32 = 12 960, g64 = 12 240, tq4 = 9 360,
     plain f16 = 23 040).
   * `--compute f32` (dequantized weights, f32 activations) removes that noise: the f32-vs-f16 plain
-    floor agrees at every position (KL < 1e-4); there q8 with the first 4 tokens kept as attention
+    floor agrees closely (KL < 2.5e-4; it depends on the OpenBLAS kernels); there q8 with the first 4 tokens kept as attention
     sinks (`--kv-sink 4`) has mean KL <= 0.002, and less than a third of q8 without sinks (whose
     position-1 distribution is wrecked by the quantized outlier channels of the first tokens); and
     steno's default q8 (group 32, rotated keys and values, centered keys) has less than a third of
@@ -116,8 +116,11 @@ def f32_compute_and_sinks():
     # may still flip: top-1 1.000 on the Zen 2 machine this was written on; on an AVX-512 Xeon,
     # whose OpenBLAS sgemm kernel rounds differently, 0.989 (KL 2.4e-6) in Release and 0.979
     # (KL 4.0e-6) in the ASan+UBSan build. The KL bound is the test; top-1 only catches a gross
-    # error.
-    check(floor["top1_agree"] >= 0.95 and floor["kl_mean"] < 1e-4,
+    # error. The KL depends on OpenBLAS's sgemm kernels more than expected (SmolLM2, 48 tokens, same
+    # Xeon, OPENBLAS_CORETYPE): Prescott 4.0e-6, Haswell 6.7e-5, SkylakeX 1.06e-4 (max over positions
+    # 1.7e-4 / 3.1e-3 / 5.0e-3) while the f32-cache side's perplexity moves by 1e-5 only: not yet
+    # explained (docs/LLM.md). The bound leaves 2x over the largest seen, still 30x under q8's KL.
+    check(floor["top1_agree"] >= 0.95 and floor["kl_mean"] < 2.5e-4,
           "f32-vs-f16 plain under --compute f32: top-1 %.3f, KL %g" % (floor["top1_agree"], floor["kl_mean"]))
     mlx = ["--kv-group", "64", "--kv-rotate", "0", "--kv-center", "0"]
     nosink = perplexity("--compute", "f32", "--kv", "q8", "--kv-sink", "0", "--ref-kv-type", "f32", *mlx)[0]
