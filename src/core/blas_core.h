@@ -4,9 +4,9 @@
  * OpenBLAS built with DYNAMIC_ARCH (Debian's libopenblas0-pthread 0.3.21) picks its kernels from
  * the CPUID family/model at load time, in a constructor; a model newer than the release (Intel
  * family 6 model 207, Emerald Rapids, on 0.3.21) gets "Prescott", the SSE3 kernels, although the CPU
- * has AVX-512. Whisper's encoder and prompt GEMMs then run ~1.4x slower (measured: tiny.en on 15 s
- * of speech, 1.28 -> 0.91 s). The choice can only be changed through the environment variable
- * OPENBLAS_CORETYPE before the library loads (driver/others/dynamic.c, gotoblas_dynamic_init), so the
+ * has AVX-512. Whisper's GEMMs then run slower (measured: tiny.en on 15 s of speech 1.28 -> 0.91 s;
+ * long120 1.66x with tiny.en, 1.81x with base; docs/PERFORMANCE.md). The choice can only be
+ * changed through the environment variable OPENBLAS_CORETYPE before the library loads (driver/others/dynamic.c, gotoblas_dynamic_init), so the
  * CLI re-executes itself with it set (cli/main.c). */
 #ifndef STENO_CORE_BLAS_CORE_H
 #define STENO_CORE_BLAS_CORE_H

@@ -24,24 +24,27 @@ int steno_cpu_has_avxvnni(void) {
     return (a >> 4) & 1;
 }
 
-int steno_cpu_has_avx512vnni(void) {
-    unsigned a, b, c, d;
+/* CPUID leaf 7 (subleaf 0) EBX/ECX, when the CPU has AVX2/FMA/F16C and the OS saves the AVX-512
+ * state (XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM); else 0 */
+static int leaf7_with_zmm(unsigned *b, unsigned *c) {
+    unsigned a, d;
     if (!steno_cpu_has_avx2_fma_f16c()) return 0;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 0xe6) != 0xe6) return 0; /* XMM, YMM, opmask, ZMM_Hi256, Hi16_ZMM */
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if ((lo & 0xe6) != 0xe6) return 0;
+    return __get_cpuid_count(7, 0, &a, b, c, &d);
+}
+
+int steno_cpu_has_avx512vnni(void) {
+    unsigned b, c;
+    if (!leaf7_with_zmm(&b, &c)) return 0;
     const int f = (b >> 16) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
     return f && bw && vl && vnni;
 }
 
 int steno_cpu_has_avx512_skx(void) {
-    unsigned a, b, c, d;
-    if (!steno_cpu_has_avx2_fma_f16c()) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & 0xe6) != 0xe6) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    unsigned b, c;
+    if (!leaf7_with_zmm(&b, &c)) return 0;
     const unsigned need = (1u << 16) | (1u << 17) | (1u << 28) | (1u << 30) | (1u << 31); /* F DQ CD BW VL */
     return (b & need) == need;
 }
