@@ -45,7 +45,14 @@ static int dispatch(int argc, char **argv);
  * name in ps/pgrep/top; started as `ld.so steno ...` (AT_BASE 0: no interpreter was loaded for us)
  * the path is ld.so's and the arguments would be misread, so there is no re-exec. If the exec
  * fails, go on as we are. */
-static void reexec_for_blas(char **argv) {
+static void reexec_for_blas(int argc, char **argv) {
+    /* a request for help or the version computes nothing: not worth a second process start
+     * (~45 ms here, paid thousands of times by test_option_table) */
+    if (argc < 2) return;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--version") ||
+            !strcmp(argv[i], "-V") || (i == 1 && !strcmp(argv[i], "help")))
+            return;
     const char *core = steno_blas_core_request();
     if (!core || getauxval(AT_BASE) == 0) return;
     char self[PATH_MAX];
@@ -60,7 +67,7 @@ static void reexec_for_blas(char **argv) {
 /* A verb's output that could not be written (a full disk, a closed pipe, /dev/full) is a failure
  * even when the verb itself succeeded: the caller must not take a truncated result for a whole one. */
 int main(int argc, char **argv) {
-    reexec_for_blas(argv);
+    reexec_for_blas(argc, argv);
     int rc = dispatch(argc, argv);
     errno = 0;
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {

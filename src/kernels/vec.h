@@ -2,7 +2,8 @@
  * accumulation, LayerNorm, GELU, and fused (streaming-softmax) attention.
  *
  * Each kernel has a portable scalar version and an AVX2+FMA+F16C version chosen once at run time
- * (vec_init, from __builtin_cpu_supports). A kernel reduces in a fixed order that does not depend
+ * (vec_init, through core/cpu.h); on a CPU with AVX512F/BW/DQ/VL the float16 GEMVs and the float32
+ * attention run 512-bit versions that give the same bits (vec_avx512.c, attention_avx512.c). A kernel reduces in a fixed order that does not depend
  * on how callers split rows across threads, so results are identical for any thread count.
  *
  * Sources: the online softmax of Milakov & Gimelshein, "Online normalizer calculation for
@@ -16,9 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** Selects the AVX2 kernels when the CPU has AVX2, FMA and F16C (idempotent, thread-safe).
- *  STENO_NO_SIMD=1 in the environment forces the scalar kernels. Returns 1 when SIMD is used. */
+/** Selects the AVX2 kernels when the CPU has AVX2, FMA and F16C, and their AVX-512 versions where
+ *  the CPU has AVX512F/BW/DQ/VL (idempotent, thread-safe). STENO_NO_SIMD=1 in the environment
+ *  forces the scalar kernels, STENO_NO_AVX512=1 the AVX2 ones. Returns 1 when SIMD is used. */
 int vec_init(void);
+
+/** The instruction set the kernels run after vec_init(): "avx512", "avx2" or "scalar". */
+const char *vec_isa_name(void);
 
 /** Element type of a weight matrix. */
 typedef enum { VEC_F32 = 0, VEC_F16 = 1 } vec_dtype;
@@ -134,7 +139,13 @@ void vec_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const u
 /** Keys vec_attention_f16 accepts. */
 #define VEC_ATTENTION_F16_MAX_KEYS 4096
 
-/** Rounds n up to the key padding vec_attention needs for ldk. */
-static inline int vec_attention_ldk(int n) { return (n + 15) & ~15; }
+/** The ldk to allocate for n keys: n rounded up to the 16 that vec_attention needs, plus 16 more
+ *  when that is an even number of 64-byte lines (e.g. 1500 → 1520, not 1504): the kernels walk Kt
+ *  down its dh rows, and an even stride in lines maps those rows onto half of L1's sets (measured:
+ *  the encoder's 1500-key heads 1.3× slower at ldk 1504). */
+static inline int vec_attention_ldk(int n) {
+    const int r = (n + 15) & ~15;
+    return (r / 16) % 2 ? r : r + 16;
+}
 
 #endif

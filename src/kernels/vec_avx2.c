@@ -590,4 +590,20 @@ const vec_kernels vec_avx2 = {
     .f16_to_f32 = f16_to_f32_avx2,
 };
 
+const vec_kernels vec_avx512 = {
+    .gemv_f32 = gemv_f32_avx2,
+    .gemv_f16 = vec_avx512_gemv_f16,
+    .layernorm = layernorm_avx2,
+    .gelu = gelu_avx2,
+    .attention = vec_avx512_attention,
+    .f32_to_f16_lanes = f32_to_f16_lanes_avx2,
+    .attention_f16 = attention_f16_avx2,
+    .sum_exp = sum_exp_avx2,
+    .gemv_f16_rows = vec_avx512_gemv_f16_rows,
+    .gemv_f16_batch = vec_avx512_gemv_f16_batch,
+    .dot_i8_blocks = dot_i8_blocks_avx2,
+    .screen_build_row = screen_build_row_avx2,
+    .f16_to_f32 = f16_to_f32_avx2,
+};
+
 #endif

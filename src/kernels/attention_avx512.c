@@ -1,0 +1,228 @@
+/* attention_avx512.c — vec_attention (streaming-softmax attention over float32 K/V: the Whisper
+ * encoder's self-attention, the decoder's) on 512-bit registers, bit-identical to vec_avx2.c's
+ * attention_avx2, which it follows loop for loop (the same chunks of 30 queries, key blocks of
+ * 64, tiles of 6 queries, the same rescaling points).
+ *
+ * Why the bits are the same: every output element of that kernel is a chain of lane-wise
+ * operations (a score is the FMA chain over d of q[d]·Kt[d][j]; a probability is
+ * exp8_nonpos(s − m) elementwise; an output value is the FMA chain over j of p[j]·V[j][d]),
+ * so computing 16 lanes of a chain per instruction instead of 8 changes nothing. The two
+ * reductions across lanes keep their order: the block maximum is exact in any order, and the
+ * running sum l is accumulated in 8 lanes exactly as in vec_avx2 (each 16-probability vector is
+ * added as its low half, then its high half), then hsum8. test_vec_avx512 compares the bits. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels/vec_impl.h"
+
+#define ZT "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"
+#define Z __attribute__((target(ZT)))
+#define ZI __attribute__((target(ZT), always_inline)) static inline
+
+#define ATT_BLOCK 64
+#define ATT_QB 6
+#define ATT_QC 30
+
+/* simd_avx2.h's exp8_clamped and exp8_nonpos, the same operations on 16 lanes */
+ZI __m512 exp16_nonpos(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3365478515625f));
+    const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
+    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
+    __m512 y = _mm512_set1_ps(1.9875691500E-4f);
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
+    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
+    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
+}
+
+ZI float hsum8_z(__m256 v) { /* simd_avx2.h's hsum8 */
+    __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    __m128 sh = _mm_movehdup_ps(lo);
+    lo = _mm_add_ps(lo, sh);
+    sh = _mm_movehl_ps(sh, lo);
+    return _mm_cvtss_f32(_mm_add_ss(lo, sh));
+}
+
+/* s[a][0..jn rounded up to 16) = q_a · key j for qn queries (constant after inlining): 32 keys
+ * (two zmm) per step, 16 for the last odd group, the very keys attention_avx2 reads. */
+ZI void score_tile_z(const float *const *qa, const float *Kt, int ldk, int dh, int jn, float s[][ATT_BLOCK], int qn) {
+    int jt = 0;
+    for (; jt + 16 < jn; jt += 32) {
+        __m512 s0[ATT_QB], s1[ATT_QB];
+        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm512_setzero_ps();
+        const float *kp = Kt + jt;
+        for (int d = 0; d < dh; d++, kp += ldk) {
+            const __m512 k0 = _mm512_loadu_ps(kp), k1 = _mm512_loadu_ps(kp + 16);
+            for (int a = 0; a < qn; a++) {
+                const __m512 qd = _mm512_set1_ps(qa[a][d]);
+                s0[a] = _mm512_fmadd_ps(qd, k0, s0[a]);
+                s1[a] = _mm512_fmadd_ps(qd, k1, s1[a]);
+            }
+        }
+        for (int a = 0; a < qn; a++) {
+            _mm512_store_ps(&s[a][jt], s0[a]);
+            _mm512_store_ps(&s[a][jt + 16], s1[a]);
+        }
+    }
+    if (jt < jn) {
+        __m512 s0[ATT_QB];
+        for (int a = 0; a < qn; a++) s0[a] = _mm512_setzero_ps();
+        const float *kp = Kt + jt;
+        for (int d = 0; d < dh; d++, kp += ldk) {
+            const __m512 k0 = _mm512_loadu_ps(kp);
+            for (int a = 0; a < qn; a++) s0[a] = _mm512_fmadd_ps(_mm512_set1_ps(qa[a][d]), k0, s0[a]);
+        }
+        for (int a = 0; a < qn; a++) _mm512_store_ps(&s[a][jt], s0[a]);
+    }
+}
+
+/* o[0..dh) = o·scale + Σ_{j<n} p[j]·V[j] (dh a multiple of 16, <= 256) */
+ZI void pv_accumulate_z(float *o, float scale, const float *p, const float *V, int ldv, int n, int nz) {
+    __m512 acc[16];
+    const __m512 vs = _mm512_set1_ps(scale);
+    for (int c = 0; c < nz; c++) acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + 16 * c), vs);
+    for (int j = 0; j < n; j++, V += ldv) {
+        const __m512 pj = _mm512_set1_ps(p[j]);
+        for (int c = 0; c < nz; c++) acc[c] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(V + 16 * c), acc[c]);
+    }
+    for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, acc[c]);
+}
+
+/* pv_accumulate_z for the 6 queries of a full tile, 32 columns at a time, each V row read once
+ * per tile (the same per-element operations and order) */
+ZI void pv_tile_z(float *const *o, const float *scale, float p[][ATT_BLOCK], const float *V, int ldv, int n, int dh) {
+    int c0 = 0;
+    for (; c0 + 32 <= dh; c0 += 32) {
+        __m512 a0[ATT_QB], a1[ATT_QB];
+        for (int a = 0; a < ATT_QB; a++) {
+            const __m512 vs = _mm512_set1_ps(scale[a]);
+            a0[a] = _mm512_mul_ps(_mm512_loadu_ps(o[a] + c0), vs);
+            a1[a] = _mm512_mul_ps(_mm512_loadu_ps(o[a] + c0 + 16), vs);
+        }
+        const float *v = V + c0;
+        for (int j = 0; j < n; j++, v += ldv) {
+            const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
+            for (int a = 0; a < ATT_QB; a++) {
+                const __m512 pj = _mm512_set1_ps(p[a][j]);
+                a0[a] = _mm512_fmadd_ps(pj, v0, a0[a]);
+                a1[a] = _mm512_fmadd_ps(pj, v1, a1[a]);
+            }
+        }
+        for (int a = 0; a < ATT_QB; a++) {
+            _mm512_storeu_ps(o[a] + c0, a0[a]);
+            _mm512_storeu_ps(o[a] + c0 + 16, a1[a]);
+        }
+    }
+    if (c0 < dh) { /* dh % 32 == 16 */
+        __m512 a0[ATT_QB];
+        for (int a = 0; a < ATT_QB; a++) a0[a] = _mm512_mul_ps(_mm512_loadu_ps(o[a] + c0), _mm512_set1_ps(scale[a]));
+        const float *v = V + c0;
+        for (int j = 0; j < n; j++, v += ldv) {
+            const __m512 v0 = _mm512_loadu_ps(v);
+            for (int a = 0; a < ATT_QB; a++) a0[a] = _mm512_fmadd_ps(_mm512_set1_ps(p[a][j]), v0, a0[a]);
+        }
+        for (int a = 0; a < ATT_QB; a++) _mm512_storeu_ps(o[a] + c0, a0[a]);
+    }
+}
+
+/* Softmax step of query row p (scores of keys [0, jl) of this block; jn the block's key count)
+ * against the running (m, l); p becomes the probabilities, zero past jl up to jn rounded to 16.
+ * Returns the rescale factor of the previous output. */
+ZI float softmax_block(float *p, int jl, float *m, float *l) {
+    const int jr = (jl + 7) & ~7, jz = (jl + 15) & ~15;
+    for (int j = jl; j < jz; j++) p[j] = -INFINITY;
+    __m512 vmx = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < jz; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(p + j));
+    const float bm = _mm512_reduce_max_ps(vmx); /* a maximum: exact in any order */
+    float scale = 1.0f;
+    if (bm > *m) {
+        scale = expf(*m - bm);
+        *l *= scale;
+        *m = bm;
+    }
+    const __m512 vm = _mm512_set1_ps(*m);
+    __m256 vl = _mm256_setzero_ps();
+    for (int j = 0; j < jz; j += 16) {
+        /* lanes at or past jl back to an exact 0, as attention_avx2 sets them */
+        const __mmask16 live = jl - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (jl - j)) - 1u);
+        const __m512 pj = _mm512_maskz_mov_ps(live, exp16_nonpos(_mm512_sub_ps(_mm512_load_ps(p + j), vm)));
+        _mm512_store_ps(p + j, pj);
+        vl = _mm256_add_ps(vl, _mm512_castps512_ps256(pj));
+        if (j + 8 < jr) vl = _mm256_add_ps(vl, _mm512_extractf32x8_ps(pj, 1));
+    }
+    *l += hsum8_z(vl);
+    return scale;
+}
+
+Z void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
+                            int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
+    if (dh % 16 || dh > 256) {
+        vec_avx2.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
+        return;
+    }
+    const int nz = dh / 16;
+    float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(64)));
+    float m[ATT_QC], l[ATT_QC];
+    int lim[ATT_QC];
+    for (int c0 = 0; c0 < nq; c0 += ATT_QC) {
+        const int cn = nq - c0 < ATT_QC ? nq - c0 : ATT_QC;
+        int lim_max = 0;
+        for (int a = 0; a < cn; a++) {
+            const int i = c0 + a;
+            lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
+            lim_max = lim[a] > lim_max ? lim[a] : lim_max;
+            m[a] = -INFINITY;
+            l[a] = 0.0f;
+            float *o = out + (size_t)i * out_stride;
+            for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_setzero_ps());
+        }
+        for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
+            const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
+            for (int t0 = 0; t0 < cn; t0 += ATT_QB) {
+                const int qn = cn - t0 < ATT_QB ? cn - t0 : ATT_QB;
+                int tile_lim = 0;
+                for (int a = 0; a < qn; a++) tile_lim = lim[t0 + a] > tile_lim ? lim[t0 + a] : tile_lim;
+                if (j0 >= tile_lim) continue;
+                const float *qa[ATT_QB];
+                for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
+                switch (qn) {
+                case 6: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 6); break;
+                case 5: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 5); break;
+                case 4: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 4); break;
+                case 3: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 3); break;
+                case 2: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 2); break;
+                default: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 1); break;
+                }
+                const int joint = qn == ATT_QB && j0 + jn <= lim[t0] && j0 + jn <= lim[t0 + qn - 1];
+                float scl[ATT_QB];
+                float *oa[ATT_QB];
+                for (int a = 0; a < qn; a++) {
+                    const int qi = t0 + a;
+                    if (j0 >= lim[qi]) continue;
+                    const int jl = lim[qi] - j0 < jn ? lim[qi] - j0 : jn;
+                    const float scale = softmax_block(s[a], jl, &m[qi], &l[qi]);
+                    float *o = out + (size_t)(c0 + qi) * out_stride;
+                    if (joint) {
+                        scl[a] = scale;
+                        oa[a] = o;
+                    } else if (nz == 4) pv_accumulate_z(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 4);
+                    else pv_accumulate_z(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nz);
+                }
+                if (joint) pv_tile_z(oa, scl, s, V + (size_t)j0 * ldv, ldv, jn, dh);
+            }
+        }
+        for (int a = 0; a < cn; a++) {
+            const __m512 inv = _mm512_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
+            float *o = out + (size_t)(c0 + a) * out_stride;
+            for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(o + 16 * c), inv));
+        }
+    }
+}
+#endif

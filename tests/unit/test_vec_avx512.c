@@ -1,0 +1,110 @@
+/* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (attention_avx512.c) against vec_avx2's,
+ * bit for bit: single input, listed
+ * rows, and batches of 1..20 inputs (groups of 8, 4, 2, 1 and the chunking at 16), with inputs
+ * that cannot take the scaled form (|x| >= 2^15, NaN, n not a multiple of 32) mixed in, and
+ * biases on and off. Skipped, and said so, on a CPU without AVX512F/BW/DQ/VL. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
+#include "kernels/vec.h"
+#include "kernels/vec_impl.h"
+#include "test_util.h"
+#include "rng.h"
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+static float frand(void) { return (float)rng_unit53(rng_xorshift64(&g_rng)) * 2.0f - 1.0f; }
+
+int main(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!steno_cpu_has_avx512_skx()) {
+        printf("test_vec_avx512: skipped: this CPU has no AVX512F/BW/DQ/VL (the kernels are compiled, not run)\n");
+        return 0;
+    }
+    const int ns[] = {32, 384, 512, 1536, 388, 4096, 4128};
+    const int R = 37;
+    for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
+        const int n = ns[c];
+        uint16_t *W = malloc((size_t)R * n * 2);
+        float *b = malloc(R * 4), *X = malloc((size_t)20 * n * 4);
+        float *Ya = calloc((size_t)20 * R, 4), *Yz = calloc((size_t)20 * R, 4);
+        for (size_t i = 0; i < (size_t)R * n; i++) {
+            float v = frand();
+            if (i % 97 == 0) v *= 1e-6f; /* subnormal halves */
+            vec_f32_to_f16(&v, &W[i], 1);
+        }
+        for (int r = 0; r < R; r++) b[r] = frand();
+        for (size_t i = 0; i < (size_t)20 * n; i++) X[i] = frand() * 3.0f;
+        X[(size_t)5 * n + 7] = 40000.0f; /* input 5 cannot take the scaled form */
+        X[(size_t)13 * n + 1] = NAN;     /* nor can input 13 */
+        int ok = 1;
+        for (int nx = 1; nx <= 20; nx++) {
+            for (int bias = 0; bias < 2; bias++) {
+                memset(Ya, 0, (size_t)20 * R * 4);
+                memset(Yz, 0, (size_t)20 * R * 4);
+                vec_avx2.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Ya, R, 5);
+                vec_avx512.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Yz, R, 5);
+                if (memcmp(Ya, Yz, (size_t)20 * R * 4)) ok = 0;
+            }
+        }
+        CHECK(ok, "n %d: batched AVX-512 outputs differ from AVX2", n);
+        for (int i = 0; i < 20; i++) {
+            const float *x = X + (size_t)i * n;
+            float ya[64], yz[64];
+            vec_avx2.gemv_f16(W, b, x, n, 0, R, ya);
+            vec_avx512.gemv_f16(W, b, x, n, 0, R, yz);
+            CHECK(memcmp(ya, yz, R * 4) == 0, "n %d input %d: gemv differs", n, i);
+            const int rows[] = {36, 0, 17, 18, 3};
+            for (int cnt = 1; cnt <= 5; cnt++) {
+                memset(ya, 0, sizeof ya);
+                memset(yz, 0, sizeof yz);
+                vec_avx2.gemv_f16_rows(W, x, n, rows, cnt, ya);
+                vec_avx512.gemv_f16_rows(W, x, n, rows, cnt, yz);
+                CHECK(memcmp(ya, yz, R * 4) == 0, "n %d input %d count %d: listed rows differ", n, i, cnt);
+            }
+        }
+        printf("n %4d: AVX-512 gemv, listed rows and batches of 1..20 bit-identical to AVX2\n", n);
+        free(W), free(b), free(X), free(Ya), free(Yz);
+    }
+    /* attention: encoder-like (1500 keys, 30-query chunks), causal decoder rows, odd key counts,
+     * dh 64, 48 (one 16-column tail), 128 and 40 (the AVX2 kernel's own) */
+    const int dhs[] = {64, 48, 128, 40};
+    const int nks[] = {1, 17, 64, 100, 1500};
+    const int nqs[] = {1, 5, 31, 100};
+    for (size_t c = 0; c < sizeof dhs / sizeof dhs[0]; c++) {
+        const int dh = dhs[c];
+        int ok = 1, cases = 0;
+        for (size_t a = 0; a < sizeof nks / sizeof nks[0]; a++) {
+            const int nk = nks[a], ldk = ((nk + 15) & ~15) + 16, ldv = dh + 8;
+            float *Kt = malloc((size_t)dh * ldk * 4), *V = malloc((size_t)nk * ldv * 4);
+            for (size_t i = 0; i < (size_t)dh * ldk; i++) Kt[i] = frand() * 2.0f;
+            for (size_t i = 0; i < (size_t)nk * ldv; i++) V[i] = frand();
+            for (size_t bq = 0; bq < sizeof nqs / sizeof nqs[0]; bq++) {
+                const int nq = nqs[bq], qs = dh + 4, os = dh + 12;
+                float *Q = malloc((size_t)nq * qs * 4), *Oa = malloc((size_t)nq * os * 4), *Oz = malloc((size_t)nq * os * 4);
+                for (size_t i = 0; i < (size_t)nq * qs; i++) Q[i] = frand() * 0.5f;
+                for (int causal = 0; causal < 2; causal++) {
+                    const int pos0 = causal ? (nk > nq ? nk - nq : 0) : 0;
+                    memset(Oa, 0, (size_t)nq * os * 4);
+                    memset(Oz, 0, (size_t)nq * os * 4);
+                    vec_avx2.attention(Q, qs, Kt, ldk, V, ldv, nk, dh, nq, causal, pos0, Oa, os);
+                    vec_avx512.attention(Q, qs, Kt, ldk, V, ldv, nk, dh, nq, causal, pos0, Oz, os);
+                    if (memcmp(Oa, Oz, (size_t)nq * os * 4)) ok = 0;
+                    cases++;
+                }
+                free(Q), free(Oa), free(Oz);
+            }
+            free(Kt), free(V);
+        }
+        CHECK(ok, "dh %d: AVX-512 attention differs from AVX2", dh);
+        printf("dh %3d: AVX-512 attention bit-identical to AVX2 in %d cases (1..1500 keys, 1..100 queries, causal)\n",
+               dh, cases);
+    }
+    return test_summary("test_vec_avx512");
+#else
+    printf("test_vec_avx512: skipped: not an x86-64 GCC/clang build\n");
+    return 0;
+#endif
+}
