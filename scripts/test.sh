@@ -36,10 +36,16 @@ cmake --build build-asan -j"$jobs"
 # RSS (ASan's shadow memory is not the program's; test_audio_stream checks the same code sanitized).
 # server_test_whisper_xbatch (about 100 CPU s sanitized) too: its batcher runs sanitized in
 # test_whisper_xbatch (joins, leaves, a blocked member, q8_0) and under the soak's concurrent
-# transcriptions on --parallel 2 (the batcher is on by default).
+# transcriptions on --parallel 2 (the batcher is on by default). Three more keep CI within 45
+# minutes on 2 cores (sanitized times, session 15): py_test_option_table (161 s: thousands of
+# `steno VERB --opt VALUE --help` parses; the same table-driven parser runs sanitized under
+# py_test_options and py_test_cli_bad_input), py_test_stream (121 s: the
+# stream engine runs sanitized under server_test_stream_ws and test_audio_stream) and
+# py_test_beam (71 s: beam search runs sanitized under py_test_batched, whose windows decode with
+# 5 beams, and test_fast_rows).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache|whisper_xbatch)|install_tree|py_test_memory_flat)$' || status=1
+  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache|whisper_xbatch)|install_tree|py_test_(memory_flat|option_table|stream|beam))$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1
