@@ -8,49 +8,52 @@
  * a0..a3 per 32 columns (a0 takes weight halves 0-3 and 8-11, a1 4-7 and 12-15, a2 16-19 and
  * 24-27, a3 20-23 and 28-31: the unpacklo/hi order of 16 halves) and ends with
  * hsum8((a0 + a1) + (a2 + a3)). Here one zmm accumulator holds [a0 | a2] and another [a1 | a3]:
- * vpunpcklwd/vpunpckhwd of 32 halves on a zmm produce exactly those lanes, each lane sees the same
- * FMAs in the same order, and the final sum adds [a0 + a1 | a2 + a3] and then its two halves.
- * What changes is the work: 32 halves are widened by 6 instructions (12 in vec_avx2), each input
- * pays two FMAs per 32 columns (four), and one widened weight row serves up to 8 inputs (2).
- * test_kernels checks the bits against vec_avx2 for every batch size and for inputs that cannot
- * take the scaled form. */
+ * each lane sees the same FMAs in the same order, and the final sum adds [a0 + a1 | a2 + a3] and
+ * then its two halves. The halves are put in that lane order by one vpermw and widened exactly by
+ * vcvtph2ps, against x unscaled: every product is exactly w·x, as in vec_avx2's 2^±112-scaled
+ * form (which vec_avx2 shows equal to its vcvtph2ps form). Not the scaled form here: it turns the
+ * ~0.4 % of Whisper's float16 weights that are subnormal (tiny.en's decoder: 116 022 of 29.6 M)
+ * into subnormal floats, and on Intel cores each FMA instruction with a subnormal input takes a
+ * microcode assist: the batched logits ran 5-10x slower (a microbenchmark with 0.1 % / 1 %
+ * subnormal halves: 1.5x / 9x). What else changes is the work: each input pays two FMAs per 32
+ * columns (four), and one widened weight row serves up to 8 inputs (2).
+ * test_vec_avx512 checks the bits against vec_avx2 for every batch size and for inputs that
+ * vec_avx2 runs in its vcvtph2ps form. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "kernels/simd_avx2.h"
 #include "kernels/vec_impl.h"
 
 #define Z __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
 #define ZI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) static inline
 
-#define XS_MAX 4096 /* longest row taken by the scaled form, as vec_avx2's GEMV_XS_MAX */
-#define BATCH 16    /* inputs prepared at once by gemv_f16_batch_z (16 scaled copies on the stack) */
+#define XS_MAX 4096 /* longest row taken (the stack copy of x), as vec_avx2's GEMV_XS_MAX */
+#define BATCH 16    /* inputs prepared at once by vec_avx512_gemv_f16_batch (16 copies on the stack) */
 #define GROUP 8     /* inputs served by one widened weight row: 16 accumulators + 2 weight vectors */
+#define WZ_FLOATS 4096 /* a block of rows widened once when more than one group reads it (16 KiB) */
 
-/* The scaled copy of x in the zmm lane order: per 32 columns, [x 0-3, 8-11, 16-19, 24-27] then
- * [x 4-7, 12-15, 20-23, 28-31], times 2^112. Returns 0 where vec_avx2's gemv_f16_prepare
- * returns 0 (n not a multiple of 32 or over XS_MAX, MXCSR.DAZ set, some |x| >= 2^15 or NaN):
- * such an input runs vec_avx2's vcvtph2ps form, which gives the same bits. */
+/* x in the zmm lane order: per 32 columns, [x 0-3, 8-11, 16-19, 24-27] then [x 4-7, 12-15,
+ * 20-23, 28-31]. Returns 0 (vec_avx2's kernel runs, same bits) for n not a multiple of 32 or over
+ * XS_MAX. */
 Z static int prepare_z(const float *x, int n, float *xz) {
-    if (n % 32 || n > XS_MAX || (_mm_getcsr() & 0x0040)) return 0;
-    const __m512 two112 = _mm512_set1_ps(0x1p112f), lim = _mm512_set1_ps(0x1p15f);
-    __mmask16 big = 0;
+    if (n % 32 || n > XS_MAX) return 0;
     for (int k = 0; k < n; k += 32) {
         const __m512 l = _mm512_loadu_ps(x + k), h = _mm512_loadu_ps(x + k + 16);
-        const __m512 lo = _mm512_shuffle_f32x4(l, h, 0x88), hi = _mm512_shuffle_f32x4(l, h, 0xDD);
-        big |= _mm512_cmp_ps_mask(_mm512_abs_ps(lo), lim, _CMP_NLT_UQ);
-        big |= _mm512_cmp_ps_mask(_mm512_abs_ps(hi), lim, _CMP_NLT_UQ);
-        _mm512_store_ps(xz + k, _mm512_mul_ps(lo, two112));
-        _mm512_store_ps(xz + k + 16, _mm512_mul_ps(hi, two112));
+        _mm512_store_ps(xz + k, _mm512_shuffle_f32x4(l, h, 0x88));
+        _mm512_store_ps(xz + k + 16, _mm512_shuffle_f32x4(l, h, 0xDD));
     }
-    return big == 0;
+    return 1;
 }
 
-/* 32 halves as [w0 | w2] and [w1 | w3], scaled by 2^-112 (vec_avx2.c's ld_h16_scaled) */
+/* 32 halves as floats [w0 | w2] and [w1 | w3]: halves 0-3, 8-11, 16-19, 24-27, then 4-7, 12-15,
+ * 20-23, 28-31 */
 ZI void widen32(const uint16_t *p, __m512 *lo, __m512 *hi) {
-    const __m512i v = _mm512_loadu_si512((const void *)p), z = _mm512_setzero_si512();
-    const __m512i m = _mm512_set1_epi32((int)0x8FFFFFFF);
-    *lo = _mm512_castsi512_ps(_mm512_and_si512(_mm512_srai_epi32(_mm512_unpacklo_epi16(z, v), 3), m));
-    *hi = _mm512_castsi512_ps(_mm512_and_si512(_mm512_srai_epi32(_mm512_unpackhi_epi16(z, v), 3), m));
+    const __m512i idx = _mm512_set_epi16(31, 30, 29, 28, 23, 22, 21, 20, 15, 14, 13, 12, 7, 6, 5, 4, /* hi */
+                                         27, 26, 25, 24, 19, 18, 17, 16, 11, 10, 9, 8, 3, 2, 1, 0);
+    const __m512i v = _mm512_permutexvar_epi16(idx, _mm512_loadu_si512((const void *)p));
+    *lo = _mm512_cvtph_ps(_mm512_castsi512_si256(v));
+    *hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1));
 }
 
 /* hsum8((a0 + a1) + (a2 + a3)) of vec_avx2 from A = [a0 | a2], B = [a1 | a3] */
@@ -64,19 +67,38 @@ ZI float finish(__m512 A, __m512 B) {
     return _mm_cvtss_f32(_mm_add_ss(lo, sh));
 }
 
-/* One weight row w [n] against N prepared inputs xz[0..N-1] (N a constant after inlining). */
-ZI void row_n(const uint16_t *w, const float *const *xz, int N, int n, float *out) {
+/* The 8 results of finish() at once: [A_i + B_i] halves added, then simd_avx2.h's hsum8x8, whose
+ * per-vector order ((x0 + x4) + (x1 + x5)) + ((x2 + x6) + (x3 + x7)) is hsum8's. */
+ZI void finish8(const __m512 *A, const __m512 *B, int N, float *out) {
+    __m256 v[8];
+    for (int i = 0; i < 8; i++) {
+        if (i < N) {
+            const __m512 s = _mm512_add_ps(A[i], B[i]);
+            v[i] = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
+        } else {
+            v[i] = _mm256_setzero_ps();
+        }
+    }
+    _mm256_storeu_ps(out, hsum8x8(v));
+}
+
+/* One weight row against N prepared inputs xz[0..N-1] (N a constant after inlining): the halves
+ * w [n], widened here, or (w == NULL) the row already widened in wz [n] (lo then hi per 32). */
+ZI void row_n(const uint16_t *w, const float *wz, const float *const *xz, int N, int n, float *out) {
     __m512 A[GROUP], B[GROUP];
     for (int i = 0; i < N; i++) A[i] = B[i] = _mm512_setzero_ps();
     for (int k = 0; k < n; k += 32) {
         __m512 lo, hi;
-        widen32(w + k, &lo, &hi);
+        if (w) widen32(w + k, &lo, &hi);
+        else lo = _mm512_load_ps(wz + k), hi = _mm512_load_ps(wz + k + 16);
         for (int i = 0; i < N; i++) {
             A[i] = _mm512_fmadd_ps(lo, _mm512_load_ps(xz[i] + k), A[i]);
             B[i] = _mm512_fmadd_ps(hi, _mm512_load_ps(xz[i] + k + 16), B[i]);
         }
     }
-    for (int i = 0; i < N; i++) out[i] = finish(A[i], B[i]);
+    if (N >= 4) finish8(A, B, N, out);
+    else
+        for (int i = 0; i < N; i++) out[i] = finish(A[i], B[i]);
 }
 
 /* Two weight rows against one input: four independent FMA chains hide the FMA latency that one
@@ -113,7 +135,7 @@ Z void vec_avx512_gemv_f16(const uint16_t *W, const float *b, const float *x, in
     if (r < r1) {
         const float *one[1] = {xz};
         float s;
-        row_n(W + (size_t)r * n, one, 1, n, &s);
+        row_n(W + (size_t)r * n, NULL, one, 1, n, &s);
         y[r] = (b ? b[r] : 0.0f) + s;
     }
 }
@@ -134,17 +156,17 @@ Z void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const 
     if (i < count) {
         const float *one[1] = {xz};
         float s;
-        row_n(W + (size_t)rows[i] * n, one, 1, n, &s);
+        row_n(W + (size_t)rows[i] * n, NULL, one, 1, n, &s);
         y[rows[i]] = 0.0f + s;
     }
 }
 
-/* Rows [a, e) of W against the N prepared inputs xz[0..N-1], outputs to y[i][r]; one input takes
- * two rows at a time (rows2). */
-ZI void block_n(const uint16_t *W, const float *b, const float *const *xz, float *const *y, int N, int n, int a,
-                int e) {
+/* Rows [a, e) of W against the N prepared inputs xz[0..N-1], outputs to y[i][r]; wz: the rows
+ * already widened ([e - a][n]) or NULL. One input takes two rows at a time (rows2). */
+ZI void block_n(const uint16_t *W, const float *wz, const float *b, const float *const *xz, float *const *y, int N,
+                int n, int a, int e) {
     int r = a;
-    if (N == 1)
+    if (N == 1 && !wz)
         for (; r + 2 <= e; r += 2) {
             float s0, s1;
             rows2(W + (size_t)r * n, W + (size_t)(r + 1) * n, xz[0], n, &s0, &s1);
@@ -153,17 +175,19 @@ ZI void block_n(const uint16_t *W, const float *b, const float *const *xz, float
         }
     for (; r < e; r++) {
         float s[GROUP];
-        row_n(W + (size_t)r * n, xz, N, n, s);
+        row_n(wz ? NULL : W + (size_t)r * n, wz ? wz + (size_t)(r - a) * n : NULL, xz, N, n, s);
         for (int i = 0; i < N; i++) y[i][r] = (b ? b[r] : 0.0f) + s[i];
     }
 }
 
 /* vec_gemv_rows over float16 weights: per block of weight rows (L1-sized), the inputs in the
- * scaled form go through in groups of up to 8, each weight row widened once per group;
+ * scaled form go through in groups of up to 8, each weight row widened once per group (once per
+ * block when there are several groups);
  * the others through vec_avx2's vcvtph2ps form. */
 Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                                int r1, float *Y, int ldy, int block) {
     float xz[BATCH][XS_MAX] __attribute__((aligned(64)));
+    float wz[WZ_FLOATS] __attribute__((aligned(64)));
     for (int i0 = 0; i0 < nx; i0 += BATCH) {
         const int in = nx - i0 < BATCH ? nx - i0 : BATCH;
         const float *xp[BATCH];
@@ -177,20 +201,34 @@ Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float 
                 slow[ns++] = i0 + i;
             }
         }
-        for (int a = r0; a < r1; a += block) {
-            const int e = a + block < r1 ? a + block : r1;
+        /* more than one group: widen each block of rows once for all of them (WZ_FLOATS) */
+        const int pre = nf > GROUP;
+        const int blk = pre && block * n > WZ_FLOATS ? (WZ_FLOATS / n > 0 ? WZ_FLOATS / n : 1) : block;
+        for (int a = r0; a < r1; a += blk) {
+            const int e = a + blk < r1 ? a + blk : r1;
+            const float *wp = NULL;
+            if (pre) {
+                for (int r = a; r < e; r++)
+                    for (int k = 0; k < n; k += 32) {
+                        __m512 lo, hi;
+                        widen32(W + (size_t)r * n + k, &lo, &hi);
+                        _mm512_store_ps(wz + (size_t)(r - a) * n + k, lo);
+                        _mm512_store_ps(wz + (size_t)(r - a) * n + k + 16, hi);
+                    }
+                wp = wz;
+            }
             for (int i = 0; i < nf; i += GROUP) {
                 const float *const *xg = xp + i;
                 float *const *yg = yp + i;
                 switch (nf - i < GROUP ? nf - i : GROUP) { /* constant group sizes keep the accumulators in registers */
-                case 8: block_n(W, b, xg, yg, 8, n, a, e); break;
-                case 7: block_n(W, b, xg, yg, 7, n, a, e); break;
-                case 6: block_n(W, b, xg, yg, 6, n, a, e); break;
-                case 5: block_n(W, b, xg, yg, 5, n, a, e); break;
-                case 4: block_n(W, b, xg, yg, 4, n, a, e); break;
-                case 3: block_n(W, b, xg, yg, 3, n, a, e); break;
-                case 2: block_n(W, b, xg, yg, 2, n, a, e); break;
-                default: block_n(W, b, xg, yg, 1, n, a, e); break;
+                case 8: block_n(W, wp, b, xg, yg, 8, n, a, e); break;
+                case 7: block_n(W, wp, b, xg, yg, 7, n, a, e); break;
+                case 6: block_n(W, wp, b, xg, yg, 6, n, a, e); break;
+                case 5: block_n(W, wp, b, xg, yg, 5, n, a, e); break;
+                case 4: block_n(W, wp, b, xg, yg, 4, n, a, e); break;
+                case 3: block_n(W, wp, b, xg, yg, 3, n, a, e); break;
+                case 2: block_n(W, wp, b, xg, yg, 2, n, a, e); break;
+                default: block_n(W, wp, b, xg, yg, 1, n, a, e); break;
                 }
             }
             for (int s = 0; s < ns; s++)
