@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
 #define ZT "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"
@@ -24,31 +25,6 @@
 #define ATT_QB 6
 #define ATT_QC 30
 
-/* simd_avx2.h's exp8_clamped and exp8_nonpos, the same operations on 16 lanes */
-ZI __m512 exp16_nonpos(__m512 x) {
-    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3365478515625f));
-    const __m512 fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
-    __m512 y = _mm512_set1_ps(1.9875691500E-4f);
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
-    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
-    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
-}
-
-ZI float hsum8_z(__m256 v) { /* simd_avx2.h's hsum8 */
-    __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    __m128 sh = _mm_movehdup_ps(lo);
-    lo = _mm_add_ps(lo, sh);
-    sh = _mm_movehl_ps(sh, lo);
-    return _mm_cvtss_f32(_mm_add_ss(lo, sh));
-}
 
 /* s[a][0..jn rounded up to 16) = q_a · key j for qn queries (constant after inlining): 32 keys
  * (two zmm) per step, 16 for the last odd group, the very keys attention_avx2 reads. */
@@ -157,7 +133,7 @@ ZI float softmax_block(float *p, int jl, float *m, float *l) {
         vl = _mm256_add_ps(vl, _mm512_castps512_ps256(pj));
         if (j + 8 < jr) vl = _mm256_add_ps(vl, _mm512_extractf32x8_ps(pj, 1));
     }
-    *l += hsum8_z(vl);
+    *l += hsum8(vl);
     return scale;
 }
 
@@ -223,6 +199,84 @@ Z void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int l
             float *o = out + (size_t)(c0 + a) * out_stride;
             for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(o + 16 * c), inv));
         }
+    }
+}
+/* 32 halves stored in vec_f32_to_f16_lanes' lane order (two groups of 16) as floats in natural
+ * order: lo = the first group's elements 0-15, hi = the second's */
+ZI void widen_lanes32(const uint16_t *p, __m512 *lo, __m512 *hi) {
+    const __m512i idx = _mm512_set_epi16(31, 30, 29, 28, 23, 22, 21, 20, 27, 26, 25, 24, 19, 18, 17, 16, /* hi */
+                                         15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
+    const __m512i v = _mm512_permutexvar_epi16(idx, _mm512_loadu_si512((const void *)p));
+    *lo = _mm512_cvtph_ps(_mm512_castsi512_si256(v));
+    *hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1));
+}
+
+/* vec_attention_f16 (the decoder step's cross-attention over float16 K/V) on 16 lanes,
+ * bit-identical to vec_avx2.c's attention_f16_avx2: per key, the two FMA chains over even and odd
+ * d and their sum; the maximum; exp8 of s − max and the 8-lane running sum in its order; per output
+ * value the FMA chain over keys; then ·1/l. Halves are widened exactly by vcvtph2ps (the AVX2
+ * kernel scales by 2^±112 instead, which gives the same products, but its subnormal floats cost a
+ * microcode assist per FMA on Intel). The inputs that kernel sends to the scalar one go there. */
+Z void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
+                                int dh, int nq, float *out, int out_stride) {
+    if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0 || (_mm_getcsr() & 0x0040)) {
+        vec_avx2.attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
+        return;
+    }
+    float s[VEC_ATTENTION_F16_MAX_KEYS + 16] __attribute__((aligned(64)));
+    const int nk16 = (nk + 15) & ~15, nz = dh / 16;
+    for (int i = 0; i < nq; i++) {
+        const float *qi = q + (size_t)i * q_stride;
+        float *o = out + (size_t)i * out_stride;
+        int big = 0;
+        for (int d = 0; d < dh; d++) big |= !(fabsf(qi[d]) < 0x1p15f);
+        if (big) { /* the AVX2 kernel runs this query through the scalar one */
+            vec_avx2.attention_f16(qi, q_stride, Kb, V, ldv, nk, dh, 1, o, out_stride);
+            continue;
+        }
+        for (int j = 0; j < nk16; j += 16) {
+            __m512 S = _mm512_setzero_ps(), T = _mm512_setzero_ps();
+            const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
+            for (int d = 0; d < dh; d += 2, kp += 32) {
+                __m512 k0, k1;
+                widen_lanes32(kp, &k0, &k1);
+                S = _mm512_fmadd_ps(_mm512_set1_ps(qi[d]), k0, S);
+                T = _mm512_fmadd_ps(_mm512_set1_ps(qi[d + 1]), k1, T);
+            }
+            _mm512_store_ps(s + j, _mm512_add_ps(S, T));
+        }
+        for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
+        __m512 vmx = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < nk16; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
+        const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+        __m256 vl = _mm256_setzero_ps();
+        for (int j = 0; j < nk16; j += 16) {
+            const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
+            vl = _mm256_add_ps(vl, _mm512_castps512_ps256(p));
+            vl = _mm256_add_ps(vl, _mm512_extractf32x8_ps(p, 1));
+            _mm512_store_ps(s + j, p);
+        }
+        const float l = hsum8(vl);
+        __m512 acc[16];
+        for (int c = 0; c < nz; c++) acc[c] = _mm512_setzero_ps();
+        const uint16_t *v = V;
+        for (int j = 0; j < nk; j++, v += ldv) {
+            const __m512 pj = _mm512_set1_ps(s[j]);
+            int c = 0;
+            for (; c + 2 <= nz; c += 2) {
+                __m512 v0, v1;
+                widen_lanes32(v + 16 * c, &v0, &v1);
+                acc[c] = _mm512_fmadd_ps(pj, v0, acc[c]);
+                acc[c + 1] = _mm512_fmadd_ps(pj, v1, acc[c + 1]);
+            }
+            if (c < nz) {
+                const __m256i idx16 = _mm256_set_epi16(15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
+                const __m256i h = _mm256_permutexvar_epi16(idx16, _mm256_loadu_si256((const __m256i *)(v + 16 * c)));
+                acc[c] = _mm512_fmadd_ps(pj, _mm512_cvtph_ps(h), acc[c]);
+            }
+        }
+        const __m512 inv = _mm512_set1_ps(l > 0.0f ? 1.0f / l : 0.0f);
+        for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_mul_ps(acc[c], inv));
     }
 }
 #endif

@@ -21,8 +21,9 @@
  * vec_avx2 runs in its vcvtph2ps form. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <math.h>
 
-#include "kernels/simd_avx2.h"
+#include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
 #define Z __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
@@ -237,4 +238,32 @@ Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float 
     }
 }
 
+/* vec_avx2's gelu_avx2 (erf by Abramowitz & Stegun 7.1.26, simd_avx2.h's exp8) on 16 lanes: the
+ * same elementwise operations (exp16 = exp8), so the same bits; the last n % 16 values go to
+ * vec_avx2's. */
+Z void vec_avx512_gelu(float *x, size_t n) {
+    const __m512 p = _mm512_set1_ps(0.3275911f), a1 = _mm512_set1_ps(0.254829592f),
+                 a2 = _mm512_set1_ps(-0.284496736f), a3 = _mm512_set1_ps(1.421413741f),
+                 a4 = _mm512_set1_ps(-1.453152027f), a5 = _mm512_set1_ps(1.061405429f), one = _mm512_set1_ps(1.0f),
+                 half = _mm512_set1_ps(0.5f), rs2 = _mm512_set1_ps(0.70710678118654752f);
+    const __m512i sign = _mm512_set1_epi32((int)0x80000000);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 v = _mm512_loadu_ps(x + i);
+        const __m512 z = _mm512_mul_ps(v, rs2);
+        const __m512 az = _mm512_castsi512_ps(_mm512_andnot_si512(sign, _mm512_castps_si512(z)));
+        const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(p, az, one));
+        __m512 poly = _mm512_fmadd_ps(a5, t, a4);
+        poly = _mm512_fmadd_ps(poly, t, a3);
+        poly = _mm512_fmadd_ps(poly, t, a2);
+        poly = _mm512_fmadd_ps(poly, t, a1);
+        poly = _mm512_mul_ps(poly, t);
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(az, az)));
+        const __m512 erf_abs = _mm512_fnmadd_ps(poly, e, one);
+        const __m512 erf = _mm512_castsi512_ps(
+            _mm512_or_si512(_mm512_castps_si512(erf_abs), _mm512_and_si512(sign, _mm512_castps_si512(z))));
+        _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, erf)));
+    }
+    if (i < n) vec_avx2.gelu(x + i, n - i);
+}
 #endif

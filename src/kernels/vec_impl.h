@@ -29,10 +29,13 @@ typedef struct vec_kernels {
 extern const vec_kernels vec_scalar;
 /* Defined only on x86-64 builds (vec_avx2.c). */
 extern const vec_kernels vec_avx2;
-/* vec_avx2 with the float16 GEMVs of vec_avx512.c and the attention of attention_avx512.c (x86-64 builds only; AVX512F/BW/DQ/VL CPUs) */
+/* vec_avx2 with the float16 GEMVs and GELU of vec_avx512.c and the attention of attention_avx512.c (x86-64 builds only; AVX512F/BW/DQ/VL CPUs) */
 extern const vec_kernels vec_avx512;
 void vec_avx512_gemv_f16(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y);
 void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
+void vec_avx512_gelu(float *x, size_t n);
+void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
+                              int dh, int nq, float *out, int out_stride);
 void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                           int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
 void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,

@@ -1,5 +1,5 @@
 /* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (attention_avx512.c) against vec_avx2's,
- * bit for bit: single input, listed
+ * bit for bit (GEMVs, float32 and float16 attention, GELU): single input, listed
  * rows, and batches of 1..20 inputs (groups of 8, 4, 2, 1 and the chunking at 16), with inputs
  * that cannot take the scaled form (|x| >= 2^15, NaN, n not a multiple of 32) mixed in, and
  * biases on and off. Skipped, and said so, on a CPU without AVX512F/BW/DQ/VL. */
@@ -101,6 +101,48 @@ int main(void) {
         CHECK(ok, "dh %d: AVX-512 attention differs from AVX2", dh);
         printf("dh %3d: AVX-512 attention bit-identical to AVX2 in %d cases (1..1500 keys, 1..100 queries, causal)\n",
                dh, cases);
+    }
+    /* attention over float16 keys/values (the decoder step's cross-attention): dh 64, 48 and 80
+     * (an odd number of 16-groups), key counts around the 16-key blocks, a query past 2^15 */
+    {
+        const int fdh[] = {64, 48, 80};
+        const int fnk[] = {1, 15, 16, 17, 100, 1500};
+        int ok = 1, cases = 0;
+        for (size_t c = 0; c < sizeof fdh / sizeof fdh[0]; c++)
+            for (size_t a = 0; a < sizeof fnk / sizeof fnk[0]; a++) {
+                const int dh = fdh[c], nk = fnk[a], nk16 = (nk + 15) & ~15, ldk = vec_attention_ldk(nk);
+                float *Kt = malloc((size_t)dh * ldk * 4), *Vf = malloc((size_t)nk * dh * 4);
+                uint16_t *Kb = malloc((size_t)nk16 * dh * 2), *Vh = malloc((size_t)nk * dh * 2);
+                for (size_t i = 0; i < (size_t)dh * ldk; i++) Kt[i] = frand() * (i % 89 == 0 ? 1e-6f : 2.0f);
+                for (size_t i = 0; i < (size_t)nk * dh; i++) Vf[i] = frand() * (i % 97 == 0 ? 1e-6f : 1.0f);
+                vec_pack_keys_f16(Kt, ldk, dh, nk, Kb);
+                vec_f32_to_f16_lanes(Vf, Vh, (size_t)nk * dh);
+                float Q[3 * 80], Oa[3 * 96], Oz[3 * 96];
+                for (int i = 0; i < 3 * 80; i++) Q[i] = frand() * 0.5f;
+                Q[80 + 3] = 50000.0f; /* query 1 goes through the scalar kernel in both */
+                memset(Oa, 0, sizeof Oa);
+                memset(Oz, 0, sizeof Oz);
+                vec_avx2.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, 3, Oa, 96);
+                vec_avx512.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, 3, Oz, 96);
+                if (memcmp(Oa, Oz, sizeof Oa)) ok = 0;
+                cases++;
+                free(Kt), free(Vf), free(Kb), free(Vh);
+            }
+        CHECK(ok, "float16 attention: AVX-512 differs from AVX2");
+        printf("float16 attention: bit-identical to AVX2 in %d cases (dh 48/64/80, 1..1500 keys)\n", cases);
+    }
+    /* GELU: the same bits over a wide range, the 16-lane body and the AVX2 tail */
+    {
+        const size_t n = 40007;
+        float *a = malloc(n * 4), *z = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) a[i] = frand() * (i % 3 == 0 ? 12.0f : i % 3 == 1 ? 1.0f : 1e-3f);
+        a[0] = 0.0f, a[1] = -0.0f, a[2] = 1e30f, a[3] = -1e30f, a[4] = INFINITY, a[5] = -INFINITY, a[6] = 1e-40f;
+        memcpy(z, a, n * 4);
+        vec_avx2.gelu(a, n);
+        vec_avx512.gelu(z, n);
+        CHECK(memcmp(a, z, n * 4) == 0, "GELU: AVX-512 differs from AVX2");
+        printf("gelu: %zu values bit-identical to AVX2\n", n);
+        free(a), free(z);
     }
     return test_summary("test_vec_avx512");
 #else
