@@ -47,12 +47,13 @@ static int dispatch(int argc, char **argv);
  * fails, go on as we are. */
 static void reexec_for_blas(int argc, char **argv) {
     /* a request for help or the version computes nothing: not worth a second process start
-     * (~45 ms here, paid thousands of times by test_option_table) */
+     * (~45 ms here, paid thousands of times by test_option_table). Only where it cannot be an
+     * option's value: the command itself, or the last argument after one that is not an option
+     * (`steno VERB --opt VALUE --help`; `--initial-prompt -h` still re-executes) */
     if (argc < 2) return;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--version") ||
-            !strcmp(argv[i], "-V") || (i == 1 && !strcmp(argv[i], "help")))
-            return;
+    const char *last = argv[argc - 1];
+    const int asks = !strcmp(last, "--help") || !strcmp(last, "-h") || !strcmp(last, "--version") || !strcmp(last, "-V");
+    if (!strcmp(argv[1], "help") || (argc == 2 && asks) || (argc > 2 && asks && argv[argc - 2][0] != '-')) return;
     const char *core = steno_blas_core_request();
     if (!core || getauxval(AT_BASE) == 0) return;
     char self[PATH_MAX];

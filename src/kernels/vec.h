@@ -2,8 +2,8 @@
  * accumulation, LayerNorm, GELU, and fused (streaming-softmax) attention.
  *
  * Each kernel has a portable scalar version and an AVX2+FMA+F16C version chosen once at run time
- * (vec_init, through core/cpu.h); on a CPU with AVX512F/BW/DQ/VL the float16 GEMVs and the float32
- * attention run 512-bit versions that give the same bits (vec_avx512.c, attention_avx512.c). A kernel reduces in a fixed order that does not depend
+ * (vec_init, through core/cpu.h); on a CPU with AVX512F/BW/DQ/VL the float16 GEMVs, GELU and both
+ * attentions run 512-bit versions that give the same bits (vec_avx512.c, attention_avx512.c). A kernel reduces in a fixed order that does not depend
  * on how callers split rows across threads, so results are identical for any thread count.
  *
  * Sources: the online softmax of Milakov & Gimelshein, "Online normalizer calculation for
@@ -19,7 +19,8 @@
 
 /** Selects the AVX2 kernels when the CPU has AVX2, FMA and F16C, and their AVX-512 versions where
  *  the CPU has AVX512F/BW/DQ/VL (idempotent, thread-safe). STENO_NO_SIMD=1 in the environment
- *  forces the scalar kernels, STENO_NO_AVX512=1 the AVX2 ones. Returns 1 when SIMD is used. */
+ *  forces the scalar kernels, STENO_NO_AVX512=1 the AVX2 ones (any value but empty or "0" counts).
+ *  Returns 1 when SIMD is used. */
 int vec_init(void);
 
 /** The instruction set the kernels run after vec_init(): "avx512", "avx2" or "scalar". */

@@ -1,8 +1,8 @@
 /* vec_avx512.c — the float16 GEMV kernels of vec_avx2.c on 512-bit registers (AVX512F + BW), for
  * the Whisper decoder's single-token step, its batched rows (beam search, batched long-form mode,
- * windows of concurrent requests) and speculative verification. vec_init() selects this table
- * (vec_avx512, defined in vec_avx2.c beside vec_avx2) when the CPU has Skylake-SP's AVX-512 set;
- * every other kernel is vec_avx2's.
+ * windows of concurrent requests) and speculative verification, and GELU. vec_init() selects this
+ * table (vec_avx512, defined in vec_avx2.c beside vec_avx2) when the CPU has Skylake-SP's AVX-512
+ * set; the attentions are in attention_avx512.c, every other kernel is vec_avx2's.
  *
  * Bit-identical to vec_avx2 by construction. gemv_f16_row there keeps four 8-lane accumulators
  * a0..a3 per 32 columns (a0 takes weight halves 0-3 and 8-11, a1 4-7 and 12-15, a2 16-19 and
@@ -13,9 +13,9 @@
  * vcvtph2ps, against x unscaled: every product is exactly w·x, as in vec_avx2's 2^±112-scaled
  * form (which vec_avx2 shows equal to its vcvtph2ps form). Not the scaled form here: it turns the
  * ~0.4 % of Whisper's float16 weights that are subnormal (tiny.en's decoder: 116 022 of 29.6 M)
- * into subnormal floats, and on Intel cores each FMA instruction with a subnormal input takes a
- * microcode assist: the batched logits ran 5-10x slower (a microbenchmark with 0.1 % / 1 %
- * subnormal halves: 1.5x / 9x). What else changes is the work: each input pays two FMAs per 32
+ * into subnormal floats, and FMAs with subnormal inputs are slow on Intel cores (microcode
+ * assists, by all appearances): bench/vec_isa_bench.c's batched GEMV with 0.1 % / 0.4 % / 1 %
+ * subnormal halves ran 1.4x / 3.5x / 6.5x slower than with none. What else changes is the work: each input pays two FMAs per 32
  * columns (four), and one widened weight row serves up to 8 inputs (2).
  * test_vec_avx512 checks the bits against vec_avx2 for every batch size and for inputs that
  * vec_avx2 runs in its vcvtph2ps form. */

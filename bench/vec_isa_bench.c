@@ -1,0 +1,86 @@
+/* vec_isa_bench.c — the Whisper kernels' AVX2 and AVX-512 tables side by side, one thread
+ * (docs/PERFORMANCE.md "AVX-512 Whisper kernels, and subnormal float16 weights"):
+ *   gemv N R NX REPS FRAC   float16 GEMV over R rows of N, NX inputs (vec_gemv_rows' kernel), a
+ *                           fraction FRAC of the weight halves subnormal: GMAC/s
+ *   attn LDK LDV REPS       one encoder head (1500 × 1500, head_dim 64) with key stride LDK and
+ *                           value row stride LDV (floats): ms per head
+ * Each table twice, interleaved. Needs a CPU with AVX-512 for the second table.
+ *
+ *   cc -O2 -Iinclude -Isrc bench/vec_isa_bench.c build/libsteno.a \
+ *      $(pkg-config --libs openblas libavformat libavcodec libswresample libavutil libcjson libpcre2-8 zlib) \
+ *      -lcurl -lm -lpthread -o /tmp/vec_isa_bench
+ *   /tmp/vec_isa_bench gemv 384 51864 20 2 0.004; /tmp/vec_isa_bench attn 1504 1536 10
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cpu.h"
+#include "kernels/vec.h"
+#include "kernels/vec_impl.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static float frand(void) { return (float)rand() / (float)RAND_MAX - 0.5f; }
+
+int main(int argc, char **argv) {
+    if (argc < 2 || (strcmp(argv[1], "gemv") && strcmp(argv[1], "attn"))) {
+        fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | attn LDK LDV REPS\n");
+        return 2;
+    }
+    if (!steno_cpu_has_avx512_skx()) {
+        fprintf(stderr, "vec_isa_bench: this CPU has no AVX512F/BW/DQ/VL\n");
+        return 1;
+    }
+    const vec_kernels *tab[2] = {&vec_avx2, &vec_avx512};
+    const char *name[2] = {"avx2", "avx512"};
+    if (!strcmp(argv[1], "gemv") && argc >= 7) {
+        const int n = atoi(argv[2]), nx = atoi(argv[4]), reps = atoi(argv[5]);
+        const size_t R = (size_t)atol(argv[3]);
+        const double frac = atof(argv[6]);
+        uint16_t *W = malloc(R * n * 2);
+        float *X = malloc((size_t)nx * n * 4), *Y = malloc((size_t)nx * R * 4);
+        for (size_t i = 0; i < R * n; i++) /* normal halves around 1, or subnormal ones */
+            W[i] = (uint16_t)((double)rand() / RAND_MAX < frac ? 0x0123 ^ (i & 0x7f) : 0x3c00 ^ (i & 0x3ff));
+        for (size_t i = 0; i < (size_t)nx * n; i++) X[i] = frand();
+        const int block = 8192 / (n * 2) > 0 ? 8192 / (n * 2) : 1;
+        for (int round = 0; round < 2; round++)
+            for (int k = 0; k < 2; k++) {
+                const double t0 = now();
+                for (int r = 0; r < reps; r++) tab[k]->gemv_f16_batch(W, NULL, X, n, nx, n, 0, (int)R, Y, (int)R, block);
+                const double dt = (now() - t0) / reps;
+                printf("%-6s gemv n %d rows %zu inputs %d subnormal %.4f: %.2f ms, %.1f GMAC/s\n", name[k], n, R, nx,
+                       frac, dt * 1e3, (double)R * n * nx / dt / 1e9);
+            }
+        return 0;
+    }
+    if (!strcmp(argv[1], "attn") && argc >= 5) {
+        const int nq = 1500, nk = 1500, dh = 64, ldk = atoi(argv[2]), ldv = atoi(argv[3]), reps = atoi(argv[4]);
+        if (ldk < 1504 || ldv < dh) {
+            fprintf(stderr, "vec_isa_bench: LDK must be >= 1504, LDV >= 64\n");
+            return 2;
+        }
+        float *Q = malloc((size_t)nq * dh * 4), *Kt = malloc((size_t)dh * ldk * 4), *V = malloc((size_t)nk * ldv * 4),
+              *O = malloc((size_t)nq * dh * 4);
+        for (int i = 0; i < nq * dh; i++) Q[i] = frand() * 0.3f;
+        for (size_t i = 0; i < (size_t)dh * ldk; i++) Kt[i] = frand();
+        for (size_t i = 0; i < (size_t)nk * ldv; i++) V[i] = frand();
+        for (int round = 0; round < 2; round++)
+            for (int k = 0; k < 2; k++) {
+                const double t0 = now();
+                for (int r = 0; r < reps; r++) tab[k]->attention(Q, dh, Kt, ldk, V, ldv, nk, dh, nq, 0, 0, O, dh);
+                const double dt = (now() - t0) / reps;
+                printf("%-6s attention ldk %d ldv %d: %.2f ms per head, %.1f GFLOP/s\n", name[k], ldk, ldv, dt * 1e3,
+                       4.0 * nq * nk * dh / dt / 1e9);
+            }
+        return 0;
+    }
+    fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | attn LDK LDV REPS\n");
+    return 2;
+}
