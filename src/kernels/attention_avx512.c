@@ -17,9 +17,8 @@
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
-#define ZT "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"
-#define Z __attribute__((target(ZT)))
-#define ZI __attribute__((target(ZT), always_inline)) static inline
+#define Z __attribute__((target(AVX512_TARGET)))
+#define ZI AVX512I
 
 #define ATT_BLOCK 64
 #define ATT_QB 6

@@ -21,13 +21,12 @@
  * vec_avx2 runs in its vcvtph2ps form. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#include <math.h>
 
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
-#define Z __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
-#define ZI __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"), always_inline)) static inline
+#define Z __attribute__((target(AVX512_TARGET)))
+#define ZI AVX512I
 
 #define XS_MAX 4096 /* longest row taken (the stack copy of x), as vec_avx2's GEMV_XS_MAX */
 #define BATCH 16    /* inputs prepared at once by vec_avx512_gemv_f16_batch (16 copies on the stack) */
@@ -60,12 +59,7 @@ ZI void widen32(const uint16_t *p, __m512 *lo, __m512 *hi) {
 /* hsum8((a0 + a1) + (a2 + a3)) of vec_avx2 from A = [a0 | a2], B = [a1 | a3] */
 ZI float finish(__m512 A, __m512 B) {
     const __m512 s = _mm512_add_ps(A, B);
-    const __m256 v = _mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1));
-    __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    __m128 sh = _mm_movehdup_ps(lo);
-    lo = _mm_add_ps(lo, sh);
-    sh = _mm_movehl_ps(sh, lo);
-    return _mm_cvtss_f32(_mm_add_ss(lo, sh));
+    return hsum8(_mm256_add_ps(_mm512_castps512_ps256(s), _mm512_extractf32x8_ps(s, 1)));
 }
 
 /* The 8 results of finish() at once: [A_i + B_i] halves added, then simd_avx2.h's hsum8x8, whose
