@@ -210,20 +210,102 @@ ZI void widen_lanes32(const uint16_t *p, __m512 *lo, __m512 *hi) {
     *hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1));
 }
 
+#define QG 5 /* queries that share each widened key block and value row: a beam of 5 over one window */
+
+/* The score row of one query in s [nk16] → its probabilities exp(s − max), in place; returns
+ * their sum l (8-lane running sum, then hsum8: attention_f16_avx2's order). */
+ZI float softmax_row(float *s, int nk) {
+    const int nk16 = (nk + 15) & ~15;
+    for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
+    __m512 vmx = _mm512_set1_ps(-INFINITY);
+    for (int j = 0; j < nk16; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
+    const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
+    __m256 vl = _mm256_setzero_ps();
+    for (int j = 0; j < nk16; j += 16) {
+        const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
+        vl = _mm256_add_ps(vl, _mm512_castps512_ps256(p));
+        vl = _mm256_add_ps(vl, _mm512_extractf32x8_ps(p, 1));
+        _mm512_store_ps(s + j, p);
+    }
+    return hsum8(vl);
+}
+
+/* G queries (a constant after inlining) over one head's keys and values: each key block and value
+ * row is widened once for all of them; every query's chains are the single-query kernel's. */
+ZI void attn16_group(const float *const *qs, float *const *os, int G, const uint16_t *Kb, const uint16_t *V, int ldv,
+                     int nk, int dh, float (*s)[VEC_ATTENTION_F16_MAX_KEYS + 16]) {
+    const int nk16 = (nk + 15) & ~15, nz = dh / 16;
+    for (int j = 0; j < nk16; j += 16) {
+        __m512 S[QG], T[QG];
+        for (int a = 0; a < G; a++) S[a] = T[a] = _mm512_setzero_ps();
+        const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
+        for (int d = 0; d < dh; d += 2, kp += 32) {
+            __m512 k0, k1;
+            widen_lanes32(kp, &k0, &k1);
+            for (int a = 0; a < G; a++) {
+                S[a] = _mm512_fmadd_ps(_mm512_set1_ps(qs[a][d]), k0, S[a]);
+                T[a] = _mm512_fmadd_ps(_mm512_set1_ps(qs[a][d + 1]), k1, T[a]);
+            }
+        }
+        for (int a = 0; a < G; a++) _mm512_store_ps(s[a] + j, _mm512_add_ps(S[a], T[a]));
+    }
+    __m512 inv[QG];
+    for (int a = 0; a < G; a++) {
+        const float l = softmax_row(s[a], nk);
+        inv[a] = _mm512_set1_ps(l > 0.0f ? 1.0f / l : 0.0f);
+    }
+    /* Σ_j p_j v_j: 32 output values of every query per pass over the keys (one value row widened
+     * once for all), each output the FMA chain over j in key order */
+    int c = 0;
+    for (; c + 2 <= nz; c += 2) {
+        __m512 A[QG], B[QG];
+        for (int a = 0; a < G; a++) A[a] = B[a] = _mm512_setzero_ps();
+        const uint16_t *v = V + 16 * c;
+        for (int j = 0; j < nk; j++, v += ldv) {
+            __m512 v0, v1;
+            widen_lanes32(v, &v0, &v1);
+            for (int a = 0; a < G; a++) {
+                const __m512 pj = _mm512_set1_ps(s[a][j]);
+                A[a] = _mm512_fmadd_ps(pj, v0, A[a]);
+                B[a] = _mm512_fmadd_ps(pj, v1, B[a]);
+            }
+        }
+        for (int a = 0; a < G; a++) {
+            _mm512_storeu_ps(os[a] + 16 * c, _mm512_mul_ps(A[a], inv[a]));
+            _mm512_storeu_ps(os[a] + 16 * c + 16, _mm512_mul_ps(B[a], inv[a]));
+        }
+    }
+    if (c < nz) {
+        const __m256i idx16 = _mm256_set_epi16(15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
+        __m512 A[QG];
+        for (int a = 0; a < G; a++) A[a] = _mm512_setzero_ps();
+        const uint16_t *v = V + 16 * c;
+        for (int j = 0; j < nk; j++, v += ldv) {
+            const __m512 v0 = _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx16, _mm256_loadu_si256((const __m256i *)v)));
+            for (int a = 0; a < G; a++) A[a] = _mm512_fmadd_ps(_mm512_set1_ps(s[a][j]), v0, A[a]);
+        }
+        for (int a = 0; a < G; a++) _mm512_storeu_ps(os[a] + 16 * c, _mm512_mul_ps(A[a], inv[a]));
+    }
+}
+
 /* vec_attention_f16 (the decoder step's cross-attention over float16 K/V) on 16 lanes,
  * bit-identical to vec_avx2.c's attention_f16_avx2: per key, the two FMA chains over even and odd
  * d and their sum; the maximum; exp8 of s − max and the 8-lane running sum in its order; per output
  * value the FMA chain over keys; then ·1/l. Halves are widened exactly by vcvtph2ps (the AVX2
  * kernel scales by 2^±112 instead, which gives the same products, but its subnormal floats cost a
- * microcode assist per FMA on Intel). The inputs that kernel sends to the scalar one go there. */
+ * microcode assist per FMA on Intel). The inputs that kernel sends to the scalar one go there.
+ * Queries go through in groups of up to QG (the beams or sampled candidates of one window share
+ * its K/V): widening the halves, not the FMAs, bounds the one-query loop. */
 Z void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
                                 int dh, int nq, float *out, int out_stride) {
     if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0 || (_mm_getcsr() & 0x0040)) {
         vec_avx2.attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
         return;
     }
-    float s[VEC_ATTENTION_F16_MAX_KEYS + 16] __attribute__((aligned(64)));
-    const int nk16 = (nk + 15) & ~15, nz = dh / 16;
+    float s[QG][VEC_ATTENTION_F16_MAX_KEYS + 16] __attribute__((aligned(64)));
+    const float *qs[QG];
+    float *os[QG];
+    int G = 0;
     for (int i = 0; i < nq; i++) {
         const float *qi = q + (size_t)i * q_stride;
         float *o = out + (size_t)i * out_stride;
@@ -231,51 +313,20 @@ Z void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb
         for (int d = 0; d < dh; d++) big |= !(fabsf(qi[d]) < 0x1p15f);
         if (big) { /* the AVX2 kernel runs this query through the scalar one */
             vec_avx2.attention_f16(qi, q_stride, Kb, V, ldv, nk, dh, 1, o, out_stride);
-            continue;
+        } else {
+            qs[G] = qi;
+            os[G++] = o;
         }
-        for (int j = 0; j < nk16; j += 16) {
-            __m512 S = _mm512_setzero_ps(), T = _mm512_setzero_ps();
-            const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
-            for (int d = 0; d < dh; d += 2, kp += 32) {
-                __m512 k0, k1;
-                widen_lanes32(kp, &k0, &k1);
-                S = _mm512_fmadd_ps(_mm512_set1_ps(qi[d]), k0, S);
-                T = _mm512_fmadd_ps(_mm512_set1_ps(qi[d + 1]), k1, T);
+        if (G == QG || (i == nq - 1 && G > 0)) {
+            switch (G) { /* constant group sizes keep the accumulators in registers */
+            case 5: attn16_group(qs, os, 5, Kb, V, ldv, nk, dh, s); break;
+            case 4: attn16_group(qs, os, 4, Kb, V, ldv, nk, dh, s); break;
+            case 3: attn16_group(qs, os, 3, Kb, V, ldv, nk, dh, s); break;
+            case 2: attn16_group(qs, os, 2, Kb, V, ldv, nk, dh, s); break;
+            default: attn16_group(qs, os, 1, Kb, V, ldv, nk, dh, s); break;
             }
-            _mm512_store_ps(s + j, _mm512_add_ps(S, T));
+            G = 0;
         }
-        for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
-        __m512 vmx = _mm512_set1_ps(-INFINITY);
-        for (int j = 0; j < nk16; j += 16) vmx = _mm512_max_ps(vmx, _mm512_load_ps(s + j));
-        const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmx));
-        __m256 vl = _mm256_setzero_ps();
-        for (int j = 0; j < nk16; j += 16) {
-            const __m512 p = exp16(_mm512_sub_ps(_mm512_load_ps(s + j), vm));
-            vl = _mm256_add_ps(vl, _mm512_castps512_ps256(p));
-            vl = _mm256_add_ps(vl, _mm512_extractf32x8_ps(p, 1));
-            _mm512_store_ps(s + j, p);
-        }
-        const float l = hsum8(vl);
-        __m512 acc[16];
-        for (int c = 0; c < nz; c++) acc[c] = _mm512_setzero_ps();
-        const uint16_t *v = V;
-        for (int j = 0; j < nk; j++, v += ldv) {
-            const __m512 pj = _mm512_set1_ps(s[j]);
-            int c = 0;
-            for (; c + 2 <= nz; c += 2) {
-                __m512 v0, v1;
-                widen_lanes32(v + 16 * c, &v0, &v1);
-                acc[c] = _mm512_fmadd_ps(pj, v0, acc[c]);
-                acc[c + 1] = _mm512_fmadd_ps(pj, v1, acc[c + 1]);
-            }
-            if (c < nz) {
-                const __m256i idx16 = _mm256_set_epi16(15, 14, 13, 12, 7, 6, 5, 4, 11, 10, 9, 8, 3, 2, 1, 0);
-                const __m256i h = _mm256_permutexvar_epi16(idx16, _mm256_loadu_si256((const __m256i *)(v + 16 * c)));
-                acc[c] = _mm512_fmadd_ps(pj, _mm512_cvtph_ps(h), acc[c]);
-            }
-        }
-        const __m512 inv = _mm512_set1_ps(l > 0.0f ? 1.0f / l : 0.0f);
-        for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_mul_ps(acc[c], inv));
     }
 }
 #endif

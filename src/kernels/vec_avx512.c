@@ -29,7 +29,8 @@
 #define ZI AVX512I
 
 #define XS_MAX 4096 /* longest row taken (the stack copy of x), as vec_avx2's GEMV_XS_MAX */
-#define BATCH 16    /* inputs prepared at once by vec_avx512_gemv_f16_batch (16 copies on the stack) */
+#define BATCH 64    /* inputs prepared at once by vec_avx512_gemv_f16_batch (as many as XZ_FLOATS holds) */
+#define XZ_FLOATS 65536 /* their copies in the zmm lane order (256 KiB on the stack) */
 #define GROUP 8     /* inputs served by one widened weight row: 16 accumulators + 2 weight vectors */
 #define WZ_FLOATS 4096 /* a block of rows widened once when more than one group reads it (16 KiB) */
 
@@ -175,22 +176,25 @@ ZI void block_n(const uint16_t *W, const float *wz, const float *b, const float 
     }
 }
 
-/* vec_gemv_rows over float16 weights: per block of weight rows (L1-sized), the inputs in the
- * scaled form go through in groups of up to 8, each weight row widened once per group (once per
- * block when there are several groups);
- * the others through vec_avx2's vcvtph2ps form. */
+/* vec_gemv_rows over float16 weights: as many inputs as XZ_FLOATS holds (64 at most: a window's
+ * 5 beams × 8 windows in one pass) are put in the zmm lane order once; then per block of weight
+ * rows (L1-sized) they go through in groups of up to 8, each weight row widened once per group
+ * (once per block, into wz, when there are several groups), so W streams from memory once per
+ * pass. The inputs vec_avx2 would run in its vcvtph2ps form go through that kernel. */
 Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                                int r1, float *Y, int ldy, int block) {
-    float xz[BATCH][XS_MAX] __attribute__((aligned(64)));
+    float xzbuf[XZ_FLOATS] __attribute__((aligned(64)));
     float wz[WZ_FLOATS] __attribute__((aligned(64)));
-    for (int i0 = 0; i0 < nx; i0 += BATCH) {
-        const int in = nx - i0 < BATCH ? nx - i0 : BATCH;
+    const int cap = n > 0 && n <= XS_MAX ? (XZ_FLOATS / n < BATCH ? XZ_FLOATS / n : BATCH) : 1;
+    for (int i0 = 0; i0 < nx; i0 += cap) {
+        const int in = nx - i0 < cap ? nx - i0 : cap;
         const float *xp[BATCH];
         float *yp[BATCH];
         int nf = 0, slow[BATCH], ns = 0;
         for (int i = 0; i < in; i++) {
-            if (prepare_z(X + (size_t)(i0 + i) * ldx, n, xz[nf])) {
-                xp[nf] = xz[nf];
+            float *xz = xzbuf + (size_t)nf * n; /* n % 32 == 0 when prepare_z accepts: 64-byte aligned */
+            if (prepare_z(X + (size_t)(i0 + i) * ldx, n, xz)) {
+                xp[nf] = xz;
                 yp[nf++] = Y + (size_t)(i0 + i) * ldy;
             } else {
                 slow[ns++] = i0 + i;

@@ -1,6 +1,7 @@
 /* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (attention_avx512.c) against vec_avx2's,
  * bit for bit (GEMVs, float32 and float16 attention, GELU): single input, listed
- * rows, and batches of 1..20 inputs (groups of 8, 4, 2, 1 and the chunking at 16), with inputs
+ * rows, and batches of 1..20, 40, 64, 65 and 70 inputs (groups of 8 down to 1; the chunking at 64
+ * inputs, or fewer when 64 rows of n floats exceed the kernel's buffer, e.g. 16 at n 4096), with inputs
  * that cannot take the scaled form (|x| >= 2^15, NaN, n not a multiple of 32) mixed in, and
  * biases on and off. Skipped, and said so, on a CPU without AVX512F/BW/DQ/VL. */
 #include <math.h>
@@ -28,25 +29,29 @@ int main(void) {
     for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++) {
         const int n = ns[c];
         uint16_t *W = malloc((size_t)R * n * 2);
-        float *b = malloc(R * 4), *X = malloc((size_t)20 * n * 4);
-        float *Ya = calloc((size_t)20 * R, 4), *Yz = calloc((size_t)20 * R, 4);
+        enum { NXMAX = 70 };
+        float *b = malloc(R * 4), *X = malloc((size_t)NXMAX * n * 4);
+        float *Ya = calloc((size_t)NXMAX * R, 4), *Yz = calloc((size_t)NXMAX * R, 4);
         for (size_t i = 0; i < (size_t)R * n; i++) {
             float v = frand();
             if (i % 97 == 0) v *= 1e-6f; /* subnormal halves */
             vec_f32_to_f16(&v, &W[i], 1);
         }
         for (int r = 0; r < R; r++) b[r] = frand();
-        for (size_t i = 0; i < (size_t)20 * n; i++) X[i] = frand() * 3.0f;
+        for (size_t i = 0; i < (size_t)NXMAX * n; i++) X[i] = frand() * 3.0f;
         X[(size_t)5 * n + 7] = 40000.0f; /* input 5 cannot take the scaled form */
         X[(size_t)13 * n + 1] = NAN;     /* nor can input 13 */
         int ok = 1;
-        for (int nx = 1; nx <= 20; nx++) {
+        X[(size_t)66 * n + 2] = -50000.0f; /* and one past the chunk of 64 */
+        const int nxs[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 40, 64, 65, 70};
+        for (size_t q = 0; q < sizeof nxs / sizeof nxs[0]; q++) {
+            const int nx = nxs[q];
             for (int bias = 0; bias < 2; bias++) {
-                memset(Ya, 0, (size_t)20 * R * 4);
-                memset(Yz, 0, (size_t)20 * R * 4);
+                memset(Ya, 0, (size_t)NXMAX * R * 4);
+                memset(Yz, 0, (size_t)NXMAX * R * 4);
                 vec_avx2.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Ya, R, 5);
                 vec_avx512.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Yz, R, 5);
-                if (memcmp(Ya, Yz, (size_t)20 * R * 4)) ok = 0;
+                if (memcmp(Ya, Yz, (size_t)NXMAX * R * 4)) ok = 0;
             }
         }
         CHECK(ok, "n %d: batched AVX-512 outputs differ from AVX2", n);
@@ -65,7 +70,7 @@ int main(void) {
                 CHECK(memcmp(ya, yz, R * 4) == 0, "n %d input %d count %d: listed rows differ", n, i, cnt);
             }
         }
-        printf("n %4d: AVX-512 gemv, listed rows and batches of 1..20 bit-identical to AVX2\n", n);
+        printf("n %4d: AVX-512 gemv, listed rows and batches of 1..20, 40, 64, 65, 70 bit-identical to AVX2\n", n);
         free(W), free(b), free(X), free(Ya), free(Yz);
     }
     /* attention: encoder-like (1500 keys, 30-query chunks), causal decoder rows, odd key counts,
@@ -117,19 +122,23 @@ int main(void) {
                 for (size_t i = 0; i < (size_t)nk * dh; i++) Vf[i] = frand() * (i % 97 == 0 ? 1e-6f : 1.0f);
                 vec_pack_keys_f16(Kt, ldk, dh, nk, Kb);
                 vec_f32_to_f16_lanes(Vf, Vh, (size_t)nk * dh);
-                float Q[3 * 80], Oa[3 * 96], Oz[3 * 96];
-                for (int i = 0; i < 3 * 80; i++) Q[i] = frand() * 0.5f;
-                Q[80 + 3] = 50000.0f; /* query 1 goes through the scalar kernel in both */
-                memset(Oa, 0, sizeof Oa);
-                memset(Oz, 0, sizeof Oz);
-                vec_avx2.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, 3, Oa, 96);
-                vec_avx512.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, 3, Oz, 96);
-                if (memcmp(Oa, Oz, sizeof Oa)) ok = 0;
+                /* 1..12 queries: the AVX-512 kernel takes groups of up to 5 (a beam of 5), the
+                 * query past 2^15 leaves its group for the scalar kernel */
+                for (int nq = 1; nq <= 12; nq++) {
+                    float Q[12 * 80], Oa[12 * 96], Oz[12 * 96];
+                    for (int i = 0; i < 12 * 80; i++) Q[i] = frand() * 0.5f;
+                    if (nq >= 3) Q[80 + 3] = 50000.0f;
+                    memset(Oa, 0, sizeof Oa);
+                    memset(Oz, 0, sizeof Oz);
+                    vec_avx2.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, nq, Oa, 96);
+                    vec_avx512.attention_f16(Q, 80, Kb, Vh, dh, nk, dh, nq, Oz, 96);
+                    if (memcmp(Oa, Oz, sizeof Oa)) ok = 0;
+                }
                 cases++;
                 free(Kt), free(Vf), free(Kb), free(Vh);
             }
         CHECK(ok, "float16 attention: AVX-512 differs from AVX2");
-        printf("float16 attention: bit-identical to AVX2 in %d cases (dh 48/64/80, 1..1500 keys)\n", cases);
+        printf("float16 attention: bit-identical to AVX2 in %d cases (dh 48/64/80, 1..1500 keys, 1..12 queries)\n", cases);
     }
     /* GELU: the same bits over a wide range, the 16-lane body and the AVX2 tail */
     {
