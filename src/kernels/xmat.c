@@ -277,7 +277,7 @@ static void scalar_q6_K(int nb, const uint8_t *g, const int8_t *ya, const float 
         }
 }
 static const steno_xmat_kernels k_scalar = {scalar_q4_0, scalar_q4_1, scalar_q8_0, scalar_q5_0, scalar_q4_K, scalar_q6_K,
-                                            STENO_XMAT_MAX_COLS};
+                                            STENO_XMAT_MAX_COLS, {0}};
 
 float steno_xmat_dot_ref(int type, int n, const void *w_row, const void *y_row) {
     float acc = 0.0f;
@@ -390,6 +390,7 @@ const char *steno_xmat_isa(void) {
 
 typedef struct {
     steno_xmat_fn fn;
+    steno_xmat_fn2 fn2; /* two groups at once, or NULL */
     int T, max_cols;
     const uint8_t *ya;  /* per column group: codes, then d, then the offsets / sums */
     const size_t *goff; /* byte offset of column group i's packed data; group i starts at row cols0[i] */
@@ -406,23 +407,32 @@ typedef struct {
 static void xm_range(const xm_job *j, const steno_xmat *W, float *Y, int64_t ldy, long lo, long hi) {
     const int64_t nb = W->n_in / 32;
     const size_t gbytes = (size_t)nb * W->block_bytes;
-    float out[STENO_XMAT_MAX_COLS * 8];
+    float out[STENO_XMAT_MAX_COLS * 16];
     /* tiles of 4 column groups (up to 32 activation rows, ~23 KB of packed activations at n_in 576)
      * stay in L1/L2 while the thread's weight groups pass over them */
     for (int i0 = 0; i0 < j->ngroups; i0 += 4) {
         const int i1 = i0 + 4 < j->ngroups ? i0 + 4 : j->ngroups;
-        for (long g = lo; g < hi; g++) {
+        for (long g = lo; g < hi;) {
             const uint8_t *wg = W->data + (size_t)g * gbytes;
-            const int rows = W->n_out - g * 8 < 8 ? (int)(W->n_out - g * 8) : 8;
+            const int pair = j->fn2 && g + 1 < hi;
             for (int i = i0; i < i1; i++) {
                 const int c0 = j->cols0[i], nc = j->cols0[i + 1] - c0;
                 const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
                 const float *yd = (const float *)(ya + (size_t)nb * nc * 32);
                 const void *ye = yd + (size_t)nb * nc;
-                j->fn((int)nb, wg, ya, yd, ye, nc, out);
-                for (int c = 0; c < nc; c++)
-                    memcpy(Y + (int64_t)(c0 + c) * ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+                if (pair) { /* groups g and g + 1: rows 8g .. 8g + 15 */
+                    const int rows = W->n_out - g * 8 < 16 ? (int)(W->n_out - g * 8) : 16;
+                    j->fn2((int)nb, wg, gbytes, ya, yd, ye, nc, out);
+                    for (int c = 0; c < nc; c++)
+                        memcpy(Y + (int64_t)(c0 + c) * ldy + g * 8, out + c * 16, sizeof(float) * (size_t)rows);
+                } else {
+                    const int rows = W->n_out - g * 8 < 8 ? (int)(W->n_out - g * 8) : 8;
+                    j->fn((int)nb, wg, ya, yd, ye, nc, out);
+                    for (int c = 0; c < nc; c++)
+                        memcpy(Y + (int64_t)(c0 + c) * ldy + g * 8, out + c * 8, sizeof(float) * (size_t)rows);
+                }
             }
+            g += pair ? 2 : 1;
         }
     }
 }
@@ -528,7 +538,13 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
     if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, xm_prep_task, &p, ngroups);
     else
         for (int i = 0; i < ngroups; i++) xm_prep_task(&p, i, ngroups);
-    xm_job j = {fn, T, m, ya, goff, cols0, ngroups, nm, Wm, Ym, ldym, {0}};
+    const int ti = W->type == STENO_T_Q4_0   ? 0
+                   : W->type == STENO_T_Q4_1 ? 1
+                   : W->type == STENO_T_Q8_0 ? 2
+                   : W->type == STENO_T_Q5_0 ? 3
+                   : W->type == STENO_T_Q4_K ? 4
+                                             : 5;
+    xm_job j = {fn, k->x16[ti], T, m, ya, goff, cols0, ngroups, nm, Wm, Ym, ldym, {0}};
     for (int q = 0; q < nm; q++) j.off[q + 1] = j.off[q] + (long)Wm[q]->n_groups;
     if ((int64_t)T * j.off[nm] * 8 * W->n_in < 32768) xm_worker(&j, 0, 1);
     else steno_pool_run(pool, xm_worker, &j, steno_n_tasks(pool));

@@ -102,9 +102,16 @@ int steno_xmat_set_isa(const char *name);
 typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
                               float *out);
 
+/** Two groups at once (groups g and g + 1, the second's block groups gs bytes after the first's):
+ *  out[c·16 + r], r < 8 the rows of group g, r >= 8 those of g + 1, each equal to the one-group
+ *  kernel's output to the bit. */
+typedef void (*steno_xmat_fn2)(int nb, const uint8_t *g, size_t gs, const int8_t *ya, const float *yd, const void *ye,
+                               int nc, float *out);
+
 typedef struct steno_xmat_kernels {
     steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K, q6_K;
     int max_cols;
+    steno_xmat_fn2 x16[6]; /* the same types' two-group kernels, in that order; NULL where none */
 } steno_xmat_kernels;
 
 const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void);

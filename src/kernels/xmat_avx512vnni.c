@@ -1,5 +1,6 @@
 /* xmat_avx512vnni.c — the x8 kernels (xmat.h) with AVX512-VNNI + AVX512VL: EVEX vpdpbusd on ymm
- * registers and 32 of them (eight activation rows' accumulators beside the eight weight chunks). */
+ * registers and 32 of them (eight activation rows' accumulators beside the eight weight chunks),
+ * and for q4_0/q4_1/q8_0/q5_0 the same kernels over two groups per zmm (xmat_x16.h). */
 #include "kernels/quant_blocks.h" /* STENO_HAVE_X86 */
 #include "kernels/xmat.h"
 
@@ -9,6 +10,7 @@
 #define XM_SFX avx512vnni
 #define XM_DPBUSD(a, u, s) _mm256_dpbusd_epi32((a), (u), (s))
 #define XM_MAX_COLS 8
+#include "kernels/xmat_x16.h" /* the zmm kernels over two groups at once: XM_X16_TABLE */
 #include "kernels/xmat_impl.h"
 #else
 const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void) { return 0; }

@@ -241,6 +241,12 @@ XM_TYPE(q6_K, 5)
 static const steno_xmat_kernels XM_CAT(xm_table_, XM_SFX) = {XM_CAT(xm_q4_0_, XM_SFX), XM_CAT(xm_q4_1_, XM_SFX),
                                                              XM_CAT(xm_q8_0_, XM_SFX), XM_CAT(xm_q5_0_, XM_SFX),
                                                              XM_CAT(xm_q4_K_, XM_SFX), XM_CAT(xm_q6_K_, XM_SFX),
-                                                             XM_MAX_COLS};
+                                                             XM_MAX_COLS,
+#ifdef XM_X16_TABLE
+                                                             XM_X16_TABLE
+#else
+                                                             {0}
+#endif
+};
 
 const steno_xmat_kernels *XM_CAT(steno_xmat_kernels_, XM_SFX)(void) { return &XM_CAT(xm_table_, XM_SFX); }
