@@ -58,9 +58,11 @@ AVX2 static inline __m256 fa_load8(const void *row, int d, int f16) {
 }
 
 /* scores of nq (<= 4) queries qs [nq][hk] against one key row: two accumulators
- * per query (even and odd 8-value steps), added then summed by hsum8 */
+ * per query (even and odd 8-value steps), added; v[r] = that 8-lane vector, whose
+ * hsum8 is the score (fa_scores reduces 8 keys' vectors at once with hsum8x8, the
+ * same order per vector) */
 AVX2 __attribute__((always_inline)) static inline void fa_dots(const void *krow, int f16, const float *qs, int hk,
-                                                               int nq, float *s) {
+                                                               int nq, __m256 *v) {
     __m256 a[4][2];
     for (int r = 0; r < 4; r++)
         a[r][0] = a[r][1] = _mm256_setzero_ps();
@@ -78,7 +80,7 @@ AVX2 __attribute__((always_inline)) static inline void fa_dots(const void *krow,
             a[r][0] = _mm256_fmadd_ps(k0, _mm256_loadu_ps(qs + (size_t)r * hk + d), a[r][0]);
     }
     for (int r = 0; r < nq; r++)
-        s[r] = hsum8(_mm256_add_ps(a[r][0], a[r][1]));
+        v[r] = _mm256_add_ps(a[r][0], a[r][1]);
 }
 
 /* a[r][0..hv) = Σ_e w[r][pos_e − base] · v_e over the chunk's entries, for nq
@@ -119,7 +121,12 @@ AVX2 __attribute__((always_inline)) static inline void fa_scores(const fa_job *j
     const int hk = j->ap->head_dim_k;
     const size_t khead = kv->k_row_bytes / j->ap->n_kv_head;
     const size_t vhead = kv->v_row_bytes / j->ap->n_kv_head;
-    float s[4];
+    /* keys in runs of 8: each key's per-query vectors are kept and reduced together (hsum8x8),
+     * instead of one hsum8 per key and query */
+    __m256 v[4][8];
+    int run_o[8];
+    unsigned run_vm[8];
+    int n = 0;
     for (int e = lo; e < hi; e++) {
         /* the rows come from memory (the cache is larger than the caches at long
          * contexts): ask for the key row FA_PF entries ahead, and for this entry's
@@ -134,14 +141,28 @@ AVX2 __attribute__((always_inline)) static inline void fa_scores(const fa_job *j
         for (size_t b = 0; b < vhead; b += 64)
             _mm_prefetch(vp + b, _MM_HINT_T0);
         const unsigned vm = vis[e - lo];
-        if (!vm)
-            continue;
-        const uint8_t *krow = kv->k + (size_t)j->ent_slot[e] * kv->k_row_bytes + (size_t)kvh * khead;
-        fa_dots(krow, j->f16, qs, hk, nq, s);
-        const int o = j->ent_pos[e] - base;
-        for (int r = 0; r < nq; r++)
-            if (vm >> rt[r] & 1u)
-                w[(size_t)r * FA_CHUNK + o] = s[r];
+        if (vm) {
+            const uint8_t *krow = kv->k + (size_t)j->ent_slot[e] * kv->k_row_bytes + (size_t)kvh * khead;
+            __m256 kvv[4];
+            fa_dots(krow, j->f16, qs, hk, nq, kvv);
+            for (int r = 0; r < nq; r++)
+                v[r][n] = kvv[r];
+            run_o[n] = j->ent_pos[e] - base;
+            run_vm[n++] = vm;
+        }
+        if (n == 8 || (e == hi - 1 && n > 0)) {
+            for (int k = n; k < 8; k++)
+                for (int r = 0; r < nq; r++)
+                    v[r][k] = _mm256_setzero_ps();
+            for (int r = 0; r < nq; r++) {
+                float s[8];
+                _mm256_storeu_ps(s, hsum8x8(v[r]));
+                for (int k = 0; k < n; k++)
+                    if (run_vm[k] >> rt[r] & 1u)
+                        w[(size_t)r * FA_CHUNK + run_o[k]] = s[k];
+            }
+            n = 0;
+        }
     }
 }
 
