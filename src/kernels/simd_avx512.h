@@ -28,14 +28,19 @@ AVX512I __m512 exp16_clamped(__m512 x) {
     return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
 }
 
-/* exp8: any input, exp(−inf) = 0 exactly */
+/* exp8: any input, exp(−inf) = 0 exactly (−inf lanes computed as exp(0), then zeroed: no
+ * subnormal product) */
 AVX512I __m512 exp16(__m512 x) {
     const __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ);
+    x = _mm512_maskz_mov_ps((__mmask16)~ninf, x);
     x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP8_LO)), _mm512_set1_ps(EXP8_HI));
     return _mm512_maskz_mov_ps((__mmask16)~ninf, exp16_clamped(x));
 }
 
-/* exp8_nonpos: finite x <= 0 (−inf gives ~1.2e-38, not 0: callers zero those lanes) */
-AVX512I __m512 exp16_nonpos(__m512 x) { return exp16_clamped(_mm512_max_ps(x, _mm512_set1_ps(EXP8_LO))); }
+/* exp8_nonpos: finite x <= 0 (a −inf lane gives an unspecified value, not 0: callers zero those lanes) */
+AVX512I __m512 exp16_nonpos(__m512 x) {
+    x = _mm512_maskz_mov_ps((__mmask16)~_mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ), x);
+    return exp16_clamped(_mm512_max_ps(x, _mm512_set1_ps(EXP8_LO)));
+}
 
 #endif
