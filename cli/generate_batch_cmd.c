@@ -264,7 +264,7 @@ int steno_cmd_generate_batch(int argc, char **argv) {
             rc = 1;
             break;
         }
-        sched_generate_req r = {toks, nt, items[i].max_tokens, items[i].sp, NULL, 0, 0};
+        sched_generate_req r = {toks, nt, items[i].max_tokens, items[i].sp, NULL, 0, 0, 0};
         if (eog) {
             r.sampler.logit_bias = eog;
             r.sampler.n_logit_bias = n_eog;

@@ -281,7 +281,7 @@ static int route_text(http_req *r, int chat) {
     }
     if (t->max_tokens > sched_n_ctx(S->sched) - t->n_prompt) t->max_tokens = sched_n_ctx(S->sched) - t->n_prompt;
     sched_generate_req req = {t->prompt, t->n_prompt, t->max_tokens, t->sp, t->stop, t->n_stop,
-                              t->logprobs ? t->top_logprobs : 0};
+                              t->logprobs ? t->top_logprobs : 0, t->logprobs};
     sched_job *job = NULL;
     const steno_status st = sched_submit_generate(S->sched, &req, S->o.request_timeout, &job);
     cJSON_Delete(body); /* the stop strings were copied into the job */

@@ -25,6 +25,7 @@ steno_status generate_job_init(sched_job *j, const sched_generate_req *r) {
     j->n_prompt = r->n_prompt;
     j->max_tokens = r->max_tokens;
     j->top_logprobs = r->top_logprobs;
+    j->logprobs = r->logprobs || r->top_logprobs > 0;
     j->sp = r->sampler;
     j->sp.logit_bias = NULL;
     j->sp.n_probs = r->top_logprobs;
@@ -195,7 +196,7 @@ static int take_token(gen_row *r, float *logits, int *out) {
     float lp = 0;
     steno_token_logprob top[SCHED_MAX_TOP];
     char piece[256];
-    const int tok = steno_sampler_sample(r->smp, logits, j->top_logprobs ? top : NULL, &lp);
+    const int tok = steno_sampler_sample(r->smp, logits, j->top_logprobs ? top : NULL, j->logprobs ? &lp : NULL);
     if (steno_llm_is_eog(r->m, tok)) {
         o->finish = SCHED_FINISH_STOP;
         return 1;

@@ -50,6 +50,7 @@ struct sched_job {
     steno_sampler_params sp;
     char **stop;
     int n_stop, top_logprobs;
+    int logprobs; /* 1: token events carry their log-probability (sched_generate_req.logprobs) */
     size_t kv_need;           /* KV bytes its row may grow to (prompt + max_tokens tokens) */
 };
 

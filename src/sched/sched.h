@@ -151,6 +151,8 @@ typedef struct sched_generate_req {
     const char *const *stop; /* stop strings (copied), matched on the decoded text */
     int n_stop;
     int top_logprobs;     /* 0..SCHED_MAX_TOP: alternatives reported per token */
+    int logprobs;         /* 1: each token event carries its log-probability (a log-sum-exp over
+                             the vocabulary per token: skipped when 0, the event's logprob is 0) */
 } sched_generate_req;
 
 typedef enum sched_finish { SCHED_FINISH_STOP = 0, SCHED_FINISH_LENGTH = 1 } sched_finish;
