@@ -33,6 +33,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "kernels/simd_avx2.h"
+#include "kernels/simd_avx512.h"
 
 typedef struct {
     const steno_attn_params *ap;
@@ -49,6 +50,7 @@ typedef struct {
     uint8_t *scratch;
     size_t per;
     int f16;
+    int z; /* AVX-512 dots and values (fa_dots_z, fa_values_z): the same bits on 16 lanes */
 } fa_job;
 
 AVX2 static inline __m256 fa_load8(const void *row, int d, int f16) {
@@ -83,6 +85,30 @@ AVX2 __attribute__((always_inline)) static inline void fa_dots(const void *krow,
         v[r] = _mm256_add_ps(a[r][0], a[r][1]);
 }
 
+#define Z512 __attribute__((target(AVX512_TARGET)))
+#define FA_QZ 8 /* queries per pass over a chunk's keys with AVX-512 (32 registers); 4 with AVX2 */
+
+/* fa_dots on 16 lanes: lanes 0–7 of a[r] are fa_dots' a[r][0] (values d..d+7 of each 16), lanes
+ * 8–15 its a[r][1] (d+8..d+15), the same FMAs in the same order; v[r] = low + high half */
+AVX512I void fa_dots_z(const void *krow, int f16, const float *qs, int hk, int nq, __m256 *v) {
+    __m512 a[FA_QZ];
+    for (int r = 0; r < FA_QZ; r++)
+        a[r] = _mm512_setzero_ps();
+    int d = 0;
+    for (; d + 16 <= hk; d += 16) {
+        const __m512 k = f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)krow + d)))
+                             : _mm512_loadu_ps((const float *)krow + d);
+        for (int r = 0; r < nq; r++)
+            a[r] = _mm512_fmadd_ps(k, _mm512_loadu_ps(qs + (size_t)r * hk + d), a[r]);
+    }
+    for (int r = 0; r < nq; r++) {
+        __m256 lo = _mm512_castps512_ps256(a[r]);
+        if (d < hk) /* hk % 16 == 8: fa_dots adds these to a[r][0] */
+            lo = _mm256_fmadd_ps(fa_load8(krow, d, f16), _mm256_loadu_ps(qs + (size_t)r * hk + d), lo);
+        v[r] = _mm256_add_ps(lo, _mm512_extractf32x8_ps(a[r], 1));
+    }
+}
+
 /* a[r][0..hv) = Σ_e w[r][pos_e − base] · v_e over the chunk's entries, for nq
  * (<= 4) queries, 16 values at a time; entries in increasing position order */
 AVX2 __attribute__((always_inline)) static inline void fa_values(const fa_job *j, int kvh, int lo, int hi, int base,
@@ -111,60 +137,87 @@ AVX2 __attribute__((always_inline)) static inline void fa_values(const fa_job *j
     }
 }
 
+/* fa_values on 16 lanes: acc[r] lanes 0–7 / 8–15 are fa_values' acc[r][0] / acc[r][1] */
+AVX512I void fa_values_z(const fa_job *j, int kvh, int lo, int hi, int base, const float *w, int nq,
+                         float *const *a) {
+    const steno_kv_view *kv = j->kv;
+    const int hv = j->ap->head_dim_v;
+    const size_t vhead = kv->v_row_bytes / j->ap->n_kv_head;
+    for (int d = 0; d < hv; d += 16) {
+        __m512 acc[FA_QZ];
+        for (int r = 0; r < FA_QZ; r++)
+            acc[r] = _mm512_setzero_ps();
+        for (int e = lo; e < hi; e++) {
+            const uint8_t *vrow = kv->v + (size_t)j->ent_slot[e] * kv->v_row_bytes + (size_t)kvh * vhead;
+            const __m512 v = j->f16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)vrow + d)))
+                                    : _mm512_loadu_ps((const float *)vrow + d);
+            const int o = j->ent_pos[e] - base;
+            for (int r = 0; r < nq; r++)
+                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(w[(size_t)r * FA_CHUNK + o]), v, acc[r]);
+        }
+        for (int r = 0; r < nq; r++)
+            _mm512_storeu_ps(a[r] + d, acc[r]);
+    }
+}
+
 /* the scores of nq (<= 4) queries qs [nq][hk] against the entries [lo, hi) of a
  * chunk, written at w[r][pos − base] where entry e is visible to query row
  * rt[r] (bit rt[r] of vis[e − lo]) */
-AVX2 __attribute__((always_inline)) static inline void fa_scores(const fa_job *j, int kvh, int lo, int hi, int base,
-                                                                 const uint8_t *vis, const int *rt, const float *qs,
-                                                                 int nq, float *w) {
-    const steno_kv_view *kv = j->kv;
-    const int hk = j->ap->head_dim_k;
-    const size_t khead = kv->k_row_bytes / j->ap->n_kv_head;
-    const size_t vhead = kv->v_row_bytes / j->ap->n_kv_head;
-    /* keys in runs of 8: each key's per-query vectors are kept and reduced together (hsum8x8),
-     * instead of one hsum8 per key and query */
-    __m256 v[4][8];
-    int run_o[8];
-    unsigned run_vm[8];
-    int n = 0;
-    for (int e = lo; e < hi; e++) {
-        /* the rows come from memory (the cache is larger than the caches at long
-         * contexts): ask for the key row FA_PF entries ahead, and for this entry's
-         * value row, which fa_values reads next */
-        if (e + FA_PF < hi) {
-            const char *kp =
-                (const char *)kv->k + (size_t)j->ent_slot[e + FA_PF] * kv->k_row_bytes + (size_t)kvh * khead;
-            for (size_t b = 0; b < khead; b += 64)
-                _mm_prefetch(kp + b, _MM_HINT_T0);
-        }
-        const char *vp = (const char *)kv->v + (size_t)j->ent_slot[e] * kv->v_row_bytes + (size_t)kvh * vhead;
-        for (size_t b = 0; b < vhead; b += 64)
-            _mm_prefetch(vp + b, _MM_HINT_T0);
-        const unsigned vm = vis[e - lo];
-        if (vm) {
-            const uint8_t *krow = kv->k + (size_t)j->ent_slot[e] * kv->k_row_bytes + (size_t)kvh * khead;
-            __m256 kvv[4];
-            fa_dots(krow, j->f16, qs, hk, nq, kvv);
-            for (int r = 0; r < nq; r++)
-                v[r][n] = kvv[r];
-            run_o[n] = j->ent_pos[e] - base;
-            run_vm[n++] = vm;
-        }
-        if (n == 8 || (e == hi - 1 && n > 0)) {
-            for (int k = n; k < 8; k++)
-                for (int r = 0; r < nq; r++)
-                    v[r][k] = _mm256_setzero_ps();
-            for (int r = 0; r < nq; r++) {
-                float s[8];
-                _mm256_storeu_ps(s, hsum8x8(v[r]));
-                for (int k = 0; k < n; k++)
-                    if (run_vm[k] >> rt[r] & 1u)
-                        w[(size_t)r * FA_CHUNK + run_o[k]] = s[k];
-            }
-            n = 0;
-        }
-    }
+#define FA_SCORES_DEF(NAME, TARGET, DOTS)                                                                     \
+    TARGET __attribute__((always_inline)) static inline void NAME(const fa_job *j, int kvh, int lo, int hi, int base, \
+                                                              const uint8_t *vis, const int *rt, const float *qs, int nq, \
+                                                              float *w) { \
+    const steno_kv_view *kv = j->kv; \
+    const int hk = j->ap->head_dim_k; \
+    const size_t khead = kv->k_row_bytes / j->ap->n_kv_head; \
+    const size_t vhead = kv->v_row_bytes / j->ap->n_kv_head; \
+    /* keys in runs of 8: each key's per-query vectors are kept and reduced together (hsum8x8), \
+     * instead of one hsum8 per key and query */ \
+    __m256 v[FA_QZ][8]; \
+    int run_o[8]; \
+    unsigned run_vm[8]; \
+    int n = 0; \
+    for (int e = lo; e < hi; e++) { \
+        /* the rows come from memory (the cache is larger than the caches at long \
+         * contexts): ask for the key row FA_PF entries ahead, and for this entry's \
+         * value row, which fa_values reads next */ \
+        if (e + FA_PF < hi) { \
+            const char *kp = \
+                (const char *)kv->k + (size_t)j->ent_slot[e + FA_PF] * kv->k_row_bytes + (size_t)kvh * khead; \
+            for (size_t b = 0; b < khead; b += 64) \
+                _mm_prefetch(kp + b, _MM_HINT_T0); \
+        } \
+        const char *vp = (const char *)kv->v + (size_t)j->ent_slot[e] * kv->v_row_bytes + (size_t)kvh * vhead; \
+        for (size_t b = 0; b < vhead; b += 64) \
+            _mm_prefetch(vp + b, _MM_HINT_T0); \
+        const unsigned vm = vis[e - lo]; \
+        if (vm) { \
+            const uint8_t *krow = kv->k + (size_t)j->ent_slot[e] * kv->k_row_bytes + (size_t)kvh * khead; \
+            __m256 kvv[FA_QZ]; \
+            DOTS(krow, j->f16, qs, hk, nq, kvv); \
+            for (int r = 0; r < nq; r++) \
+                v[r][n] = kvv[r]; \
+            run_o[n] = j->ent_pos[e] - base; \
+            run_vm[n++] = vm; \
+        } \
+        if (n == 8 || (e == hi - 1 && n > 0)) { \
+            for (int k = n; k < 8; k++) \
+                for (int r = 0; r < nq; r++) \
+                    v[r][k] = _mm256_setzero_ps(); \
+            for (int r = 0; r < nq; r++) { \
+                float s[8]; \
+                _mm256_storeu_ps(s, hsum8x8(v[r])); \
+                for (int k = 0; k < n; k++) \
+                    if (run_vm[k] >> rt[r] & 1u) \
+                        w[(size_t)r * FA_CHUNK + run_o[k]] = s[k]; \
+            } \
+            n = 0; \
+        } \
+    } \
 }
+
+FA_SCORES_DEF(fa_scores, AVX2, fa_dots)
+FA_SCORES_DEF(fa_scores_z, Z512, fa_dots_z)
 
 /* fa_scores and fa_values with nq a constant, so their accumulators stay in registers */
 AVX2 static void fa_scores_n(const fa_job *j, int kvh, int lo, int hi, int base, const uint8_t *vis, const int *rt,
@@ -184,6 +237,34 @@ AVX2 static void fa_values_n(const fa_job *j, int kvh, int lo, int hi, int base,
     case 2: fa_values(j, kvh, lo, hi, base, w, 2, a); break;
     case 3: fa_values(j, kvh, lo, hi, base, w, 3, a); break;
     default: fa_values(j, kvh, lo, hi, base, w, 4, a); break;
+    }
+}
+
+Z512 static void fa_scores_nz(const fa_job *j, int kvh, int lo, int hi, int base, const uint8_t *vis, const int *rt,
+                              const float *qs, int nq, float *w) {
+    switch (nq) {
+    case 1: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 1, w); break;
+    case 2: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 2, w); break;
+    case 3: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 3, w); break;
+    case 4: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 4, w); break;
+    case 5: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 5, w); break;
+    case 6: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 6, w); break;
+    case 7: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 7, w); break;
+    default: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 8, w); break;
+    }
+}
+
+Z512 static void fa_values_nz(const fa_job *j, int kvh, int lo, int hi, int base, const float *w, int nq,
+                              float *const *a) {
+    switch (nq) {
+    case 1: fa_values_z(j, kvh, lo, hi, base, w, 1, a); break;
+    case 2: fa_values_z(j, kvh, lo, hi, base, w, 2, a); break;
+    case 3: fa_values_z(j, kvh, lo, hi, base, w, 3, a); break;
+    case 4: fa_values_z(j, kvh, lo, hi, base, w, 4, a); break;
+    case 5: fa_values_z(j, kvh, lo, hi, base, w, 5, a); break;
+    case 6: fa_values_z(j, kvh, lo, hi, base, w, 6, a); break;
+    case 7: fa_values_z(j, kvh, lo, hi, base, w, 7, a); break;
+    default: fa_values_z(j, kvh, lo, hi, base, w, 8, a); break;
     }
 }
 
@@ -217,13 +298,14 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
             vm |= (unsigned)steno_kv_visible(kv, j->ent_pos[e], j->q0 + t) << (t - t0);
         vis[e - lo] = (uint8_t)vm;
     }
-    for (int r0 = 0; r0 < nq; r0 += 4)
-        fa_scores_n(j, kvh, lo, hi, base, vis, rt + r0, qs + (size_t)r0 * hk, nq - r0 < 4 ? nq - r0 : 4,
-                    w + (size_t)r0 * FA_CHUNK);
+    const int qp = j->z ? FA_QZ : 4; /* queries per pass over the keys: each query's own operations either way */
+    for (int r0 = 0; r0 < nq; r0 += qp)
+        (j->z ? fa_scores_nz : fa_scores_n)(j, kvh, lo, hi, base, vis, rt + r0, qs + (size_t)r0 * hk,
+                                            nq - r0 < qp ? nq - r0 : qp, w + (size_t)r0 * FA_CHUNK);
     /* per query: m, then e^(s − m) in place and l, over the 8-aligned span that
      * holds entries */
     const int s0 = (j->ent_pos[lo] - base) & ~7, s1 = ((j->ent_pos[hi - 1] - base) | 7) + 1;
-    float *outp[4];
+    float *outp[FA_QZ];
     for (int r = 0; r < nq; r++) {
         float *wr = w + (size_t)r * FA_CHUNK;
         const int t = t0 + r / G, h = kvh * G + r % G;
@@ -248,13 +330,13 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
         }
         pr[1] = hsum8(vl);
     }
-    for (int r0 = 0; r0 < nq; r0 += 4) {
-        const int n = nq - r0 < 4 ? nq - r0 : 4;
+    for (int r0 = 0; r0 < nq; r0 += qp) {
+        const int n = nq - r0 < qp ? nq - r0 : qp;
         for (int r = 0; r < n; r++) {
             const int t = t0 + (r0 + r) / G, h = kvh * G + (r0 + r) % G;
             outp[r] = j->part + (((size_t)t * ap->n_head + h) * j->nc + ci) * (size_t)(2 + hv) + 2;
         }
-        fa_values_n(j, kvh, lo, hi, base, w + (size_t)r0 * FA_CHUNK, n, outp);
+        (j->z ? fa_values_nz : fa_values_n)(j, kvh, lo, hi, base, w + (size_t)r0 * FA_CHUNK, n, outp);
     }
 }
 
@@ -298,6 +380,13 @@ static void fa_combine(void *arg, int ith, int nth) {
         for (int d = 0; d < hv; d++)
             out[d] *= inv;
     }
+}
+
+/* AVX-512 on a CPU with Skylake-SP's set unless STENO_NO_AVX512 is set (read per call: tests
+ * compare the two, which give the same bits) */
+static int use_avx512(void) {
+    const char *e = getenv("STENO_NO_AVX512");
+    return steno_cpu_has_avx512_skx() && !(e && *e && strcmp(e, "0") != 0);
 }
 
 int steno_attention_fast(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,
@@ -378,7 +467,8 @@ int steno_attention_fast(steno_pool *pool, steno_work *work, const steno_attn_pa
                 out,
                 base + part_bytes + ent_bytes,
                 per,
-                kv->dtype == STENO_T_F16};
+                kv->dtype == STENO_T_F16,
+                use_avx512()};
     if (j.n_items == 1 || (long)T * ap->n_head * n < 4096) {
         fa_worker(&j, 0, 1);
         fa_combine(&j, 0, 1);
