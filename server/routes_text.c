@@ -42,6 +42,25 @@ static cJSON *chat_logprob(const steno_llm *m, const sched_event *e) {
     return o;
 }
 
+/* completions' legacy layout (parallel arrays): one token event appended at text offset at */
+static void legacy_logprob_add(const steno_llm *m, cJSON *toks, cJSON *tlp, cJSON *top, cJSON *off,
+                               const sched_event *e, size_t at) {
+    char *s = steno_utf8_sanitize(e->piece, (size_t)e->piece_len);
+    cJSON_AddItemToArray(toks, cJSON_CreateString(s ? s : ""));
+    free(s);
+    cJSON_AddItemToArray(tlp, cJSON_CreateNumber(e->logprob));
+    cJSON *alt = cJSON_CreateObject();
+    for (int k = 0; k < e->n_top; k++) {
+        char piece[256];
+        int n = steno_llm_token_piece(m, e->top[k].token, -1, 0, piece, (int)sizeof piece);
+        char *ps = steno_utf8_sanitize(piece, n > 0 ? (size_t)n : 0);
+        if (ps && !cJSON_GetObjectItemCaseSensitive(alt, ps)) cJSON_AddNumberToObject(alt, ps, e->top[k].logprob);
+        free(ps);
+    }
+    cJSON_AddItemToArray(top, alt);
+    cJSON_AddItemToArray(off, cJSON_CreateNumber((double)at));
+}
+
 static cJSON *usage_json(const sched_outcome *o) {
     cJSON *u = cJSON_CreateObject();
     cJSON_AddNumberToObject(u, "prompt_tokens", o->n_prompt);
@@ -110,21 +129,7 @@ static int send_whole(http_req *r, text_req *t, sched_job *job) {
             for (int i = 0; i < n_ev; i++) {
                 const sched_event *e = sched_job_event(job, i);
                 if (e->token < 0) continue;
-                char *s = steno_utf8_sanitize(e->piece, (size_t)e->piece_len);
-                cJSON_AddItemToArray(toks, cJSON_CreateString(s ? s : ""));
-                free(s);
-                cJSON_AddItemToArray(tlp, cJSON_CreateNumber(e->logprob));
-                cJSON *alt = cJSON_CreateObject();
-                for (int k = 0; k < e->n_top; k++) {
-                    char piece[256];
-                    int n = steno_llm_token_piece(m, e->top[k].token, -1, 0, piece, (int)sizeof piece);
-                    char *ps = steno_utf8_sanitize(piece, n > 0 ? (size_t)n : 0);
-                    if (ps && !cJSON_GetObjectItemCaseSensitive(alt, ps))
-                        cJSON_AddNumberToObject(alt, ps, e->top[k].logprob);
-                    free(ps);
-                }
-                cJSON_AddItemToArray(top, alt);
-                cJSON_AddItemToArray(off, cJSON_CreateNumber((double)at));
+                legacy_logprob_add(m, toks, tlp, top, off, e, at);
                 at += (size_t)e->piece_len;
             }
         } else {
@@ -141,6 +146,7 @@ typedef struct text_stream {
     text_req *t;
     sched_job *job;
     int next_event, sent_role, finished;
+    size_t text_at; /* completions with logprobs: the text offset of the next token */
     double last_send;
     sse_out out;
 } text_stream;
@@ -204,7 +210,16 @@ static long text_stream_next(void *user, char *buf, size_t cap) {
                 }
             } else {
                 cJSON_AddStringToObject(choice, "text", e->text);
-                cJSON_AddNullToObject(choice, "logprobs");
+                if (s->t->logprobs && e->token >= 0) { /* the legacy arrays, one token each chunk */
+                    cJSON *lp = cJSON_AddObjectToObject(choice, "logprobs");
+                    legacy_logprob_add(m, cJSON_AddArrayToObject(lp, "tokens"),
+                                       cJSON_AddArrayToObject(lp, "token_logprobs"),
+                                       cJSON_AddArrayToObject(lp, "top_logprobs"),
+                                       cJSON_AddArrayToObject(lp, "text_offset"), e, s->text_at);
+                    s->text_at += (size_t)e->piece_len;
+                } else {
+                    cJSON_AddNullToObject(choice, "logprobs");
+                }
             }
             cJSON_AddNullToObject(choice, "finish_reason");
             if (sse_out_json(&s->out, root) != 0) return -2;

@@ -223,7 +223,9 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
     const int V = s->n_vocab;
     const steno_sampler_params *p = &s->p;
     bias_and_penalties(s, logits);
-    /* log-probabilities of this distribution */
+    /* log-probabilities of this distribution (the chosen token's and the alternatives' from the
+     * same double log-sum-exp, so the chosen one equals its own entry among the alternatives) */
+    double lse_saved = 0;
     if ((p->n_probs > 0 && top) || logprob) {
         float mx = -INFINITY;
         for (int i = 0; i < V; i++) mx = logits[i] > mx ? logits[i] : mx;
@@ -239,9 +241,8 @@ int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *t
                 top[i].logprob = (float)(logits[s->cand[i]] - lse);
             }
         }
-        s->prob[0] = (float)lse; /* keep for the chosen token below */
+        lse_saved = lse;
     }
-    double lse_saved = ((p->n_probs > 0 && top) || logprob) ? s->prob[0] : 0;
     int chosen;
     if (!(p->temperature > 0.0f)) {
         chosen = argmax_of(logits, V);

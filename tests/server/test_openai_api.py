@@ -4,8 +4,8 @@ Every answer is compared with the CLI's on the same input and options:
   - transcriptions in every response_format (json, text, srt, vtt, verbose_json), with segment and
     word granularities, a streamed transcription, steno's own options as extra form fields;
   - a translation with the multilingual base model;
-  - chat completions (plain, streamed with usage, with logprobs, with a stop string) and a
-    completion, greedy, against `steno chat` / `steno generate`.
+  - chat completions (plain, streamed with usage, with logprobs and without, with a stop string) and a
+    completion (its legacy logprobs whole and streamed), greedy, against `steno chat` / `steno generate`.
 The client is built with max_retries=0 so that no retry hides an error.
 """
 import json
@@ -179,6 +179,13 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", "smollm2", "--parallel
     t.check(all(x.logprob <= 0 and x.top_logprobs[0].logprob >= x.top_logprobs[-1].logprob for x in lp),
             "logprobs are log-probabilities, alternatives sorted")
     t.check(all(x.token == x.top_logprobs[0].token for x in lp), "greedy: the chosen token is the most likely")
+    t.check(all(x.logprob == x.top_logprobs[0].logprob for x in lp),
+            "the chosen token's logprob equals its own entry among the alternatives")
+    # without logprobs the same text, and the field null
+    r2 = c.chat.completions.create(model="smollm2", messages=[{"role": "user", "content": msg}], temperature=0,
+                                   max_tokens=8)
+    t.check(r2.choices[0].logprobs is None and r2.choices[0].message.content == r.choices[0].message.content,
+            "logprobs off: null, the same text")
     # sampling with a seed is reproducible
     a = c.chat.completions.create(model="smollm2", messages=[{"role": "user", "content": "Tell me a story."}],
                                   temperature=0.9, seed=42, max_tokens=24).choices[0].message.content
@@ -198,6 +205,20 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", "smollm2", "--parallel
                                                                 temperature=0, max_tokens=30, stream=True)
              if ch.choices]
     t.check("".join(parts) == r.choices[0].text, "streamed completion")
+    # the legacy logprobs layout, whole and streamed (one token per chunk), the same values
+    r = c.completions.create(model="smollm2", prompt="Once upon a time", temperature=0, max_tokens=8, logprobs=2)
+    whole = r.choices[0].logprobs
+    t.check(len(whole.tokens) == 8 and "".join(whole.tokens) == r.choices[0].text and
+            all(len(a) >= 1 for a in whole.top_logprobs), f"completion logprobs: {whole}")
+    lps, toks, offs = [], [], []
+    for ch in c.completions.create(model="smollm2", prompt="Once upon a time", temperature=0, max_tokens=8,
+                                   logprobs=2, stream=True):
+        if ch.choices and ch.choices[0].logprobs:
+            toks += ch.choices[0].logprobs.tokens
+            lps += ch.choices[0].logprobs.token_logprobs
+            offs += ch.choices[0].logprobs.text_offset
+    t.check(toks == whole.tokens and lps == whole.token_logprobs and offs == whole.text_offset,
+            f"streamed completion logprobs: {toks} {lps} {offs} vs {whole}")
 
     # ---- errors the client raises as exceptions
     try:

@@ -3,7 +3,8 @@
  * 1. steno_matmul_x equals the scalar reference steno_xmat_dot_ref BIT FOR BIT (memcmp) for q4_0,
  *    q4_1, q5_0, q8_0, q4_K and q6_K; n_in 576 (K types: 768) and 1536, n_out 45 (a padded last group of 5 rows) and 8; T = 1..16,
  *    23 and 40 activation rows; 1 and 2 threads; under every kernel set this build and CPU have
- *    (scalar, AVX2, AVX-VNNI, AVX512-VNNI; the others are named as skipped). So results do not depend
+ *    (scalar, AVX2, AVX-VNNI, AVX512-VNNI with its two-group zmm kernels and, STENO_NO_AVX512=1, without;
+ *    the others are named as skipped). So results do not depend
  *    on T, the grouping of activation rows, the thread count or the CPU.
  * 2. Against llama.cpp's arithmetic (steno_matmul, the faithful path): the same products up to
  *    float rounding — every |fast − ggml| <= 1e-4 × the rms of the outputs (the two differ only
@@ -44,7 +45,10 @@ static void random_weights(int t, uint8_t *w, size_t bytes) {
 
 static const int k_types[] = {STENO_T_Q4_0, STENO_T_Q4_1, STENO_T_Q8_0, STENO_T_Q5_0, STENO_T_Q4_K, STENO_T_Q6_K};
 enum { N_TYPES = sizeof k_types / sizeof k_types[0] };
-static const char *const k_isas[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
+/* the last run: AVX512-VNNI with STENO_NO_AVX512=1, its ymm kernels alone (without the
+ * two-group zmm kernels of xmat_x16.h, which the run before it takes) */
+static const char *const k_isas[] = {"scalar", "avx2", "avxvnni", "avx512vnni", "avx512vnni"};
+static const char *const k_names[] = {"scalar", "avx2", "avxvnni", "avx512vnni (zmm pairs)", "avx512vnni (ymm only)"};
 
 int main(void) {
     steno_pool *p2 = NULL;
@@ -54,9 +58,10 @@ int main(void) {
     static const int n_ins[] = {576, 1536};
     static const int n_outs[] = {45, 8};
     long outputs = 0;
-    for (int ii = 0; ii < 4; ii++) {
+    for (int ii = 0; ii < 5; ii++) {
+        if (ii == 4) setenv("STENO_NO_AVX512", "1", 1);
         if (steno_xmat_set_isa(k_isas[ii]) != 0) {
-            printf("skipped: %s kernels (this CPU or build lacks them)\n", k_isas[ii]);
+            printf("skipped: %s kernels (this CPU or build lacks them)\n", k_names[ii]);
             continue;
         }
         const int fails0 = g_failures;
@@ -90,7 +95,7 @@ int main(void) {
                             for (int q = 0; q < T * n_out; q++)
                                 if (memcmp(&y[q], &ref[q], 4) != 0) {
                                     CHECK(0, "%s %s n_in=%d n_out=%d T=%d threads=%d row %d col %d: %.9g != ref %.9g",
-                                          k_isas[ii], steno_type_name(t), n_in, n_out, T, th, q % n_out, q / n_out, y[q],
+                                          k_names[ii], steno_type_name(t), n_in, n_out, T, th, q % n_out, q / n_out, y[q],
                                           ref[q]);
                                     break;
                                 }
@@ -106,7 +111,7 @@ int main(void) {
                         if (dlt > worst) worst = dlt;
                     }
                     if (t != STENO_T_Q4_K && t != STENO_T_Q6_K) {
-                        CHECK(worst < 1e-4, "%s %s: fast vs ggml: largest difference %.3g of the outputs' rms", k_isas[ii],
+                        CHECK(worst < 1e-4, "%s %s: fast vs ggml: largest difference %.3g of the outputs' rms", k_names[ii],
                               steno_type_name(t), worst);
                     } else {
                         /* K types: llama.cpp quantizes the activations to q8_K (one scale per 256), the
@@ -130,14 +135,14 @@ int main(void) {
                             printf("%s n_in=%d n_out=%d: rms error vs the exact product: fast %.3g, ggml %.3g (of the outputs' rms)\n",
                                    steno_type_name(t), n_in, n_out, e_fast, e_gg);
                         /* and small: a wrong scale or code mapping would be of the order of 1 */
-                        CHECK(e_fast <= e_gg && e_fast < 0.02, "%s %s: fast's error %.3g (ggml's %.3g)", k_isas[ii],
+                        CHECK(e_fast <= e_gg && e_fast < 0.02, "%s %s: fast's error %.3g (ggml's %.3g)", k_names[ii],
                               steno_type_name(t), e_fast, e_gg);
                     }
                     steno_work_free(&wk);
                     steno_xmat_free(&xm);
                     free(w), free(xq), free(x), free(ref), free(y), free(gg);
                 }
-        printf("%s: steno_matmul_x %s the scalar reference\n", k_isas[ii],
+        printf("%s: steno_matmul_x %s the scalar reference\n", k_names[ii],
                g_failures == fails0 ? "bit-identical to" : "DIFFERS from");
     }
     steno_pool_free(p2);
