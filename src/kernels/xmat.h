@@ -118,4 +118,10 @@ const steno_xmat_kernels *steno_xmat_kernels_avx512vnni(void);
 const steno_xmat_kernels *steno_xmat_kernels_avxvnni(void);
 const steno_xmat_kernels *steno_xmat_kernels_avx2(void);
 
+/* an int32 read from any byte address: four activation codes as one value, so that the kernels'
+ * broadcasts come straight from memory (a `vpbroadcastd m32`, or an embedded {1to16} operand)
+ * instead of through general registers (a memcpy to int32_t[8] compiled to 64-bit loads, shifts
+ * and register broadcasts: half the kernel's vector-port uops at 8 activation rows) */
+typedef int32_t steno_xm_i32u __attribute__((may_alias, aligned(1)));
+
 #endif

@@ -22,8 +22,7 @@
 
 /* the block's exact dots for one activation row: isum (initialised by the caller) += Σ_k ch[k]·y */
 XM_INLINE __m256i xm_dot8(__m256i isum, const __m256i *ch, const int8_t *y) {
-    int32_t w[8];
-    memcpy(w, y, 32);
+    const steno_xm_i32u *w = (const steno_xm_i32u *)y;
     _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) isum = XM_DPBUSD(isum, ch[k], _mm256_set1_epi32(w[k]));
     return isum;
 }
@@ -51,8 +50,7 @@ XM_INLINE void xm_q5(const uint8_t *o, __m256i *ch) {
 #ifdef XM_Q8_SIGNED
 /* Σ_k |w_k|·sign(y, w_k) with vpmaddubsw + vpmaddwd(1), the AVX2 q8_0 block dot */
 XM_INLINE __m256i xm_dot8_signed(const __m256i *ch, const __m256i *ach, const int8_t *y) {
-    int32_t w[8];
-    memcpy(w, y, 32);
+    const steno_xm_i32u *w = (const steno_xm_i32u *)y;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i isum = _mm256_setzero_si256();
     _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
@@ -126,8 +124,7 @@ XM_INLINE void xm_kernel_q6K(int nb, const uint8_t *g, const int8_t *ya, const f
             const __m256 sc1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(o + 200))));
             _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
                 const size_t at = (size_t)b * NC + c;
-                int32_t w[8];
-                memcpy(w, ya + at * 32, 32);
+                const steno_xm_i32u *w = (const steno_xm_i32u *)(ya + at * 32);
                 __m256i i0 = _mm256_set1_epi32(((const int32_t *)ye)[2 * at]);
                 __m256i i1 = _mm256_set1_epi32(((const int32_t *)ye)[2 * at + 1]);
                 _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {

@@ -19,6 +19,9 @@
 
 #define X16_TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 #define X16_INLINE X16_TGT static inline __attribute__((always_inline))
+#ifndef X16_PF
+#define X16_PF 4
+#endif
 
 /* the 32-byte chunks at p (group g) and p + gs (group g + 1) as one zmm */
 X16_INLINE __m512i x16_pair(const uint8_t *p, size_t gs) {
@@ -50,6 +53,12 @@ X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, 
     _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) acc[c] = _mm512_setzero_ps();
     for (int b = 0; b < nb; b++) {
         const uint8_t *o = g + (size_t)b * bb;
+        /* both weight streams X16_PF blocks ahead: at 8 activation rows the kernel is compute-heavy
+         * enough that the hardware prefetcher falls behind on weights coming from DRAM */
+        if (X16_PF) _Pragma("GCC unroll 3") for (int l = 0; l < 3; l++) {
+            _mm_prefetch((const char *)o + X16_PF * bb + 64 * l, _MM_HINT_T0);
+            _mm_prefetch((const char *)o + gs + X16_PF * bb + 64 * l, _MM_HINT_T0);
+        }
         __m512i ch[8];
         if (TYPE == 2) {
             const __m512i flip = _mm512_set1_epi8((char)0x80);
@@ -70,8 +79,7 @@ X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, 
         if (TYPE == 1) mx = x16_halves(o + 144, gs);
         _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) {
             const size_t at = (size_t)b * NC + c;
-            int32_t w[8];
-            memcpy(w, ya + at * 32, 32);
+            const steno_xm_i32u *w = (const steno_xm_i32u *)(ya + at * 32);
             __m512i isum = TYPE == 1 ? _mm512_setzero_si512() : _mm512_set1_epi32(((const int32_t *)ye)[at]);
             _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) isum = _mm512_dpbusd_epi32(isum, ch[k], _mm512_set1_epi32(w[k]));
             const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(yd[at]));

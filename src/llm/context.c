@@ -3,6 +3,7 @@
  * rollback, and the generation loop. */
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +43,10 @@ void steno_llm_ctx_free(steno_llm_ctx *c) {
     if (!c->pool_borrowed) steno_pool_free(c->pool);
     steno_work_free(&c->work);
     steno_work_free(&c->attn_work);
+    for (int i = 0; i < c->n_row_work; i++) steno_work_free(&c->row_work[i]);
+    free(c->row_work);
+    free(c->row_view);
+    free(c->row_small);
     steno_work_free(&c->batch_work);
     free(c->x);
     free(c->xb);
@@ -216,11 +221,84 @@ void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng) {
         for (int t = 0; t < g[i].T; t++) c->pos[g[i].t0 + t] = g[i].ctx->n_past + t;
 }
 
+/* The small groups' attentions of one layer, side by side: pool task i claims groups in turn and
+ * runs each on one thread with scratch row_work[i]. */
+typedef struct {
+    steno_llm_ctx *c;
+    const llm_group *g;
+    const steno_attn_params *ap;
+    const float *q;
+    float *att;
+    size_t nq, no;
+    int n;
+    atomic_int next, failed;
+} attend_rows_job;
+
+static void attend_rows_task(void *arg, int task, int n_tasks) {
+    (void)n_tasks;
+    attend_rows_job *j = arg;
+    steno_llm_ctx *c = j->c;
+    for (int k; (k = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed)) < j->n;) {
+        const int i = c->row_small[k];
+        const size_t t0 = (size_t)j->g[i].t0;
+        if (steno_attention(NULL, &c->row_work[task], j->ap, j->q + t0 * j->nq, j->g[i].T, c->pos[t0], &c->row_view[i],
+                            j->att + t0 * j->no))
+            atomic_store(&j->failed, 1);
+    }
+}
+
+/* room for ng groups' views and one scratch per pool thread; 0 = not available (then serially) */
+static int attend_rows_room(steno_llm_ctx *c, int ng, int nth) {
+    if (ng > c->row_cap) {
+        steno_kv_view *v = realloc(c->row_view, sizeof *v * (size_t)ng);
+        if (!v) return 0;
+        c->row_view = v;
+        int *s = realloc(c->row_small, sizeof *s * (size_t)ng);
+        if (!s) return 0;
+        c->row_small = s;
+        c->row_cap = ng;
+    }
+    if (nth > c->n_row_work) {
+        steno_work *w = realloc(c->row_work, sizeof *w * (size_t)nth);
+        if (!w) return 0;
+        for (int i = c->n_row_work; i < nth; i++) w[i] = (steno_work){0};
+        c->row_work = w;
+        c->n_row_work = nth;
+    }
+    return 1;
+}
+
 steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int l, const steno_attn_params *ap,
                                const float *q, const float *k, const float *v, float *att) {
     const llm_hparams *hp = &c->m->hp;
     const size_t nq = (size_t)hp->n_head * hp->head_dim_k, nk = (size_t)hp->n_head_kv * hp->head_dim_k,
                  nv = (size_t)hp->n_head_kv * hp->head_dim_v, no = (size_t)hp->n_head * hp->head_dim_v;
+    const int nth = steno_pool_threads(c->pool);
+    /* Decode rows at short contexts are each too small for the kernels to split over threads (they
+     * run on the calling thread), so a batch of them ran one after another on one core: 14 % of an
+     * 8-row SmolLM2 step with the other core idle. Those groups run side by side instead, each on
+     * one thread; a query's result does not depend on the thread count (attention.h), so the bits
+     * are the same. Larger groups keep the pool to themselves, one after another. */
+    if (ng > 1 && nth > 1 && attend_rows_room(c, ng, nth)) {
+        int n_small = 0;
+        for (int i = 0; i < ng; i++) {
+            const size_t t0 = (size_t)g[i].t0;
+            steno_status st = steno_kv_update_and_fetch(g[i].ctx->kv[l], k + t0 * nk, v + t0 * nv, g[i].T, &c->row_view[i]);
+            if (st != STENO_OK) return st;
+            if ((long)g[i].T * hp->n_head * c->row_view[i].n_order < 4096) c->row_small[n_small++] = i;
+            else if (steno_attention(c->pool, &c->attn_work, ap, q + t0 * nq, g[i].T, c->pos[t0], &c->row_view[i],
+                                     att + t0 * no))
+                return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        }
+        if (n_small > 0) {
+            attend_rows_job j = {.c = c, .g = g, .ap = ap, .q = q, .att = att, .nq = nq, .no = no, .n = n_small};
+            atomic_init(&j.next, 0);
+            atomic_init(&j.failed, 0);
+            steno_pool_run(c->pool, attend_rows_task, &j, n_small < nth ? n_small : nth);
+            if (atomic_load(&j.failed)) return steno_fail(STENO_E_NOMEM, "forward: out of memory in attention");
+        }
+        return STENO_OK;
+    }
     for (int i = 0; i < ng; i++) {
         const size_t t0 = (size_t)g[i].t0;
         steno_kv_view view;

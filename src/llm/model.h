@@ -82,6 +82,13 @@ struct steno_llm_ctx {
     steno_pool *pool;
     int pool_borrowed; /* a drafter's context runs on its target's pool (never concurrently) */
     steno_work work, attn_work;
+    /* llm_attend_groups' rows attended side by side: one scratch per pool task, the groups' views
+     * and which of them are small (grown on demand, kept between passes) */
+    steno_work *row_work;
+    int n_row_work;
+    steno_kv_view *row_view;
+    int *row_small;
+    int row_cap;
     steno_work batch_work; /* steno_llm_eval_batch's packing and logits, kept between passes */
     steno_kv_cache **kv; /* [n_layer] */
     int n_past;
