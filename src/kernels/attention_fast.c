@@ -292,11 +292,22 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
     for (int r = 0; r < nq; r++)
         for (int p = 0; p < FA_CHUNK; p++)
             w[(size_t)r * FA_CHUNK + p] = -INFINITY;
+    unsigned any = 0;
     for (int e = lo; e < hi; e++) {
         unsigned vm = 0;
         for (int t = t0; t < t1; t++)
             vm |= (unsigned)steno_kv_visible(kv, j->ent_pos[e], j->q0 + t) << (t - t0);
         vis[e - lo] = (uint8_t)vm;
+        any |= vm;
+    }
+    if (!any) { /* a chunk after the block's queries (causal prompt) or before their window: the
+                   empty partial that fa_combine skips, without the passes over its keys */
+        for (int r = 0; r < nq; r++) {
+            float *pr = j->part + (((size_t)(t0 + r / G) * ap->n_head + kvh * G + r % G) * j->nc + ci) * (size_t)(2 + hv);
+            pr[0] = -INFINITY;
+            pr[1] = 0.0f;
+        }
+        return;
     }
     const int qp = j->z ? FA_QZ : 4; /* queries per pass over the keys: each query's own operations either way */
     for (int r0 = 0; r0 < nq; r0 += qp)
@@ -340,11 +351,11 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
     }
 }
 
+/* items dealt round-robin: in a causal prompt the later query blocks have more visible chunks, so
+ * contiguous ranges would leave the last task with most of the work */
 static void fa_worker(void *arg, int ith, int nth) {
     const fa_job *j = arg;
-    long lo, hi;
-    steno_split(j->n_items, ith, nth, &lo, &hi);
-    for (long i = lo; i < hi; i++)
+    for (long i = ith; i < j->n_items; i += nth)
         fa_item(j, i, j->scratch + (size_t)ith * j->per);
 }
 
