@@ -4,6 +4,9 @@
  * perf). Threads racing on the first call store the same value. */
 #include "core/cpu.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <stdatomic.h>
@@ -74,3 +77,8 @@ int steno_cpu_has_avx512_skx(void) { return 0; }
 int steno_cpu_has_avxvnni(void) { return 0; }
 int steno_cpu_has_avx512vnni(void) { return 0; }
 #endif
+
+int steno_cpu_avx512_allowed(void) {
+    const char *e = getenv("STENO_NO_AVX512");
+    return !(e && *e && strcmp(e, "0") != 0);
+}

@@ -219,53 +219,50 @@ AVX512I void fa_values_z(const fa_job *j, int kvh, int lo, int hi, int base, con
 FA_SCORES_DEF(fa_scores, AVX2, fa_dots)
 FA_SCORES_DEF(fa_scores_z, Z512, fa_dots_z)
 
-/* fa_scores and fa_values with nq a constant, so their accumulators stay in registers */
+/* fa_scores and fa_values with nq a constant, so their accumulators stay in registers: case k
+ * calls the inlined body with the literal k; the last case takes every larger nq */
+#define FA_NQ4(FN, ...) \
+    switch (nq) { \
+    case 1: FN(__VA_ARGS__, 1); break; \
+    case 2: FN(__VA_ARGS__, 2); break; \
+    case 3: FN(__VA_ARGS__, 3); break; \
+    default: FN(__VA_ARGS__, 4); break; \
+    }
+#define FA_NQ8(FN, ...) \
+    switch (nq) { \
+    case 1: FN(__VA_ARGS__, 1); break; \
+    case 2: FN(__VA_ARGS__, 2); break; \
+    case 3: FN(__VA_ARGS__, 3); break; \
+    case 4: FN(__VA_ARGS__, 4); break; \
+    case 5: FN(__VA_ARGS__, 5); break; \
+    case 6: FN(__VA_ARGS__, 6); break; \
+    case 7: FN(__VA_ARGS__, 7); break; \
+    default: FN(__VA_ARGS__, 8); break; \
+    }
+/* the kernels take nq before their output: these put it there */
+#define FA_SCORES_K(j, kvh, lo, hi, base, vis, rt, qs, w, K) fa_scores(j, kvh, lo, hi, base, vis, rt, qs, K, w)
+#define FA_SCORES_ZK(j, kvh, lo, hi, base, vis, rt, qs, w, K) fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, K, w)
+#define FA_VALUES_K(j, kvh, lo, hi, base, w, a, K) fa_values(j, kvh, lo, hi, base, w, K, a)
+#define FA_VALUES_ZK(j, kvh, lo, hi, base, w, a, K) fa_values_z(j, kvh, lo, hi, base, w, K, a)
+
 AVX2 static void fa_scores_n(const fa_job *j, int kvh, int lo, int hi, int base, const uint8_t *vis, const int *rt,
                              const float *qs, int nq, float *w) {
-    switch (nq) {
-    case 1: fa_scores(j, kvh, lo, hi, base, vis, rt, qs, 1, w); break;
-    case 2: fa_scores(j, kvh, lo, hi, base, vis, rt, qs, 2, w); break;
-    case 3: fa_scores(j, kvh, lo, hi, base, vis, rt, qs, 3, w); break;
-    default: fa_scores(j, kvh, lo, hi, base, vis, rt, qs, 4, w); break;
-    }
+    FA_NQ4(FA_SCORES_K, j, kvh, lo, hi, base, vis, rt, qs, w)
 }
 
 AVX2 static void fa_values_n(const fa_job *j, int kvh, int lo, int hi, int base, const float *w, int nq,
                              float *const *a) {
-    switch (nq) {
-    case 1: fa_values(j, kvh, lo, hi, base, w, 1, a); break;
-    case 2: fa_values(j, kvh, lo, hi, base, w, 2, a); break;
-    case 3: fa_values(j, kvh, lo, hi, base, w, 3, a); break;
-    default: fa_values(j, kvh, lo, hi, base, w, 4, a); break;
-    }
+    FA_NQ4(FA_VALUES_K, j, kvh, lo, hi, base, w, a)
 }
 
 Z512 static void fa_scores_nz(const fa_job *j, int kvh, int lo, int hi, int base, const uint8_t *vis, const int *rt,
                               const float *qs, int nq, float *w) {
-    switch (nq) {
-    case 1: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 1, w); break;
-    case 2: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 2, w); break;
-    case 3: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 3, w); break;
-    case 4: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 4, w); break;
-    case 5: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 5, w); break;
-    case 6: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 6, w); break;
-    case 7: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 7, w); break;
-    default: fa_scores_z(j, kvh, lo, hi, base, vis, rt, qs, 8, w); break;
-    }
+    FA_NQ8(FA_SCORES_ZK, j, kvh, lo, hi, base, vis, rt, qs, w)
 }
 
 Z512 static void fa_values_nz(const fa_job *j, int kvh, int lo, int hi, int base, const float *w, int nq,
                               float *const *a) {
-    switch (nq) {
-    case 1: fa_values_z(j, kvh, lo, hi, base, w, 1, a); break;
-    case 2: fa_values_z(j, kvh, lo, hi, base, w, 2, a); break;
-    case 3: fa_values_z(j, kvh, lo, hi, base, w, 3, a); break;
-    case 4: fa_values_z(j, kvh, lo, hi, base, w, 4, a); break;
-    case 5: fa_values_z(j, kvh, lo, hi, base, w, 5, a); break;
-    case 6: fa_values_z(j, kvh, lo, hi, base, w, 6, a); break;
-    case 7: fa_values_z(j, kvh, lo, hi, base, w, 7, a); break;
-    default: fa_values_z(j, kvh, lo, hi, base, w, 8, a); break;
-    }
+    FA_NQ8(FA_VALUES_ZK, j, kvh, lo, hi, base, w, a)
 }
 
 /* one work item: query rows [t0, t1) × the group of KV head kvh × chunk ci */
@@ -396,8 +393,7 @@ static void fa_combine(void *arg, int ith, int nth) {
 /* AVX-512 on a CPU with Skylake-SP's set unless STENO_NO_AVX512 is set (read per call: tests
  * compare the two, which give the same bits) */
 static int use_avx512(void) {
-    const char *e = getenv("STENO_NO_AVX512");
-    return steno_cpu_has_avx512_skx() && !(e && *e && strcmp(e, "0") != 0);
+    return steno_cpu_has_avx512_skx() && steno_cpu_avx512_allowed();
 }
 
 int steno_attention_fast(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,

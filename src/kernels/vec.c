@@ -175,10 +175,9 @@ int vec_init(void) {
     if (atomic_load(&g_init)) return g_k != &vec_scalar;
 #if defined(__x86_64__) && defined(__GNUC__)
     const char *no = getenv("STENO_NO_SIMD");
-    const char *no512 = getenv("STENO_NO_AVX512");
     if (!(no && *no && strcmp(no, "0") != 0) && steno_cpu_has_avx2_fma_f16c()) {
         g_k = &vec_avx2;
-        if (!(no512 && *no512 && strcmp(no512, "0") != 0) && steno_cpu_has_avx512_skx()) g_k = &vec_avx512;
+        if (steno_cpu_avx512_allowed() && steno_cpu_has_avx512_skx()) g_k = &vec_avx512;
     }
 #endif
     atomic_store(&g_init, 1);

@@ -545,8 +545,7 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
                    : W->type == STENO_T_Q4_K ? 4
                                              : 5;
     /* STENO_NO_AVX512 (read per call: tests compare the two, the same bits) keeps the ymm kernels */
-    const char *no_z = getenv("STENO_NO_AVX512");
-    const steno_xmat_fn2 fn2 = no_z && *no_z && strcmp(no_z, "0") != 0 ? NULL : k->x16[ti];
+    const steno_xmat_fn2 fn2 = steno_cpu_avx512_allowed() ? k->x16[ti] : NULL;
     xm_job j = {fn, fn2, T, m, ya, goff, cols0, ngroups, nm, Wm, Ym, ldym, {0}};
     for (int q = 0; q < nm; q++) j.off[q + 1] = j.off[q] + (long)Wm[q]->n_groups;
     if ((int64_t)T * j.off[nm] * 8 * W->n_in < 32768) xm_worker(&j, 0, 1);
