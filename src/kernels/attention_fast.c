@@ -286,16 +286,37 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
                 dst[d] = src[d] * ap->scale;
             rt[(t - t0) * G + g] = t - t0;
         }
-    for (int r = 0; r < nq; r++)
-        for (int p = 0; p < FA_CHUNK; p++)
-            w[(size_t)r * FA_CHUNK + p] = -INFINITY;
-    unsigned any = 0;
+    const unsigned full = (1u << (t1 - t0)) - 1u;
+    unsigned any = 0, every = full;
     for (int e = lo; e < hi; e++) {
+        const int p = j->ent_pos[e];
         unsigned vm = 0;
-        for (int t = t0; t < t1; t++)
-            vm |= (unsigned)steno_kv_visible(kv, j->ent_pos[e], j->q0 + t) << (t - t0);
+        if (kv->window <= 0) { /* causal only: rows t >= p − q0 see it (steno_kv_visible) */
+            const int first = p - j->q0 - t0;
+            vm = p < 0 || first >= t1 - t0 ? 0u : first <= 0 ? full : full & ~((1u << first) - 1u);
+        } else {
+            for (int t = t0; t < t1; t++)
+                vm |= (unsigned)steno_kv_visible(kv, p, j->q0 + t) << (t - t0);
+        }
         vis[e - lo] = (uint8_t)vm;
         any |= vm;
+        every &= vm;
+    }
+    /* the scores left at −inf are the slots no visible entry fills: when the chunk's positions are
+     * consecutive and all visible to every row, only the span's ends outside them */
+    const int p_lo = j->ent_pos[lo] - base, p_hi = j->ent_pos[hi - 1] - base;
+    const int dense = every == full && p_hi - p_lo == hi - 1 - lo;
+    for (int r = 0; r < nq; r++) {
+        float *wr = w + (size_t)r * FA_CHUNK;
+        if (dense) {
+            for (int p = p_lo & ~7; p < p_lo; p++)
+                wr[p] = -INFINITY;
+            for (int p = p_hi + 1; p < ((p_hi | 7) + 1); p++)
+                wr[p] = -INFINITY;
+        } else {
+            for (int p = 0; p < FA_CHUNK; p++)
+                wr[p] = -INFINITY;
+        }
     }
     if (!any) { /* a chunk after the block's queries (causal prompt) or before their window: the
                    empty partial that fa_combine skips, without the passes over its keys */
