@@ -23,8 +23,13 @@
 /* the block's exact dots for one activation row: isum (initialised by the caller) += Σ_k ch[k]·y */
 XM_INLINE __m256i xm_dot8(__m256i isum, const __m256i *ch, const int8_t *y) {
     const steno_xm_i32u *w = (const steno_xm_i32u *)y;
-    _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) isum = XM_DPBUSD(isum, ch[k], _mm256_set1_epi32(w[k]));
-    return isum;
+    /* two dependency chains of four: integer sums, exact in any order, and half the latency */
+    __m256i isum2 = _mm256_setzero_si256();
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+        isum = XM_DPBUSD(isum, ch[k], _mm256_set1_epi32(w[k]));
+        isum2 = XM_DPBUSD(isum2, ch[k + 4], _mm256_set1_epi32(w[k + 4]));
+    }
+    return _mm256_add_epi32(isum, isum2);
 }
 
 XM_INLINE void xm_nibbles(const uint8_t *o, __m256i *ch) {
@@ -52,12 +57,14 @@ XM_INLINE void xm_q5(const uint8_t *o, __m256i *ch) {
 XM_INLINE __m256i xm_dot8_signed(const __m256i *ch, const __m256i *ach, const int8_t *y) {
     const steno_xm_i32u *w = (const steno_xm_i32u *)y;
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i isum = _mm256_setzero_si256();
-    _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) {
+    __m256i isum = _mm256_setzero_si256(), isum2 = _mm256_setzero_si256();
+    _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
         const __m256i sy = _mm256_sign_epi8(_mm256_set1_epi32(w[k]), ch[k]);
+        const __m256i sy2 = _mm256_sign_epi8(_mm256_set1_epi32(w[k + 4]), ch[k + 4]);
         isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(ach[k], sy), ones));
+        isum2 = _mm256_add_epi32(isum2, _mm256_madd_epi16(_mm256_maddubs_epi16(ach[k + 4], sy2), ones));
     }
-    return isum;
+    return _mm256_add_epi32(isum, isum2);
 }
 #endif
 

@@ -81,7 +81,13 @@ X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, 
             const size_t at = (size_t)b * NC + c;
             const steno_xm_i32u *w = (const steno_xm_i32u *)(ya + at * 32);
             __m512i isum = TYPE == 1 ? _mm512_setzero_si512() : _mm512_set1_epi32(((const int32_t *)ye)[at]);
-            _Pragma("GCC unroll 8") for (int k = 0; k < 8; k++) isum = _mm512_dpbusd_epi32(isum, ch[k], _mm512_set1_epi32(w[k]));
+            /* two dependency chains of four (integer sums: exact in any order) */
+            __m512i isum2 = _mm512_setzero_si512();
+            _Pragma("GCC unroll 4") for (int k = 0; k < 4; k++) {
+                isum = _mm512_dpbusd_epi32(isum, ch[k], _mm512_set1_epi32(w[k]));
+                isum2 = _mm512_dpbusd_epi32(isum2, ch[k + 4], _mm512_set1_epi32(w[k + 4]));
+            }
+            isum = _mm512_add_epi32(isum, isum2);
             const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(yd[at]));
             acc[c] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(isum), acc[c]);
             if (TYPE == 1) acc[c] = _mm512_fmadd_ps(mx, _mm512_set1_ps(((const float *)ye)[at]), acc[c]);
