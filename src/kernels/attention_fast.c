@@ -304,14 +304,6 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
     float *w = qs + (size_t)j->tb * G * hk;                /* [nq][FA_CHUNK] */
     uint8_t *vis = (uint8_t *)(w + (size_t)nq * FA_CHUNK); /* [FA_CHUNK]: bit t − t0 = visible to row t */
     int rt[FA_TB * 64];                                    /* query r's row, t − t0 */
-    for (int t = t0; t < t1; t++)
-        for (int g = 0; g < G; g++) {
-            const float *src = j->q + (size_t)t * ap->n_head * hk + (size_t)(kvh * G + g) * hk;
-            float *dst = qs + (size_t)((t - t0) * G + g) * hk;
-            for (int d = 0; d < hk; d++)
-                dst[d] = src[d] * ap->scale;
-            rt[(t - t0) * G + g] = t - t0;
-        }
     const unsigned full = (1u << (t1 - t0)) - 1u;
     unsigned any = 0, every = full;
     for (int e = lo; e < hi; e++) {
@@ -328,6 +320,23 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
         any |= vm;
         every &= vm;
     }
+    if (!any) { /* a chunk after the block's queries (causal prompt) or before their window: the
+                   empty partial that fa_combine skips, without the passes over its keys */
+        for (int r = 0; r < nq; r++) {
+            float *pr = j->part + (((size_t)(t0 + r / G) * ap->n_head + kvh * G + r % G) * j->nc + ci) * (size_t)(2 + hv);
+            pr[0] = -INFINITY;
+            pr[1] = 0.0f;
+        }
+        return;
+    }
+    for (int t = t0; t < t1; t++)
+        for (int g = 0; g < G; g++) {
+            const float *src = j->q + (size_t)t * ap->n_head * hk + (size_t)(kvh * G + g) * hk;
+            float *dst = qs + (size_t)((t - t0) * G + g) * hk;
+            for (int d = 0; d < hk; d++)
+                dst[d] = src[d] * ap->scale;
+            rt[(t - t0) * G + g] = t - t0;
+        }
     /* the scores left at −inf are the slots no visible entry fills: when the chunk's positions are
      * consecutive and all visible to every row, only the span's ends outside them */
     const int p_lo = j->ent_pos[lo] - base, p_hi = j->ent_pos[hi - 1] - base;
@@ -343,15 +352,6 @@ AVX2 static void fa_item(const fa_job *j, long item, uint8_t *scr) {
             for (int p = 0; p < FA_CHUNK; p++)
                 wr[p] = -INFINITY;
         }
-    }
-    if (!any) { /* a chunk after the block's queries (causal prompt) or before their window: the
-                   empty partial that fa_combine skips, without the passes over its keys */
-        for (int r = 0; r < nq; r++) {
-            float *pr = j->part + (((size_t)(t0 + r / G) * ap->n_head + kvh * G + r % G) * j->nc + ci) * (size_t)(2 + hv);
-            pr[0] = -INFINITY;
-            pr[1] = 0.0f;
-        }
-        return;
     }
     const int qp = j->z ? FA_QZ : 4; /* queries per pass over the keys: each query's own operations either way */
     for (int r0 = 0; r0 < nq; r0 += qp)

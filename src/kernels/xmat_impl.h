@@ -12,7 +12,6 @@
  * operations (xmat.c scalar_kernel) in its order: exact int32 block dot, one float multiply of the
  * two scales, one fma (q4_1: a second fma with the min and the activation block sum). */
 #include <immintrin.h>
-#include <string.h>
 
 #include "kernels/xmat.h"
 

@@ -13,15 +13,12 @@
 #define STENO_KERNELS_XMAT_X16_H
 
 #include <immintrin.h>
-#include <string.h>
 
 #include "kernels/xmat.h"
 
 #define X16_TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 #define X16_INLINE X16_TGT static inline __attribute__((always_inline))
-#ifndef X16_PF
-#define X16_PF 4
-#endif
+#define X16_PF 4 /* weight blocks prefetched ahead (docs/PERFORMANCE.md, session 17) */
 
 /* the 32-byte chunks at p (group g) and p + gs (group g + 1) as one zmm */
 X16_INLINE __m512i x16_pair(const uint8_t *p, size_t gs) {
@@ -55,7 +52,7 @@ X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, 
         const uint8_t *o = g + (size_t)b * bb;
         /* both weight streams X16_PF blocks ahead: at 8 activation rows the kernel is compute-heavy
          * enough that the hardware prefetcher falls behind on weights coming from DRAM */
-        if (X16_PF) _Pragma("GCC unroll 3") for (int l = 0; l < 3; l++) {
+        _Pragma("GCC unroll 3") for (int l = 0; l < 3; l++) {
             _mm_prefetch((const char *)o + X16_PF * bb + 64 * l, _MM_HINT_T0);
             _mm_prefetch((const char *)o + gs + X16_PF * bb + 64 * l, _MM_HINT_T0);
         }
