@@ -8,9 +8,12 @@ For each GGUF file and thread count, each repetition runs, one after the other:
              `steno generate -m FILE -t T -p "Once" -n 128 --ignore-eos --temp 0` (decode tok/s),
              `steno generate -m FILE -t T -f P2048 -n 128 --ignore-eos --temp 0 -c 2304` (decode
              tok/s after a ~2 048-token prompt);
-and the STREAM-like probe bench/membw.c (built here) once per thread count in the same run, so the
-decode rows can be read as a fraction of the machine's read bandwidth (a greedy step reads every
-weight once: file bytes × tok/s; the tied output head is counted once, as the file holds it once).
+and the STREAM-like probe bench/membw.c (built here) right before each steno d0 decode run, so the
+decode rows can be read as a fraction of the machine's bandwidth at that moment (a greedy step reads
+every weight once: file bytes × tok/s; the tied output head is counted once, as the file holds it
+once). The column is the median over repetitions of each run's own ratio: this VM's bandwidth
+drifts by ±10 % from minute to minute, and a triad taken minutes away from the decode it divides
+read that drift as the engine's.
 Prints one table (medians, ratios > 1: steno faster) in the Markdown of docs/PERFORMANCE.md.
 
 The prompts are English text built here from a fixed word list; steno reports its own token count
@@ -72,10 +75,14 @@ def run_llama(bench, model, threads, args):
     return out
 
 
-def membw(source_dir, threads):
+def build_membw(source_dir):
     exe = os.path.join(tempfile.gettempdir(), "steno_membw")
     subprocess.run(["cc", "-O2", "-march=native", "-pthread", os.path.join(source_dir, "bench", "membw.c"), "-o", exe],
                    check=True)
+    return exe
+
+
+def membw(exe, threads):
     r = subprocess.run([exe, "256", str(threads)], capture_output=True, text=True, check=True)
     # lines such as "threads 2: copy 25.1 GB/s, triad 27.3 GB/s"
     vals = re.findall(r"[Tt]riad[^0-9]*([\d.]+)", r.stdout)
@@ -100,11 +107,11 @@ def main():
     with open(p2048, "w") as f:
         f.write(text(2047, 2))
     rows = []
+    exe = build_membw(src)
     for th in a.threads:
-        bw, raw = membw(src, th)
-        print(f"membw {th} threads: triad {bw} GB/s", file=sys.stderr)
         for model in a.model:
-            S = {cm: {"pp": [], "tg": [], "tgd": []} for cm in a.compute}
+            size = os.path.getsize(model) / 1e9
+            S = {cm: {"pp": [], "tg": [], "tgd": [], "bw": [], "frac": []} for cm in a.compute}
             L = {"pp": [], "tg": [], "tgd": []}
             n_p = n_d = 0
             for rep in range(a.reps):
@@ -112,8 +119,11 @@ def main():
                     c = ["--compute", cm]
                     n_p, pp, _, _ = run_steno(a.steno, model, th, c + ["-f", p512, "-n", "1", "-b", "512"])
                     S[cm]["pp"].append(pp)
+                    bw, _ = membw(exe, th)
                     _, _, ng, tg = run_steno(a.steno, model, th, c + ["-p", "Once", "-n", "128", "--ignore-eos"])
                     S[cm]["tg"].append(tg)
+                    S[cm]["bw"].append(bw)
+                    S[cm]["frac"].append(size * tg / bw if bw == bw else 0)
                 lb = run_llama(a.llama_bench, model, th, ["-p", "512", "-n", "128"])
                 L["pp"].append(lb["pp512"])
                 L["tg"].append(lb["tg128"])
@@ -126,22 +136,22 @@ def main():
                     L["tgd"].append(lb["tg128@d2048"])
                 print(f"{os.path.basename(model)} t={th} rep {rep}: " +
                       " ".join(f"steno-{cm} {S[cm]['pp'][-1]:.1f}/{S[cm]['tg'][-1]:.1f}/{S[cm]['tgd'][-1] if S[cm]['tgd'] else 0:.1f}"
+                               f" (triad {S[cm]['bw'][-1]:.1f} GB/s, {100 * S[cm]['frac'][-1]:.0f} %)"
                                for cm in a.compute) +
                       f"  llama {L['pp'][-1]:.1f}/{L['tg'][-1]:.1f}/{L['tgd'][-1] if L['tgd'] else 0:.1f}", file=sys.stderr)
-            size = os.path.getsize(model) / 1e9
             lmed = {k: statistics.median(L[k]) if L[k] else 0 for k in L}
             for cm in a.compute:
                 med = {k: (statistics.median(S[cm][k]) if S[cm][k] else 0, lmed[k]) for k in L}
                 rows.append((os.path.basename(model) + f" ({cm})", th, n_p, n_d, med,
-                             size * med["tg"][0] / bw if bw == bw else 0))
+                             statistics.median(S[cm]["frac"]), statistics.median(S[cm]["bw"])))
     print("| model | threads | prompt tok/s steno / llama.cpp (ratio) | decode tok/s d0 steno / llama.cpp (ratio) "
-          "| decode tok/s d2048 steno / llama.cpp (ratio) | steno d0 decode × file bytes ÷ triad |")
-    print("|---|---:|---|---|---|---:|")
-    for name, th, n_p, n_d, med, frac in rows:
+          "| decode tok/s d2048 steno / llama.cpp (ratio) | triad GB/s | steno d0 decode × file bytes ÷ triad |")
+    print("|---|---:|---|---|---|---:|---:|")
+    for name, th, n_p, n_d, med, frac, bw in rows:
         def cell(k):
             s, l = med[k]
             return f"{s:.1f} / {l:.1f} ({s / l:.2f}×)" if l else "—"
-        print(f"| {name} | {th} | {cell('pp')} | {cell('tg')} | {cell('tgd')} | {100 * frac:.0f} % |")
+        print(f"| {name} | {th} | {cell('pp')} | {cell('tg')} | {cell('tgd')} | {bw:.1f} | {100 * frac:.0f} % |")
     print(f"(steno's prompts: {rows[0][2]} tokens for pp, {rows[0][3]} before the d2048 decode)" if rows else "")
 
 

@@ -74,7 +74,7 @@ static void pack_q4_K(const steno_mat *W, uint8_t *d) {
 }
 
 void steno_xmat_free(steno_xmat *x) {
-    free(x->data);
+    if (x->owned) free(x->data);
     memset(x, 0, sizeof *x);
 }
 
@@ -116,14 +116,28 @@ static void pack_q6_K(const steno_mat *W, uint8_t *d) {
         }
 }
 
+size_t steno_xmat_bytes(const steno_mat *W) {
+    if (!steno_xmat_supported(W)) return 0;
+    return (size_t)((W->n_out + 7) / 8) * (size_t)(W->n_in / 32) * block_bytes(W->type);
+}
+
 int steno_xmat_pack(const steno_mat *W, steno_xmat *out) {
+    memset(out, 0, sizeof *out);
+    const size_t bytes = steno_xmat_bytes(W);
+    if (!bytes) return -1;
+    uint8_t *d = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!d) return -1;
+    steno_xmat_pack_into(W, out, d);
+    out->owned = 1;
+    return 0;
+}
+
+int steno_xmat_pack_into(const steno_mat *W, steno_xmat *out, uint8_t *d) {
     memset(out, 0, sizeof *out);
     if (!steno_xmat_supported(W)) return -1;
     const int64_t nb = W->n_in / 32, ng = (W->n_out + 7) / 8;
     const size_t bb = block_bytes(W->type);
     const size_t bytes = (size_t)ng * (size_t)nb * bb;
-    uint8_t *d = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!d) return -1;
     memset(d, 0, bytes); /* padding rows: zero codes, zero scales */
     if (W->type == STENO_T_Q4_K) pack_q4_K(W, d);
     else if (W->type == STENO_T_Q6_K) pack_q6_K(W, d);

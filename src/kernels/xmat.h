@@ -48,7 +48,8 @@ typedef struct steno_xmat {
     int64_t n_in, n_out; /* as the source matrix (n_in a multiple of 32; K types: of 256) */
     int64_t n_groups;    /* (n_out + 7) / 8 */
     size_t block_bytes;  /* bytes per (group, 32-element block): 144, 160, 176, 272; K types 148, 210 */
-    uint8_t *data;       /* n_groups · (n_in / 32) · block_bytes, 64-byte aligned; owned */
+    uint8_t *data;       /* n_groups · (n_in / 32) · block_bytes, 64-byte aligned */
+    int owned;           /* 1: data is freed by steno_xmat_free (steno_xmat_pack); 0: the caller's */
 } steno_xmat;
 
 /** 1 when W's type has an x8 layout (q4_0, q4_1, q5_0, q8_0, q4_K, q6_K) and n_in is a multiple of
@@ -57,6 +58,14 @@ int steno_xmat_supported(const steno_mat *W);
 
 /** Repacks W into *out (allocates out->data). Returns 0, or -1 (unsupported type, out of memory). */
 int steno_xmat_pack(const steno_mat *W, steno_xmat *out);
+
+/** Bytes of W's x8 copy (what steno_xmat_pack_into writes), or 0 when !steno_xmat_supported(W). */
+size_t steno_xmat_bytes(const steno_mat *W);
+
+/** steno_xmat_pack into caller memory: dst, 64-byte aligned, steno_xmat_bytes(W) bytes, stays the
+ *  caller's (out->owned = 0) and must outlive *out. Lets one model put all its copies in one
+ *  huge-page block (core/bigmem.h). Returns 0, or -1 (unsupported type). */
+int steno_xmat_pack_into(const steno_mat *W, steno_xmat *out, uint8_t *dst);
 
 void steno_xmat_free(steno_xmat *x);
 

@@ -1,10 +1,13 @@
 /* fast.c — the fast path's weights (model.h llm_fast_prepare): x8 copies (kernels/xmat.h) of every
  * q4_0/q4_1/q8_0/q6_K projection and of the output head, made once per model by its first
- * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. */
+ * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. All copies share one block in
+ * 2 MiB pages (core/bigmem.h): a decode step streams them all, and 4 KiB pages cost a page walk
+ * per 4 KiB read. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "kernels/quant.h"
 
 #include "llm/model.h"
@@ -12,7 +15,10 @@
 struct llm_fast {
     steno_xmat *mats;
     int n;
+    uint8_t *arena; /* every mats[i].data, each at a 64-byte boundary */
 };
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static pthread_mutex_t g_fast_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -59,10 +65,14 @@ int llm_fast_prepare(const steno_llm *cm) {
         if (!ws || !f || !f->mats) rc = -1;
         if (rc == 0) {
             list_mats(m, ws);
-            for (int i = 0; i < n && rc == 0; i++) {
+            size_t total = 0;
+            for (int i = 0; i < n; i++)
+                if (fast_type(ws[i])) total += round64(steno_xmat_bytes(ws[i]));
+            if (total && !(f->arena = steno_bigmem_alloc(total))) rc = -1;
+            for (size_t at = 0, i = 0; (int)i < n && rc == 0; i++) {
                 if (!fast_type(ws[i])) continue;
-                if (steno_xmat_pack(ws[i], &f->mats[f->n]) != 0) rc = -1;
-                else f->n++;
+                if (steno_xmat_pack_into(ws[i], &f->mats[f->n], f->arena + at) != 0) rc = -1;
+                else at += round64(steno_xmat_bytes(ws[i])), f->n++;
             }
         }
         if (rc == 0) {
@@ -72,6 +82,7 @@ int llm_fast_prepare(const steno_llm *cm) {
             m->fast = f;
         } else if (f) {
             for (int i = 0; i < f->n; i++) steno_xmat_free(&f->mats[i]);
+            steno_bigmem_free(f->arena);
             free(f->mats);
             free(f);
         }
@@ -84,6 +95,7 @@ int llm_fast_prepare(const steno_llm *cm) {
 void llm_fast_free(steno_llm *m) {
     if (!m->fast) return;
     for (int i = 0; i < m->fast->n; i++) steno_xmat_free(&m->fast->mats[i]);
+    steno_bigmem_free(m->fast->arena);
     free(m->fast->mats);
     free(m->fast);
     m->fast = NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/error.h"
 #include "whisper/fast_internal.h"
 #include "whisper/fast_quant.h"
@@ -302,7 +303,7 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
         f->emb = m->tok_emb16;
     } else {
         const size_t per_layer = (size_t)D * D * (3 + 1 + 1 + 1 + 4 + 4);
-        f->f16 = malloc(sizeof(uint16_t) * (per_layer * L + (size_t)V * D));
+        f->f16 = steno_bigmem_alloc(sizeof(uint16_t) * (per_layer * L + (size_t)V * D)); /* streamed per token */
         if (!f->f16) goto nomem;
         uint16_t *p = f->f16;
 #define TO_F16(dst, src, count)                      \
@@ -324,7 +325,7 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
 #undef TO_F16
     }
     if (f->dt == VEC_F16 && D % VEC_SCREEN_BLOCK == 0) {
-        f->emb_q = malloc((size_t)V * D);
+        f->emb_q = steno_bigmem_alloc((size_t)V * D);
         f->emb_s = malloc(sizeof(float) * V);
         f->emb_g = malloc(sizeof(float) * V);
         f->emb_c = malloc(sizeof(float) * V);
@@ -368,8 +369,8 @@ void whisper_fast_free(whisper_fast *f) {
         free(f->cross_v_w);
         free(f->cross_k_b);
         free(f->cross_v_b);
-        free(f->f16);
-        free(f->emb_q);
+        steno_bigmem_free(f->f16);
+        steno_bigmem_free(f->emb_q);
         free(f->emb_s);
         free(f->emb_g);
         free(f->emb_c);

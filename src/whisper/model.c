@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/error.h"
 #include "formats/wtab_readers.h"
 #include "whisper/model_side.h"
@@ -281,11 +282,12 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
         st = L.st;
         goto fail;
     }
-    m->arena = malloc(L.used * sizeof(float));
-    m->arena16 = L.used16 ? malloc(L.used16 * sizeof(uint16_t)) : NULL;
-    m->arena_q = L.used_q ? aligned_alloc(64, L.used_q) : NULL;
+    /* in 2 MiB pages (core/bigmem.h): the decoder streams its weights once per token */
+    m->arena = L.used ? steno_bigmem_alloc(L.used * sizeof(float)) : NULL;
+    m->arena16 = L.used16 ? steno_bigmem_alloc(L.used16 * sizeof(uint16_t)) : NULL;
+    m->arena_q = L.used_q ? steno_bigmem_alloc(L.used_q) : NULL;
     L.scratch = L.max_q ? malloc(L.max_q * sizeof(float)) : NULL;
-    if (!m->arena || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch))) {
+    if ((L.used && !m->arena) || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch))) {
         free(L.scratch);
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
                         L.used * sizeof(float) >> 20);
@@ -324,9 +326,9 @@ steno_status whisper_model_load_ex(const char *path, int decoder_f16, whisper_mo
 
 void whisper_model_free(whisper_model *m) {
     if (!m) return;
-    free(m->arena);
-    free(m->arena16);
-    free(m->arena_q);
+    steno_bigmem_free(m->arena);
+    steno_bigmem_free(m->arena16);
+    steno_bigmem_free(m->arena_q);
     free(m->enc);
     free(m->dec);
     whisper_config_free(&m->config);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/threadpool.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
@@ -86,6 +87,17 @@ int main(void) {
                     steno_mat m = {t, n_in, n_out, rb, w, NULL};
                     steno_xmat xm;
                     CHECK(steno_xmat_supported(&m) && steno_xmat_pack(&m, &xm) == 0, "pack %s", steno_type_name(t));
+                    { /* into caller memory (the fast path's one huge-page block): the same bytes */
+                        const size_t xb = steno_xmat_bytes(&m);
+                        uint8_t *dst = steno_bigmem_alloc(xb);
+                        steno_xmat xi;
+                        CHECK(dst && xb == (size_t)xm.n_groups * (size_t)(n_in / 32) * xm.block_bytes &&
+                                  steno_xmat_pack_into(&m, &xi, dst) == 0 && !xi.owned && xm.owned && xi.data == dst &&
+                                  memcmp(xi.data, xm.data, xb) == 0,
+                              "pack_into %s differs from pack", steno_type_name(t));
+                        steno_xmat_free(&xi); /* leaves dst alone */
+                        steno_bigmem_free(dst);
+                    }
                     steno_work wk = {0};
                     for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++)
                         for (int th = 1; th <= 2; th++) {
