@@ -12,6 +12,10 @@ llama-cpp-python (tools/llm_oracle_llamacpp.py explains how to make it):
 
     /tmp/llama-venv/bin/python tools/llm_bench.py --steno build/steno --threads 2 --reps 3
 
+Against llama.cpp built from source (issue #13), without building it twice: the sdist's Python
+package on PYTHONPATH, its `llama_cpp/lib` a link to the tree's build/bin, and
+LLAMA_CPP_LIB_PATH=$LLAMA/build/bin (a venv with numpy, typing-extensions, diskcache, jinja2).
+
 Nothing here is used by the tests (tests never assert timings).
 """
 
@@ -45,9 +49,9 @@ def cache_root():
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "steno", "models")
 
 
-def run_steno(cmd, model, prompt_file, n, threads):
+def run_steno(cmd, model, prompt_file, n, threads, compute=None):
     p = subprocess.run(cmd + ["generate", "-m", model, "-f", prompt_file, "-n", str(n), "--temp", "0", "-t",
-                              str(threads), "-b", "512"],
+                              str(threads), "-b", "512"] + (["--compute", compute] if compute else []),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit("steno failed: " + p.stderr)
@@ -87,7 +91,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("-n", type=int, default=64, help="tokens to generate")
-    ap.add_argument("--models", default="smollm2,gemma3")
+    ap.add_argument("--models", default="smollm2,gemma3",
+                    help="comma-separated: names of the table above or paths of GGUF files")
+    ap.add_argument("--compute", default=None, help="steno's --compute (default: steno's own default)")
     args = ap.parse_args()
     cmd = args.steno.split()
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
@@ -97,13 +103,14 @@ def main():
           "steno decode tok/s | llama.cpp decode tok/s | ratio |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
-        path = os.path.join(cache_root(), MODELS[name])
+        path = os.path.join(cache_root(), MODELS[name]) if name in MODELS else name
+        mname = name if name in MODELS else path  # steno takes both: a cache name or a file
         llm = make_llama(path, args.threads)
         run_llama(llm, 4)  # warm the page cache and llama.cpp's buffers
-        run_steno(cmd, name, prompt_file, 4, args.threads)
+        run_steno(cmd, mname, prompt_file, 4, args.threads, args.compute)
         sp, sd, lp, ld = [], [], [], []
         for _ in range(args.reps):
-            a, b, npr = run_steno(cmd, name, prompt_file, args.n, args.threads)
+            a, b, npr = run_steno(cmd, mname, prompt_file, args.n, args.threads, args.compute)
             sp.append(a)
             sd.append(b)
             a, b, _ = run_llama(llm, args.n)
@@ -111,7 +118,7 @@ def main():
             ld.append(b)
         med = statistics.median
         print("| %s | %d | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |" % (
-            name, args.threads, npr, med(sp), med(lp), med(sp) / med(lp), med(sd), med(ld), med(sd) / med(ld)),
+            os.path.basename(name) + (f" ({args.compute})" if args.compute else ""), args.threads, npr, med(sp), med(lp), med(sp) / med(lp), med(sd), med(ld), med(sd) / med(ld)),
             flush=True)
         del llm
     os.unlink(prompt_file)
