@@ -148,6 +148,16 @@ static void *watch_main(void *arg) {
 
 /* ------------------------------------------------------------------------------------ start-up */
 
+static pthread_t g_main_thread;
+
+/* SIGINT/SIGTERM caught by a thread that does not block them (see serve's main): on to main, which
+ * blocks them and takes them with sigwait (pthread_kill is async-signal-safe) */
+static void forward_to_main(int sig) {
+    const int saved = errno;
+    pthread_kill(g_main_thread, sig);
+    errno = saved;
+}
+
 static int resolve_host(const char *host, int port, struct sockaddr_storage *ss, int *v6) {
     struct addrinfo hints = {0}, *res = NULL;
     hints.ai_family = AF_UNSPEC;
@@ -199,7 +209,18 @@ int steno_server_run(const server_opts *opts) {
     g_header_timeout = S.o.header_timeout;
     g_body_timeout = S.o.body_timeout;
 
-    /* every thread started from here on inherits the blocked signals; main takes them in sigwait */
+    /* every thread started from here on inherits the blocked signals; main takes them in sigwait.
+     * Threads started before main (OpenBLAS starts its workers in a library constructor) do not
+     * block them, and the kernel may hand a process signal to such a thread, whose default action
+     * would kill the process mid-load (CI saw "exit status -2 after SIGINT"): the handler passes
+     * it on to main, where it waits, blocked, for sigwait. */
+    g_main_thread = pthread_self();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_to_main;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
