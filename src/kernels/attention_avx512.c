@@ -142,6 +142,10 @@ Z void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int l
         vec_avx2.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
         return;
     }
+    if (VEC_ATT_ROWS(causal, nk, dh)) {
+        vec_avx512_attention_rows(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, out, out_stride);
+        return;
+    }
     const int nz = dh / 16;
     float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(64)));
     float m[ATT_QC], l[ATT_QC];

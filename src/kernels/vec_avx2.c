@@ -377,6 +377,10 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
         vec_scalar.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
         return;
     }
+    if (VEC_ATT_ROWS(causal, nk, dh)) {
+        vec_avx2_attention_rows(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, out, out_stride);
+        return;
+    }
     const int nv = dh / 8;
     float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(32)));
     float m[ATT_QC], l[ATT_QC];

@@ -38,6 +38,14 @@ void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, 
                               int dh, int nq, float *out, int out_stride);
 void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                           int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
+/* The whole-row path of vec_attention (attention_rows.c): not causal, nk <= VEC_ATT_ROW_MAX,
+ * dh a multiple of 16 up to 256; the two versions give the same bits. */
+#define VEC_ATT_ROW_MAX 1536
+#define VEC_ATT_ROWS(causal, nk, dh) (!(causal) && (nk) <= VEC_ATT_ROW_MAX && (dh) % 16 == 0 && (dh) <= 256)
+void vec_avx2_attention_rows(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
+                             int dh, int nq, float *out, int out_stride);
+void vec_avx512_attention_rows(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
+                               int nk, int dh, int nq, float *out, int out_stride);
 void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                                int r1, float *Y, int ldy, int block);
 

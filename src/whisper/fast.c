@@ -12,7 +12,7 @@
 #include "whisper/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
-#define ROW_BLOCK 128 /* the f32 GEMM's fixed row grid */
+#define ROW_BLOCK 192 /* the f32 GEMM's fixed row grid (gemm_task) */
 _Static_assert(COL_CHUNK == FASTQ_COL_CHUNK, "fast_quant.c shares conv_scratch's tiles");
 
 /* ---------------------------------------------------------------- parallel GEMM / GEMV */
@@ -25,13 +25,31 @@ typedef struct gemm_job {
     const float *x; /* [T][K] */
     float *y;       /* [T][ldy] */
     int T, N, K, ldy;
+    /* f32 only, on each row block while it is in cache: GELU on y, then res += y (res [T][N]) */
+    int gelu;
+    float *res;
 } gemm_job;
+
+/* y[r0..r1) = x[r0..r1) Wᵀ + b: one single-threaded sgemm, the bias preloaded (beta = 1) */
+static void gemm_rows_f32(const gemm_job *j, int r0, int r1) {
+    float *y = j->y + (size_t)r0 * j->ldy;
+    for (int r = r0; r < r1; r++, y += j->ldy) {
+        if (j->b) memcpy(y, j->b, sizeof(float) * j->N);
+        else memset(y, 0, sizeof(float) * j->N);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, j->N, j->K, 1.0f, j->x + (size_t)r0 * j->K, j->K,
+                (const float *)j->W, j->K, 1.0f, j->y + (size_t)r0 * j->ldy, j->ldy);
+}
 
 /* f32 weights: the rows (time steps) are cut into a fixed grid of ROW_BLOCK rows, and task t of n
  * computes blocks t, t+n, … with one single-threaded sgemm each (full N: the weights are packed
  * once per block, the block's rows once). A block's result depends only on the block, not on
  * which thread ran it, so the output is identical for any thread count (checked bit for bit by
- * test_fast_alloc and the thread test); OpenBLAS's blocking does depend on M, hence the fixed grid.
+ * test_fast_alloc and the thread test). OpenBLAS's summation order may depend on M: its SkylakeX
+ * sgemm gives a row the same bits in any call of 8 rows or more, but its Haswell and Prescott
+ * kernels do not (bench/gemm_rows.c), hence the fixed grid. 192 rows: 1500 time steps are 8 blocks,
+ * even work for 1, 2, 4 or 8 threads, and larger calls than the 128-row grid before (one core of
+ * the Emerald Rapids VM ran the encoder's products at 127 GFLOP/s in 128-row calls, 142 in 256).
  * f16 weights (decoder prefill): task t takes the column chunks t, t+n, … of a fixed grid, each
  * converted to f32 in a per-task scratch first. */
 static void gemm_task(void *ctx, int t, int n) {
@@ -39,13 +57,10 @@ static void gemm_task(void *ctx, int t, int n) {
     if (j->dt == VEC_F32) {
         for (int r0 = t * ROW_BLOCK; r0 < j->T; r0 += n * ROW_BLOCK) {
             const int r1 = r0 + ROW_BLOCK < j->T ? r0 + ROW_BLOCK : j->T;
-            float *y = j->y + (size_t)r0 * j->ldy;
-            for (int r = r0; r < r1; r++, y += j->ldy) {
-                if (j->b) memcpy(y, j->b, sizeof(float) * j->N);
-                else memset(y, 0, sizeof(float) * j->N);
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, j->N, j->K, 1.0f, j->x + (size_t)r0 * j->K,
-                        j->K, (const float *)j->W, j->K, 1.0f, j->y + (size_t)r0 * j->ldy, j->ldy);
+            gemm_rows_f32(j, r0, r1);
+            const size_t off = (size_t)r0 * j->N, count = (size_t)(r1 - r0) * j->N; /* ldy == N here */
+            if (j->gelu) vec_gelu(j->y + off, count);
+            if (j->res) vec_add(j->res + off, j->y + off, count);
         }
         return;
     }
@@ -97,7 +112,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
         steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
         return;
     }
-    gemm_job j = {f, dt, W, b, x, y, T, N, K, N};
+    gemm_job j = {f, dt, W, b, x, y, T, N, K, N, 0, NULL};
     const int n_chunks = dt == VEC_F32 ? (T + ROW_BLOCK - 1) / ROW_BLOCK : (N + COL_CHUNK - 1) / COL_CHUNK;
     steno_pool_run(f->pool, gemm_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
 }
@@ -227,17 +242,22 @@ static int alloc_scratch(whisper_fast *f) {
     const size_t D = (size_t)m->n_text_state, L = (size_t)m->n_text_layer, A = (size_t)f->A;
     const size_t Da = (size_t)m->n_audio_state;
     f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
+    if (m->enc[0].fc1.w16) { /* the loader kept the encoder in float16 (fast_enc_gemm.c) */
+        f->enc_scratch = malloc(sizeof(float) * (size_t)f->n_threads * ENC_COL_CHUNK * 4 * Da);
+        if (!f->enc_scratch) return -1;
+    }
     const size_t T1 = 2 * A;
     size_t big = A * 4 * Da;
     if (T1 * m->n_mels * 3 > big) big = T1 * m->n_mels * 3;
     if (A * Da * 3 > big) big = A * Da * 3;
     if (A * L * D > big) big = A * L * D;
     f->big_floats = big;
-    f->big = malloc(sizeof(float) * big);
-    f->h = malloc(sizeof(float) * A * Da);
-    f->qkv = malloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
-    f->kt = calloc((size_t)vec_attention_ldk((int)A) * Da, sizeof(float));
-    f->att = malloc(sizeof(float) * A * Da);
+    /* the encoder's activations in huge pages, zeroed (first touched) on two threads (core/bigmem.h) */
+    f->big = steno_bigmem_alloc(sizeof(float) * big);
+    f->h = steno_bigmem_alloc(sizeof(float) * A * Da);
+    f->qkv = steno_bigmem_alloc(sizeof(float) * (A * 3 * Da > T1 * Da ? A * 3 * Da : T1 * Da)); /* also conv1's output */
+    f->kt = steno_bigmem_alloc(sizeof(float) * (size_t)vec_attention_ldk((int)A) * Da);
+    f->att = steno_bigmem_alloc(sizeof(float) * A * Da);
     if (m->wq_type) {
         const size_t bytes = (size_t)m->n_text_ctx * wq_act_bytes(m->wq_type, 4 * (int)D);
         f->qact = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
@@ -347,7 +367,7 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
     f->shared = 1;
     f->pool = pool;
     f->n_threads = steno_pool_threads(pool);
-    f->conv_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
+    f->conv_scratch = f->enc_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
     f->qact = NULL;
     f->def_hook = NULL;
     f->def_hook_ctx = NULL;
@@ -376,11 +396,12 @@ void whisper_fast_free(whisper_fast *f) {
         free(f->emb_c);
     }
     free(f->conv_scratch);
-    free(f->big);
-    free(f->h);
-    free(f->qkv);
-    free(f->kt);
-    free(f->att);
+    free(f->enc_scratch);
+    steno_bigmem_free(f->big);
+    steno_bigmem_free(f->h);
+    steno_bigmem_free(f->qkv);
+    steno_bigmem_free(f->kt);
+    steno_bigmem_free(f->att);
     free(f->qact);
     free(f);
 }
@@ -389,10 +410,25 @@ int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
 /* ---------------------------------------------------------------- encoder */
 
-/* An encoder linear: its quantized copy when the model keeps one, else float32. */
-static void enc_linear(whisper_fast *f, const nn_linear *l, const float *x, int T, float *y) {
-    if (l->q.q) linear(f, DT_Q, &l->q, l->b, x, T, l->n_out, l->n_in, y);
-    else linear(f, VEC_F32, l->w, l->b, x, T, l->n_out, l->n_in, y);
+/* An encoder linear, y [T][n_out] = x l + b: its quantized copy when the model keeps one, else
+ * float32. Then, elementwise: GELU on y when gelu, and res += y when res is not NULL; the float32
+ * GEMM does both on each row block right after its product, while the block is in cache (the
+ * same operations as separate passes, so the same bits). */
+static void enc_linear(whisper_fast *f, const nn_linear *l, const float *x, int T, float *y, int gelu, float *res) {
+    const int N = l->n_out;
+    if (l->q.q) {
+        linear(f, DT_Q, &l->q, l->b, x, T, N, l->n_in, y);
+        if (gelu) fast_gelu(f, y, (size_t)T * N);
+        if (res) vec_add(res, y, (size_t)T * N);
+        return;
+    }
+    if (l->w16) {
+        fast_enc_linear16(f, l->w16, l->b, x, T, N, l->n_in, y, gelu, res);
+        return;
+    }
+    gemm_job j = {f, VEC_F32, l->w, l->b, x, y, T, N, l->n_in, N, gelu, res};
+    const int n_blocks = (T + ROW_BLOCK - 1) / ROW_BLOCK;
+    steno_pool_run(f->pool, gemm_task, &j, n_blocks < f->n_threads ? n_blocks : f->n_threads);
 }
 
 /* In qkv [T][3D]: scales the queries in place and copies the keys out transposed, [D][ldk]
@@ -443,19 +479,16 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
     for (int l = 0; l < m->n_audio_layer; l++) {
         const whisper_layer *L = &m->enc[l];
         fast_layernorm(f, &L->attn_ln, xa, T2, h);
-        enc_linear(f, &L->attn_qkv, h, T2, f->qkv);
+        enc_linear(f, &L->attn_qkv, h, T2, f->qkv, 0, NULL);
         const int ldk = vec_attention_ldk(T2);
         prepare_qkv(f->qkv, T2, D, dh, scale, f->kt, ldk, f->big); /* f->big: free until fc1 */
         attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->big, (size_t)T2 * dh, dh, T2, T2, dh, H, 0, 0, 0, f->att};
         attention(f, &aj);
-        enc_linear(f, &L->attn_out, f->att, T2, h);
-        vec_add(xa, h, (size_t)T2 * D);
+        enc_linear(f, &L->attn_out, f->att, T2, h, 0, xa); /* and the residual: xa += h */
 
         fast_layernorm(f, &L->mlp_ln, xa, T2, h);
-        enc_linear(f, &L->fc1, h, T2, f->big);
-        fast_gelu(f, f->big, (size_t)T2 * 4 * D);
-        enc_linear(f, &L->fc2, f->big, T2, h);
-        vec_add(xa, h, (size_t)T2 * D);
+        enc_linear(f, &L->fc1, h, T2, f->big, 1, NULL);
+        enc_linear(f, &L->fc2, f->big, T2, h, 0, xa);
     }
     fast_layernorm(f, &m->enc_ln_post, xa, T2, h);
     memcpy(xa, h, sizeof(float) * (size_t)T2 * D);

@@ -10,6 +10,9 @@
  * them to fast_quant.c. */
 #define DT_Q ((vec_dtype)2)
 
+/* The encoder's float16 GEMMs (fast_enc_gemm.c): output columns per chunk of the fixed grid */
+#define ENC_COL_CHUNK 256
+
 typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
 } fast_layer;
@@ -30,6 +33,7 @@ struct whisper_fast {
     int8_t *emb_q;                /* [n_vocab][D] */
     float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
     float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
+    float *enc_scratch;   /* float16 encoder: f16 → f32 rows, [n_threads][ENC_COL_CHUNK][4D]; else NULL */
     /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
      * matrices of the convolutions, and the decoder's per-window cross K/V projection */
     float *big, *h, *qkv, *kt, *att;
@@ -89,6 +93,11 @@ void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, c
 void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
+/** y[T][N] = x[T][K] Wᵀ + b with W [N][K] float16 (the encoder's linears, fast_enc_gemm.c), on f's
+ *  pool; then, elementwise, GELU on y when gelu and res += y when res (NULL: none). Needs
+ *  f->enc_scratch (K <= 4·n_audio_state). */
+void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const float *x, int T, int N, int K,
+                       float *y, int gelu, float *res);
 /** GELU in place over total floats, on f's pool. */
 void fast_gelu(whisper_fast *f, float *x, size_t total);
 /** Cross-attention of nq queries for layer l over d's window (halves: the float16 K/V copies when

@@ -153,9 +153,9 @@ static void take_block(loader *L, const char *side, int i, int D, whisper_layer 
     snprintf(k, sizeof k, "%s.attn.key", p);
     snprintf(v, sizeof v, "%s.attn.value", p);
     const char *qkv[3] = {q, k, v};
-    take_linear(L, qkv, 3, D, D, &y->attn_qkv, dec);
+    take_linear(L, qkv, 3, D, D, &y->attn_qkv, 1);
     snprintf(q, sizeof q, "%s.attn.out", p);
-    take_linear(L, qkv, 1, D, D, &y->attn_out, dec);
+    take_linear(L, qkv, 1, D, D, &y->attn_out, 1);
     if (dec) {
         snprintf(q, sizeof q, "%s.cross_attn_ln", p);
         take_ln(L, q, D, &y->cross_ln);
@@ -171,9 +171,9 @@ static void take_block(loader *L, const char *side, int i, int D, whisper_layer 
     snprintf(q, sizeof q, "%s.mlp_ln", p);
     take_ln(L, q, D, &y->mlp_ln);
     snprintf(q, sizeof q, "%s.mlp.0", p);
-    take_linear(L, qkv, 1, 4 * D, D, &y->fc1, dec);
+    take_linear(L, qkv, 1, 4 * D, D, &y->fc1, 1);
     snprintf(q, sizeof q, "%s.mlp.2", p);
-    take_linear(L, qkv, 1, D, 4 * D, &y->fc2, dec);
+    take_linear(L, qkv, 1, D, 4 * D, &y->fc2, 1);
 }
 
 static void take_all(loader *L, whisper_model *m) {

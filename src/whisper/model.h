@@ -53,7 +53,8 @@ typedef struct whisper_model {
     int wq_type;          /* 0, or the kernels/wq.h type of every quantized matrix: the encoder's and
                              decoder's linears and the token embedding (conv, cross-attention K/V,
                              norms, biases and positions stay float32); faithful can't run */
-    int decoder_f16;      /* decoder matrices held only as float16 (fast path); faithful can't run */
+    int decoder_f16;      /* the linears of encoder and decoder and the token embedding held only as
+                             float16 (fast path); faithful can't run */
     const float *dec_pos; /* [n_text_ctx][D] */
     whisper_layer *dec;   /* [n_text_layer] */
     nn_layernorm dec_ln;
@@ -63,7 +64,7 @@ typedef struct whisper_model {
     whisper_special special;
 
     float *arena;      /* all float32 weights, owned */
-    uint16_t *arena16; /* float16 decoder matrices when decoder_f16, owned */
+    uint16_t *arena16; /* float16 matrices when decoder_f16, owned */
     unsigned char *arena_q; /* quantized matrices when wq_type, owned */
 } whisper_model;
 
@@ -79,9 +80,10 @@ steno_status whisper_model_load(const char *path, whisper_model **out);
 steno_status whisper_model_load_table(const wtab *w, const char *path, int decoder_f16, int wq_type,
                                       whisper_model **out);
 
-/** As whisper_model_load; with decoder_f16 the decoder's matrices (self-attention, cross-attention
- *  Q and output, MLP, token embedding) are kept only as float16 (w16 / tok_emb16), halving their
- *  memory, for the fast path. The cross-attention K/V weights stay float32 (the per-window GEMM). */
+/** As whisper_model_load; with decoder_f16 the encoder's linears (Q/K/V, output, MLP) and the
+ *  decoder's matrices (self-attention, cross-attention Q and output, MLP, token embedding) are kept
+ *  only as float16 (w16 / tok_emb16), halving their memory, for the fast path. The convolutions
+ *  and the cross-attention K/V weights stay float32 (the per-window GEMM). */
 steno_status whisper_model_load_ex(const char *path, int decoder_f16, whisper_model **out);
 /** As whisper_model_load_ex; with wq_type (kernels/wq.h: STENO_T_Q8_0 ... WQ_MLX_Q8_G64; 0 for
  *  none) the linears of encoder and decoder and the token embedding are quantized at load time

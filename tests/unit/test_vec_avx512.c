@@ -74,9 +74,10 @@ int main(void) {
         free(W), free(b), free(X), free(Ya), free(Yz);
     }
     /* attention: encoder-like (1500 keys, 30-query chunks), causal decoder rows, odd key counts,
-     * dh 64, 48 (one 16-column tail), 128 and 40 (the AVX2 kernel's own) */
+     * dh 64, 48 (one 16-column tail), 128 and 40 (the AVX2 kernel's own); not causal, up to
+     * VEC_ATT_ROW_MAX keys it is the whole-row path (attention_rows.c), past it the streaming one */
     const int dhs[] = {64, 48, 128, 40};
-    const int nks[] = {1, 17, 64, 100, 1500};
+    const int nks[] = {1, 17, 64, 100, 1500, VEC_ATT_ROW_MAX, VEC_ATT_ROW_MAX + 1};
     const int nqs[] = {1, 5, 31, 100};
     for (size_t c = 0; c < sizeof dhs / sizeof dhs[0]; c++) {
         const int dh = dhs[c];
@@ -104,7 +105,7 @@ int main(void) {
             free(Kt), free(V);
         }
         CHECK(ok, "dh %d: AVX-512 attention differs from AVX2", dh);
-        printf("dh %3d: AVX-512 attention bit-identical to AVX2 in %d cases (1..1500 keys, 1..100 queries, causal)\n",
+        printf("dh %3d: AVX-512 attention bit-identical to AVX2 in %d cases (1..1537 keys, 1..100 queries, causal)\n",
                dh, cases);
     }
     /* attention over float16 keys/values (the decoder step's cross-attention): dh 64, 48 and 80
