@@ -284,7 +284,10 @@ AVX2 static void gelu_avx2(float *x, size_t n) {
         poly = _mm256_fmadd_ps(poly, t, a2);
         poly = _mm256_fmadd_ps(poly, t, a1);
         poly = _mm256_mul_ps(poly, t);
-        __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(az, az)));
+        /* exp(−az²) from −80 down is < 2^-115: 1 − poly·e rounds to 1 either way, but below
+         * about −87 its product is subnormal, a microcode assist per lane on Intel cores (two
+         * thirds of the encoder's GELU time, perf, base on long120); clamped, the same bits */
+        __m256 e = exp8(_mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(az, az)), _mm256_set1_ps(-80.0f)));
         __m256 erf_abs = _mm256_fnmadd_ps(poly, e, one);
         __m256 erf = _mm256_or_ps(erf_abs, _mm256_and_ps(sign, z));
         _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, erf)));

@@ -256,7 +256,9 @@ Z void vec_avx512_gelu(float *x, size_t n) {
         poly = _mm512_fmadd_ps(poly, t, a2);
         poly = _mm512_fmadd_ps(poly, t, a1);
         poly = _mm512_mul_ps(poly, t);
-        const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(az, az)));
+        /* clamped at −80 as gelu_avx2 does (no subnormal product; the same bits) */
+        const __m512 e =
+            exp16(_mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(az, az)), _mm512_set1_ps(-80.0f)));
         const __m512 erf_abs = _mm512_fnmadd_ps(poly, e, one);
         const __m512 erf = _mm512_castsi512_ps(
             _mm512_or_si512(_mm512_castps_si512(erf_abs), _mm512_and_si512(sign, _mm512_castps_si512(z))));

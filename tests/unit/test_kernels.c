@@ -213,8 +213,9 @@ int main(int argc, char **argv) {
                "|error|/bound %.2f); listed rows bit-identical to vec_gemv\n", SR, mean_b, worst);
     }
 
-    /* GELU vs erf */
-    static float g[4099];
+    /* GELU vs erf, x in [-8, 8] by 1/256, then [-40, 40] by 1/64 (past the −80 clamp of
+     * exp(−x²/2) at |x| > 12.65: from there GELU is exactly x, or −0 below zero) */
+    static float g[4099], g2[5121];
     double gerr = 0;
     for (int i = 0; i < 4099; i++) g[i] = (i - 2049) / 256.0f;
     vec_gelu(g, 4099);
@@ -223,6 +224,17 @@ int main(int argc, char **argv) {
         gerr = fmax(gerr, fabs(g[i] - 0.5 * v * (1 + erf(v / sqrt(2.0)))));
     }
     CHECK(gerr < 5e-6, "gelu max error %.3g", gerr);
+    for (int i = 0; i < 5121; i++) g2[i] = (i - 2560) / 64.0f;
+    vec_gelu(g2, 5121);
+    int tails = 1;
+    for (int i = 0; i < 5121; i++) {
+        const double v = (i - 2560) / 64.0;
+        gerr = fmax(gerr, fabs(g2[i] - 0.5 * v * (1 + erf(v / sqrt(2.0)))));
+        if (v >= 13.0) tails &= g2[i] == (float)v;
+        if (v <= -13.0) tails &= g2[i] == 0.0f && signbit(g2[i]);
+    }
+    CHECK(gerr < 5e-6, "gelu max error %.3g over [-40, 40]", gerr);
+    CHECK(tails, "gelu: not exactly x above 13, -0 below -13");
     printf("gelu max abs error %.3g\n", gerr);
 
     /* LayerNorm */
