@@ -14,6 +14,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/attention_tile.h"
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
@@ -21,42 +22,9 @@
 #define ZI AVX512I
 
 #define ATT_BLOCK 64
-#define ATT_QB 6
+#define ATT_QB ATT_TILE_Q
 #define ATT_QC 30
 
-
-/* s[a][0..jn rounded up to 16) = q_a · key j for qn queries (constant after inlining): 32 keys
- * (two zmm) per step, 16 for the last odd group, the very keys attention_avx2 reads. */
-ZI void score_tile_z(const float *const *qa, const float *Kt, int ldk, int dh, int jn, float s[][ATT_BLOCK], int qn) {
-    int jt = 0;
-    for (; jt + 16 < jn; jt += 32) {
-        __m512 s0[ATT_QB], s1[ATT_QB];
-        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm512_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m512 k0 = _mm512_loadu_ps(kp), k1 = _mm512_loadu_ps(kp + 16);
-            for (int a = 0; a < qn; a++) {
-                const __m512 qd = _mm512_set1_ps(qa[a][d]);
-                s0[a] = _mm512_fmadd_ps(qd, k0, s0[a]);
-                s1[a] = _mm512_fmadd_ps(qd, k1, s1[a]);
-            }
-        }
-        for (int a = 0; a < qn; a++) {
-            _mm512_store_ps(&s[a][jt], s0[a]);
-            _mm512_store_ps(&s[a][jt + 16], s1[a]);
-        }
-    }
-    if (jt < jn) {
-        __m512 s0[ATT_QB];
-        for (int a = 0; a < qn; a++) s0[a] = _mm512_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m512 k0 = _mm512_loadu_ps(kp);
-            for (int a = 0; a < qn; a++) s0[a] = _mm512_fmadd_ps(_mm512_set1_ps(qa[a][d]), k0, s0[a]);
-        }
-        for (int a = 0; a < qn; a++) _mm512_store_ps(&s[a][jt], s0[a]);
-    }
-}
 
 /* o[0..dh) = o·scale + Σ_{j<n} p[j]·V[j] (dh a multiple of 16, <= 256) */
 ZI void pv_accumulate_z(float *o, float scale, const float *p, const float *V, int ldv, int n, int nz) {
@@ -172,12 +140,12 @@ Z void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int l
                 const float *qa[ATT_QB];
                 for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
                 switch (qn) {
-                case 6: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 6); break;
-                case 5: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 5); break;
-                case 4: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 4); break;
-                case 3: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 3); break;
-                case 2: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 2); break;
-                default: score_tile_z(qa, Kt + j0, ldk, dh, jn, s, 1); break;
+                case 6: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 6, 0); break;
+                case 5: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 5, 0); break;
+                case 4: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 4, 0); break;
+                case 3: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 3, 0); break;
+                case 2: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 2, 0); break;
+                default: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 1, 0); break;
                 }
                 const int joint = qn == ATT_QB && j0 + jn <= lim[t0] && j0 + jn <= lim[t0 + qn - 1];
                 float scl[ATT_QB];

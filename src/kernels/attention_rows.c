@@ -23,37 +23,14 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "kernels/simd_avx512.h"
+#include "kernels/attention_tile.h"
 #include "kernels/vec_impl.h"
 
-#define KT_AHEAD 64 /* floats: the AVX-512 scores pass prefetches the keys two steps ahead */
-#define QT 6 /* queries per tile: the AVX-512 values pass holds 6 × 64 outputs in 24 registers */
+#define QT ATT_TILE_Q /* queries per tile: the AVX-512 values pass holds 6 × 64 outputs in 24 registers */
 #define AVX2I __attribute__((target("avx2,fma,f16c"), always_inline)) static inline
 #define ZI AVX512I
 
 /* ---------------------------------------------------------------- AVX2 */
-
-/* s[a][0..nk rounded up to 16) = q_a · key j: 6 queries × 16 keys per register tile */
-AVX2I void scores_avx2(const float *const *qa, const float *Kt, int ldk, int dh, int nk, float (*s)[VEC_ATT_ROW_MAX],
-                       int qn) {
-    for (int jt = 0; jt < nk; jt += 16) {
-        __m256 s0[QT], s1[QT];
-        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm256_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m256 k0 = _mm256_loadu_ps(kp), k1 = _mm256_loadu_ps(kp + 8);
-            for (int a = 0; a < qn; a++) {
-                const __m256 qd = _mm256_broadcast_ss(qa[a] + d);
-                s0[a] = _mm256_fmadd_ps(qd, k0, s0[a]);
-                s1[a] = _mm256_fmadd_ps(qd, k1, s1[a]);
-            }
-        }
-        for (int a = 0; a < qn; a++) {
-            _mm256_store_ps(&s[a][jt], s0[a]);
-            _mm256_store_ps(&s[a][jt + 8], s1[a]);
-        }
-    }
-}
 
 /* the scores of one row → p_j = exp(s_j − max) for j < nk, 0 up to nk rounded to 8; returns Σ p */
 AVX2I float softmax_avx2(float *p, int nk) {
@@ -104,7 +81,7 @@ AVX2I void tile_avx2(const float *q, int q_stride, const float *Kt, int ldk, con
     float *oa[QT];
     float inv[QT];
     for (int a = 0; a < qn; a++) qa[a] = q + (size_t)a * q_stride, oa[a] = out + (size_t)a * out_stride;
-    scores_avx2(qa, Kt, ldk, dh, nk, s, qn);
+    att_scores_avx2(qa, Kt, ldk, dh, nk, s[0], VEC_ATT_ROW_MAX, qn);
     for (int a = 0; a < qn; a++) {
         const float l = softmax_avx2(s[a], nk);
         inv[a] = l > 0.0f ? 1.0f / l : 0.0f;
@@ -131,44 +108,6 @@ __attribute__((target("avx2,fma,f16c"))) void vec_avx2_attention_rows(const floa
 }
 
 /* ---------------------------------------------------------------- AVX-512 */
-
-/* scores_avx2's sums, 32 keys (two registers) per step and 16 for an odd last
- * group; the keys of the step after next are prefetched (a row of Kt is ldk floats from the next:
- * 64 rows a step, too many streams for the hardware prefetcher) */
-ZI void scores_z(const float *const *qa, const float *Kt, int ldk, int dh, int nk, float (*s)[VEC_ATT_ROW_MAX],
-                 int qn) {
-    const int nk16 = (nk + 15) & ~15;
-    int jt = 0;
-    for (; jt + 16 < nk16; jt += 32) {
-        __m512 s0[QT], s1[QT];
-        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm512_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m512 k0 = _mm512_loadu_ps(kp), k1 = _mm512_loadu_ps(kp + 16);
-            _mm_prefetch((const char *)(kp + KT_AHEAD), _MM_HINT_T0);
-            _mm_prefetch((const char *)(kp + KT_AHEAD + 16), _MM_HINT_T0);
-            for (int a = 0; a < qn; a++) {
-                const __m512 qd = _mm512_set1_ps(qa[a][d]);
-                s0[a] = _mm512_fmadd_ps(qd, k0, s0[a]);
-                s1[a] = _mm512_fmadd_ps(qd, k1, s1[a]);
-            }
-        }
-        for (int a = 0; a < qn; a++) {
-            _mm512_store_ps(&s[a][jt], s0[a]);
-            _mm512_store_ps(&s[a][jt + 16], s1[a]);
-        }
-    }
-    if (jt < nk16) {
-        __m512 s0[QT];
-        for (int a = 0; a < qn; a++) s0[a] = _mm512_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m512 k0 = _mm512_loadu_ps(kp);
-            for (int a = 0; a < qn; a++) s0[a] = _mm512_fmadd_ps(_mm512_set1_ps(qa[a][d]), k0, s0[a]);
-        }
-        for (int a = 0; a < qn; a++) _mm512_store_ps(&s[a][jt], s0[a]);
-    }
-}
 
 /* softmax_avx2 on 16 lanes; l in softmax_avx2's 8-lane order */
 ZI float softmax_z(float *p, int nk) {
@@ -234,7 +173,7 @@ ZI void tile_z(const float *q, int q_stride, const float *Kt, int ldk, const flo
     float *oa[QT];
     float inv[QT];
     for (int a = 0; a < qn; a++) qa[a] = q + (size_t)a * q_stride, oa[a] = out + (size_t)a * out_stride;
-    scores_z(qa, Kt, ldk, dh, nk, s, qn);
+    att_scores_avx512(qa, Kt, ldk, dh, nk, s[0], VEC_ATT_ROW_MAX, qn, 1);
     for (int a = 0; a < qn; a++) {
         const float l = softmax_z(s[a], nk);
         inv[a] = l > 0.0f ? 1.0f / l : 0.0f;

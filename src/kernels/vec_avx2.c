@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "kernels/attention_tile.h"
 #include "kernels/simd_avx2.h"
 #include "kernels/vec_impl.h"
 
@@ -296,7 +297,7 @@ AVX2 static void gelu_avx2(float *x, size_t n) {
 }
 
 #define ATT_BLOCK 64
-#define ATT_QB 6 /* queries per register tile: 12 accumulators + 2 loads + 1 broadcast */
+#define ATT_QB ATT_TILE_Q /* queries per register tile (attention_tile.h) */
 
 /* o[0..8nv) = o·scale + Σ_{j<n} p[j]·V[j]; inlined with nv a constant (8 for dh 64) so the
  * accumulators stay in registers. */
@@ -339,29 +340,6 @@ AVX2 static inline __attribute__((always_inline)) void pv_tile(float *const *o, 
         for (int a = 0; a < qn; a++) {
             _mm256_storeu_ps(o[a] + 8 * c0, a0[a]);
             _mm256_storeu_ps(o[a] + 8 * c0 + 8, a1[a]);
-        }
-    }
-}
-
-/* s[a][0..jn rounded up to 16) = q_a · key j for qn queries; Kt [dh][ldk] from the block's first
- * key. Inlined with qn a constant. */
-AVX2 static inline __attribute__((always_inline)) void score_tile(const float *const *qa, const float *Kt, int ldk,
-                                                                  int dh, int jn, float s[][ATT_BLOCK], int qn) {
-    for (int jt = 0; jt < jn; jt += 16) {
-        __m256 s0[ATT_QB], s1[ATT_QB];
-        for (int a = 0; a < qn; a++) s0[a] = s1[a] = _mm256_setzero_ps();
-        const float *kp = Kt + jt;
-        for (int d = 0; d < dh; d++, kp += ldk) {
-            const __m256 k0 = _mm256_loadu_ps(kp), k1 = _mm256_loadu_ps(kp + 8);
-            for (int a = 0; a < qn; a++) {
-                const __m256 qd = _mm256_broadcast_ss(qa[a] + d);
-                s0[a] = _mm256_fmadd_ps(qd, k0, s0[a]);
-                s1[a] = _mm256_fmadd_ps(qd, k1, s1[a]);
-            }
-        }
-        for (int a = 0; a < qn; a++) {
-            _mm256_store_ps(&s[a][jt], s0[a]);
-            _mm256_store_ps(&s[a][jt + 8], s1[a]);
         }
     }
 }
@@ -410,12 +388,12 @@ AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, i
                 const float *qa[ATT_QB];
                 for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
                 switch (qn) { /* constant tile heights keep the accumulators in registers */
-                case 6: score_tile(qa, Kt + j0, ldk, dh, jn, s, 6); break;
-                case 5: score_tile(qa, Kt + j0, ldk, dh, jn, s, 5); break;
-                case 4: score_tile(qa, Kt + j0, ldk, dh, jn, s, 4); break;
-                case 3: score_tile(qa, Kt + j0, ldk, dh, jn, s, 3); break;
-                case 2: score_tile(qa, Kt + j0, ldk, dh, jn, s, 2); break;
-                default: score_tile(qa, Kt + j0, ldk, dh, jn, s, 1); break;
+                case 6: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 6); break;
+                case 5: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 5); break;
+                case 4: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 4); break;
+                case 3: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 3); break;
+                case 2: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 2); break;
+                default: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 1); break;
                 }
                 /* a full tile whose queries all see the whole block (encoder self-attention,
                  * cross-attention, beam rows): softmax per query, then one pass over V */

@@ -68,14 +68,7 @@ static void gemm_task(void *ctx, int t, int n) {
     float *scratch = j->f->conv_scratch + (size_t)t * COL_CHUNK * 4 * j->f->m->n_text_state;
     for (int c = t; c < n_chunks; c += n) {
         const int c0 = c * COL_CHUNK, cn = j->N - c0 < COL_CHUNK ? j->N - c0 : COL_CHUNK;
-        vec_f16_to_f32((const uint16_t *)j->W + (size_t)c0 * j->K, scratch, (size_t)cn * j->K);
-        for (int r = 0; r < j->T; r++) {
-            float *yr = j->y + (size_t)r * j->ldy + c0;
-            if (j->b) memcpy(yr, j->b + c0, sizeof(float) * cn);
-            else memset(yr, 0, sizeof(float) * cn);
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, j->K, 1.0f, j->x, j->K, scratch, j->K, 1.0f,
-                    j->y + c0, j->ldy);
+        fast_gemm_f16_cols(j->W, j->b, j->x, j->T, j->K, c0, cn, scratch, j->y, j->ldy);
     }
 }
 

@@ -31,20 +31,24 @@ typedef struct enc_job {
     int T, N, K, gelu;
 } enc_job;
 
+void fast_gemm_f16_cols(const uint16_t *W, const float *b, const float *x, int T, int K, int c0, int cn, float *w,
+                        float *y, int ldy) {
+    vec_f16_to_f32(W + (size_t)c0 * K, w, (size_t)cn * K);
+    for (int r = 0; r < T; r++) {
+        float *yr = y + (size_t)r * ldy + c0;
+        if (b) memcpy(yr, b + c0, sizeof(float) * cn);
+        else memset(yr, 0, sizeof(float) * cn);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, cn, K, 1.0f, x, K, w, K, 1.0f, y + c0, ldy);
+}
+
 static void enc_task(void *ctx, int t, int n) {
     const enc_job *j = ctx;
     const int n_chunks = (j->N + ENC_COL_CHUNK - 1) / ENC_COL_CHUNK;
     float *w = j->scratch + (size_t)t * ENC_COL_CHUNK * j->K;
     for (int c = t; c < n_chunks; c += n) {
         const int c0 = c * ENC_COL_CHUNK, cn = j->N - c0 < ENC_COL_CHUNK ? j->N - c0 : ENC_COL_CHUNK;
-        vec_f16_to_f32(j->W + (size_t)c0 * j->K, w, (size_t)cn * j->K);
-        for (int r = 0; r < j->T; r++) {
-            float *yr = j->y + (size_t)r * j->N + c0;
-            if (j->b) memcpy(yr, j->b + c0, sizeof(float) * cn);
-            else memset(yr, 0, sizeof(float) * cn);
-        }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->T, cn, j->K, 1.0f, j->x, j->K, w, j->K, 1.0f,
-                    j->y + c0, j->N);
+        fast_gemm_f16_cols(j->W, j->b, j->x, j->T, j->K, c0, cn, w, j->y, j->N);
         if (!j->gelu && !j->res) continue;
         for (int r = 0; r < j->T; r++) {
             float *yr = j->y + (size_t)r * j->N + c0;

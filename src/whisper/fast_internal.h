@@ -93,6 +93,11 @@ void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, c
 void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
+/** Columns [c0, c0 + cn) of y[T][·] (row stride ldy) = x[T][K] Wᵀ + b for W [N][K] float16: its rows
+ *  c0.. widened into w [cn][K] (the caller's scratch), the bias preloaded, one single-threaded
+ *  sgemm (beta = 1). b may be NULL. */
+void fast_gemm_f16_cols(const uint16_t *W, const float *b, const float *x, int T, int K, int c0, int cn, float *w,
+                        float *y, int ldy);
 /** y[T][N] = x[T][K] Wᵀ + b with W [N][K] float16 (the encoder's linears, fast_enc_gemm.c), on f's
  *  pool; then, elementwise, GELU on y when gelu and res += y when res (NULL: none). Needs
  *  f->enc_scratch (K <= 4·n_audio_state). */
