@@ -424,19 +424,35 @@ static void enc_linear(whisper_fast *f, const nn_linear *l, const float *x, int 
     steno_pool_run(f->pool, gemm_task, &j, n_blocks < f->n_threads ? n_blocks : f->n_threads);
 }
 
-/* In qkv [T][3D]: scales the queries in place and copies the keys out transposed, [D][ldk]
- * (row h·dh + d is dimension d of head h); values stay where they are. */
-/* Scales the queries in place, transposes the keys into kt [D][ldk] and copies the values into
- * vp [H][T][dh], each head's values contiguous: read in place (row stride 3·D floats, 6 KiB for
- * base) the value rows of a key block alias in L1 and the attention ran 1.6× slower (measured on
- * one 1500-key head); the copy costs one pass over T·D floats per layer. */
-static void prepare_qkv(float *qkv, int T, int D, int dh, float scale, float *kt, int ldk, float *vp) {
-    for (int t = 0; t < T; t++) {
-        float *r = qkv + (size_t)t * 3 * D;
-        for (int i = 0; i < D; i++) r[i] *= scale;
-        for (int i = 0; i < D; i++) kt[(size_t)i * ldk + t] = r[D + i];
-        for (int h0 = 0; h0 < D; h0 += dh) memcpy(vp + (size_t)h0 * T + (size_t)t * dh, r + 2 * D + h0, sizeof(float) * dh);
+/* prepare_qkv: in qkv [T][3D], scales the queries in place, transposes the keys into kt [D][ldk]
+ * (row h·dh + d is dimension d of head h) and copies the values into vp [H][T][dh], each head's
+ * values contiguous: read in place (row stride 3·D floats, 6 KiB for base) the value rows of a
+ * key block alias in L1 and the attention ran 1.6× slower (measured on one 1500-key head); the
+ * copy costs one pass over T·D floats per layer, split over the pool by time steps. */
+typedef struct qkv_job {
+    float *qkv, *kt, *vp;
+    int T, D, dh, ldk;
+    float scale;
+} qkv_job;
+
+/* time steps [t·per, (t+1)·per) of prepare_qkv, per a multiple of 16 (whole 64-byte lines of kt) */
+static void qkv_task(void *ctx, int task, int n) {
+    const qkv_job *j = ctx;
+    const int D = j->D, dh = j->dh, T = j->T, per = ((T + n - 1) / n + 15) & ~15;
+    const int t1 = (task + 1) * per < T ? (task + 1) * per : T;
+    for (int t = task * per; t < t1; t++) {
+        float *r = j->qkv + (size_t)t * 3 * D;
+        for (int i = 0; i < D; i++) r[i] *= j->scale;
+        for (int i = 0; i < D; i++) j->kt[(size_t)i * j->ldk + t] = r[D + i];
+        for (int h0 = 0; h0 < D; h0 += dh)
+            memcpy(j->vp + (size_t)h0 * T + (size_t)t * dh, r + 2 * D + h0, sizeof(float) * dh);
     }
+}
+
+static void prepare_qkv(whisper_fast *f, float *qkv, int T, int D, int dh, float scale, float *kt, int ldk,
+                        float *vp) {
+    qkv_job j = {qkv, kt, vp, T, D, dh, ldk, scale};
+    steno_pool_run(f->pool, qkv_task, &j, f->n_threads);
 }
 
 steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
@@ -474,7 +490,7 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         fast_layernorm(f, &L->attn_ln, xa, T2, h);
         enc_linear(f, &L->attn_qkv, h, T2, f->qkv, 0, NULL);
         const int ldk = vec_attention_ldk(T2);
-        prepare_qkv(f->qkv, T2, D, dh, scale, f->kt, ldk, f->big); /* f->big: free until fc1 */
+        prepare_qkv(f, f->qkv, T2, D, dh, scale, f->kt, ldk, f->big); /* f->big: free until fc1 */
         attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->big, (size_t)T2 * dh, dh, T2, T2, dh, H, 0, 0, 0, f->att};
         attention(f, &aj);
         enc_linear(f, &L->attn_out, f->att, T2, h, 0, xa); /* and the residual: xa += h */
