@@ -473,7 +473,8 @@ static const steno_opt OPTIONS[] = {
                              STENO_WEIGHTS_Q5_1, STENO_WEIGHTS_Q4_0, STENO_WEIGHTS_Q4_1, STENO_WEIGHTS_MLX_Q4_G32,
                              STENO_WEIGHTS_MLX_Q4_G64, STENO_WEIGHTS_MLX_Q8_G32, STENO_WEIGHTS_MLX_Q8_G64},
      .def = "f16",
-     .help = "fast path weights (f16: float16 decoder weights and cross-attention K/V, greedy logits screened by "
+     .help = "fast path weights (f16: float16 encoder and decoder weights and cross-attention K/V, greedy logits "
+             "screened by "
              "an int8 copy with the chosen token exact; f32: the token-exact gate; Lab, gated by WER "
              "(docs/WHISPER.md): q8_0 q5_0 q5_1 q4_0 q4_1, whisper.cpp's block formats, and mlx-q4g32 mlx-q4g64 "
              "mlx-q8g32 mlx-q8g64, MLX affine 4/8-bit in groups of 32/64, quantized at load time, encoder and "

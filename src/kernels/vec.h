@@ -101,12 +101,16 @@ double vec_sum_exp(const float *x, int n, float m);
 /** In place y[i] += x[i]. */
 void vec_add(float *y, const float *x, size_t n);
 
-/** Streaming-softmax attention of nq queries against keys [0, nk) of one head:
+/** Softmax attention of nq queries against keys [0, nk) of one head:
  *  q [nq][q_stride] (dh values each, already scaled by 1/√dh); keys transposed, Kt [dh][ldk]
  *  (key j is column j; ldk >= nk rounded up to 16, and columns past nk must be readable);
  *  values V [nk][ldv] (dh values each); out [nq][out_stride]. When causal, query i sees keys 0..(q_pos0 + i).
- *  No score matrix is materialized: keys are visited in blocks of 64 whose maximum rescales the
- *  running sum once per block. */
+ *  Not causal with nk <= 1536 and dh a multiple of 16 (the Whisper encoder, the float32
+ *  cross-attention): each 6-query tile's whole score row, its exact maximum, then the values
+ *  (kernels/attention_rows.c). Otherwise streaming: no score matrix is materialized, keys are
+ *  visited in blocks of 64 whose maximum rescales the running sum once per block. Either way a
+ *  query's result does not depend on nq or the other queries, and the AVX2 and AVX-512 kernels
+ *  give the same bits. */
 void vec_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                    int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
 
