@@ -403,10 +403,11 @@ int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
 /* ---------------------------------------------------------------- encoder */
 
-/* An encoder linear, y [T][n_out] = x l + b: its quantized copy when the model keeps one, else
- * float32. Then, elementwise: GELU on y when gelu, and res += y when res is not NULL; the float32
- * GEMM does both on each row block right after its product, while the block is in cache (the
- * same operations as separate passes, so the same bits). */
+/* An encoder linear, y [T][n_out] = x l + b: its quantized copy when the model keeps one, else its
+ * float16 one (fast_enc_gemm.c), else float32. Then, elementwise: GELU on y when gelu, and
+ * res += y when res is not NULL; the float16 and float32 GEMMs do both on each chunk or row block
+ * right after its product, while it is in cache (the same operations as separate passes, so the
+ * same bits). */
 static void enc_linear(whisper_fast *f, const nn_linear *l, const float *x, int T, float *y, int gelu, float *res) {
     const int N = l->n_out;
     if (l->q.q) {
