@@ -15,6 +15,7 @@
 #include <math.h>
 
 #include "kernels/attention_tile.h"
+#include "kernels/prefetch.h"
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
@@ -211,6 +212,7 @@ ZI void attn16_group(const float *const *qs, float *const *os, int G, const uint
         __m512 S[QG], T[QG];
         for (int a = 0; a < G; a++) S[a] = T[a] = _mm512_setzero_ps();
         const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
+        if (j + 2 * 16 < nk16) vec_prefetch_bytes(kp + 2 * 16 * dh, sizeof(uint16_t) * 16 * dh); /* 2 blocks ahead */
         for (int d = 0; d < dh; d += 2, kp += 32) {
             __m512 k0, k1;
             widen_lanes32(kp, &k0, &k1);

@@ -5,6 +5,7 @@
 
 #include "core/cpu.h"
 #include "core/fp16.h"
+#include "kernels/prefetch.h"
 #include "kernels/vec_impl.h"
 
 /* ---------------- scalar kernels (the portable reference) ---------------- */
@@ -317,7 +318,9 @@ void vec_screen_prepare(const float *x, int n, vec_screen_x *sx) {
 float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
                     float *z, float *hi) {
     float best = -INFINITY;
+    const int pf = vec_pf_rows((size_t)n);
     for (int r = r0; r < r1; r++) {
+        if (r + pf < r1) vec_prefetch_bytes(w->q + (size_t)(r + pf) * n, (size_t)n);
         const float zr = w->s[r] * g_k->dot_i8_blocks(w->q + (size_t)r * n, x->qx, x->ax, x->sb, n);
         const float b = x->h * w->g[r] + x->norm * w->c[r] + 1e-6f * fabsf(zr);
         z[r] = zr;

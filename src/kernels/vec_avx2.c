@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "kernels/attention_tile.h"
+#include "kernels/prefetch.h"
 #include "kernels/simd_avx2.h"
 #include "kernels/vec_impl.h"
 
@@ -121,7 +122,12 @@ AVX2 static inline float gemv_f16_row(const uint16_t *w, const float *x, const f
 AVX2 static void gemv_f16_avx2(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y) {
     float xs[GEMV_XS_MAX] __attribute__((aligned(32)));
     const int fast = gemv_f16_prepare(x, n, xs);
-    for (int r = r0; r < r1; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs, fast, n);
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
+    for (int r = r0; r < r1; r++) {
+        if (r + pf < r1) vec_prefetch_bytes(W + (size_t)(r + pf) * n, rb);
+        y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs, fast, n);
+    }
 }
 
 #define GEMV_BATCH 16 /* inputs prepared at once by gemv_f16_batch_avx2 (16 scaled copies on the stack) */
@@ -185,7 +191,12 @@ AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const fl
 AVX2 static void gemv_f16_rows_avx2(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y) {
     float xs[GEMV_XS_MAX] __attribute__((aligned(32)));
     const int fast = gemv_f16_prepare(x, n, xs);
-    for (int i = 0; i < count; i++) y[rows[i]] = 0.0f + gemv_f16_row(W + (size_t)rows[i] * n, x, xs, fast, n);
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
+    for (int i = 0; i < count; i++) {
+        if (i + pf < count) vec_prefetch_bytes(W + (size_t)rows[i + pf] * n, rb);
+        y[rows[i]] = 0.0f + gemv_f16_row(W + (size_t)rows[i] * n, x, xs, fast, n);
+    }
 }
 
 /* Σ_b sb[b]·(w_b·qx_b): per block of 32, |qx| times w with qx's sign, so the unsigned×signed pair
@@ -489,6 +500,7 @@ AVX2 static void attention_f16_avx2(const float *q, int q_stride, const uint16_t
             __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), t0 = _mm256_setzero_ps(),
                    t1 = _mm256_setzero_ps();
             const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
+            if (j + 2 * 16 < nk16) vec_prefetch_bytes(kp + 2 * 16 * dh, sizeof(uint16_t) * 16 * dh);
             for (int d = 0; d < dh; d += 2, kp += 32) { /* two chains per half-block */
                 __m256 k0, k1, k2, k3;
                 ld_h16_scaled(kp, &k0, &k1);

@@ -22,6 +22,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "kernels/prefetch.h"
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
@@ -121,9 +122,12 @@ Z void vec_avx512_gemv_f16(const uint16_t *W, const float *b, const float *x, in
         vec_avx2.gemv_f16(W, b, x, n, r0, r1, y);
         return;
     }
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
     int r = r0;
     for (; r + 2 <= r1; r += 2) {
         float s0, s1;
+        if (r + pf + 2 <= r1) vec_prefetch_bytes(W + (size_t)(r + pf) * n, 2 * rb);
         rows2(W + (size_t)r * n, W + (size_t)(r + 1) * n, xz, n, &s0, &s1);
         y[r] = (b ? b[r] : 0.0f) + s0;
         y[r + 1] = (b ? b[r + 1] : 0.0f) + s1;
@@ -142,9 +146,15 @@ Z void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const 
         vec_avx2.gemv_f16_rows(W, x, n, rows, count, y);
         return;
     }
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
     int i = 0;
     for (; i + 2 <= count; i += 2) {
         float s0, s1;
+        if (i + pf + 2 <= count) {
+            vec_prefetch_bytes(W + (size_t)rows[i + pf] * n, rb);
+            vec_prefetch_bytes(W + (size_t)rows[i + pf + 1] * n, rb);
+        }
         rows2(W + (size_t)rows[i] * n, W + (size_t)rows[i + 1] * n, xz, n, &s0, &s1);
         y[rows[i]] = 0.0f + s0;
         y[rows[i + 1]] = 0.0f + s1;
@@ -161,16 +171,20 @@ Z void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const 
  * already widened ([e - a][n]) or NULL. One input takes two rows at a time (rows2). */
 ZI void block_n(const uint16_t *W, const float *wz, const float *b, const float *const *xz, float *const *y, int N,
                 int n, int a, int e) {
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
     int r = a;
     if (N == 1 && !wz)
         for (; r + 2 <= e; r += 2) {
             float s0, s1;
+            if (r + pf + 2 <= e) vec_prefetch_bytes(W + (size_t)(r + pf) * n, 2 * rb);
             rows2(W + (size_t)r * n, W + (size_t)(r + 1) * n, xz[0], n, &s0, &s1);
             y[0][r] = (b ? b[r] : 0.0f) + s0;
             y[0][r + 1] = (b ? b[r + 1] : 0.0f) + s1;
         }
     for (; r < e; r++) {
         float s[GROUP];
+        if (!wz && r + pf < e) vec_prefetch_bytes(W + (size_t)(r + pf) * n, rb);
         row_n(wz ? NULL : W + (size_t)r * n, wz ? wz + (size_t)(r - a) * n : NULL, xz, N, n, s);
         for (int i = 0; i < N; i++) y[i][r] = (b ? b[r] : 0.0f) + s[i];
     }
