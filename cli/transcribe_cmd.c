@@ -569,7 +569,8 @@ void steno_transcribe_usage(FILE *f) {
           f);
     steno_opts_help(f, &SPEC, NULL);
     fputs("\n"
-          "exit status: 0 ok (silence gives an empty transcript); 1 when a file or the model could\n"
+          "exit status: 0 ok (also with nothing said: an empty transcript, though Whisper can invent\n"
+          "text in silence or noise; --vad keeps those out); 1 when a file or the model could\n"
           "not be processed (one line per failure on stderr; the other files are still done);\n"
           "2 usage error.\n"
           "\n"

@@ -15,6 +15,29 @@ void steno_rmsnorm_ggml(float *y, const float *x, const float *w, int n, float e
     for (int i = 0; i < n; i++) y[i] = (x[i] * scale) * w[i];
 }
 
+void steno_rmsnorm_ggml_rows(float *y, const float *x, const float *w, int rows, int n, float eps) {
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        const float *x0 = x + (size_t)r * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        for (int i = 0; i < n; i++) {
+            s0 += (double)(x0[i] * x0[i]);
+            s1 += (double)(x1[i] * x1[i]);
+            s2 += (double)(x2[i] * x2[i]);
+            s3 += (double)(x3[i] * x3[i]);
+        }
+        const double s[4] = {s0, s1, s2, s3};
+        for (int q = 0; q < 4; q++) {
+            const float mean = (float)(s[q] / n);
+            const float scale = 1.0f / sqrtf(mean + eps);
+            const float *xq = x + (size_t)(r + q) * n;
+            float *yq = y + (size_t)(r + q) * n;
+            for (int i = 0; i < n; i++) yq[i] = (xq[i] * scale) * w[i];
+        }
+    }
+    for (; r < rows; r++) steno_rmsnorm_ggml(y + (size_t)r * n, x + (size_t)r * n, w, n, eps);
+}
+
 void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, float eps) {
     float ss = 0.0f;
     for (int j = 0; j < n; j++) ss += x[j] * x[j];

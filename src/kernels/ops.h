@@ -11,6 +11,11 @@
 
 /** y[i] = x[i] * (1/sqrt(mean(x²) + eps)) * w[i] over n values (ggml numerics). y may equal x. */
 void steno_rmsnorm_ggml(float *y, const float *x, const float *w, int n, float eps);
+/** steno_rmsnorm_ggml of `rows` rows of n values, row r at x + r·n (y + r·n; y may equal x): the
+ *  same bits as one call per row. Four rows' sums of squares run side by side (four independent
+ *  chains of double additions, each in its row's order): a row's sum alone is one long chain of
+ *  dependent adds, latency-bound (a batched decode step normalizes 8 rows twice per layer). */
+void steno_rmsnorm_ggml_rows(float *y, const float *x, const float *w, int rows, int n, float eps);
 /** run.c rmsnorm(): o[j] = w[j] * (ss * x[j]), ss = 1/sqrtf(Σx²/n + eps) with a float sum. */
 void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, float eps);
 

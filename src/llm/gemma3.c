@@ -35,7 +35,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         const float fscale = hp->is_swa[l] ? 1.0f : hp->rope_freq_scale;
 
         /* attention block */
-        for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
+        steno_rmsnorm_ggml_rows(xb, x, L->attn_norm, T, E, hp->norm_eps);
         llm_dump(c, "attn_norm", l, xb, T, E);
         const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {q, k, v};
@@ -44,10 +44,11 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Qpre", l, q, T, nq);
         llm_dump(c, "Vcur", l, v, T, nv);
+        /* every token's heads are consecutive rows of hk values (nq = n_head·hk, nk = n_head_kv·hk) */
+        steno_rmsnorm_ggml_rows(q, q, L->q_norm, T * hp->n_head, hk, hp->norm_eps);
+        steno_rmsnorm_ggml_rows(k, k, L->k_norm, T * hp->n_head_kv, hk, hp->norm_eps);
         for (int t = 0; t < T; t++) {
             float *qt = q + (size_t)t * nq, *kt = k + (size_t)t * nk;
-            for (int h = 0; h < hp->n_head; h++) steno_rmsnorm_ggml(qt + (size_t)h * hk, qt + (size_t)h * hk, L->q_norm, hk, hp->norm_eps);
-            for (int h = 0; h < hp->n_head_kv; h++) steno_rmsnorm_ggml(kt + (size_t)h * hk, kt + (size_t)h * hk, L->k_norm, hk, hp->norm_eps);
             steno_rope_ggml_qk(qt, hp->n_head, kt, hp->n_head_kv, hk, hp->n_rot, pos[t], base, fscale, 1);
             for (int i = 0; i < nq; i++) qt[i] *= hp->q_scale;
         }
@@ -59,15 +60,12 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "attn_out", l, xb2, T, E);
-        for (int t = 0; t < T; t++) {
-            float *o = xb2 + (size_t)t * E, *xt = x + (size_t)t * E;
-            steno_rmsnorm_ggml(o, o, L->post_attn_norm, E, hp->norm_eps);
-            for (int i = 0; i < E; i++) xt[i] = o[i] + xt[i];
-        }
+        steno_rmsnorm_ggml_rows(xb2, xb2, L->post_attn_norm, T, E, hp->norm_eps);
+        for (size_t i = 0; i < (size_t)T * E; i++) x[i] = xb2[i] + x[i];
         llm_dump(c, "sa_out", l, x, T, E);
 
         /* feed-forward block: GeGLU between two norms */
-        for (int t = 0; t < T; t++) steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+        steno_rmsnorm_ggml_rows(xb, x, L->ffn_norm, T, E, hp->norm_eps);
         const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
         float *ygu[2] = {hb, hb2};
         const int64_t lgu[2] = {F, F};
@@ -81,11 +79,8 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         if (llm_matmul(c, &L->ffn_down, hb, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
-        for (int t = 0; t < T; t++) {
-            float *o = xb2 + (size_t)t * E, *xt = x + (size_t)t * E;
-            steno_rmsnorm_ggml(o, o, L->post_ffn_norm, E, hp->norm_eps);
-            for (int i = 0; i < E; i++) xt[i] = o[i] + xt[i];
-        }
+        steno_rmsnorm_ggml_rows(xb2, xb2, L->post_ffn_norm, T, E, hp->norm_eps);
+        for (size_t i = 0; i < (size_t)T * E; i++) x[i] = xb2[i] + x[i];
         llm_dump(c, "l_out", l, x, T, E);
     }
     for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;

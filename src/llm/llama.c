@@ -29,10 +29,9 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         const llm_layer *L = &m->layers[l];
 
         /* attention: RMSNorm, QKV projections, RoPE, cache, attention, output projection */
-        for (int t = 0; t < T; t++) {
-            if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
-            else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
-        }
+        if (hp->llama2c)
+            for (int t = 0; t < T; t++) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
+        else steno_rmsnorm_ggml_rows(xb, x, L->attn_norm, T, E, hp->norm_eps);
         llm_dump(c, "attn_norm", l, xb, T, E);
         const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {q, k, v};
@@ -62,10 +61,9 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         llm_dump(c, "ffn_inp", l, x, T, E);
 
         /* feed-forward: RMSNorm, SwiGLU */
-        for (int t = 0; t < T; t++) {
-            if (hp->llama2c) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
-            else steno_rmsnorm_ggml(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
-        }
+        if (hp->llama2c)
+            for (int t = 0; t < T; t++) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
+        else steno_rmsnorm_ggml_rows(xb, x, L->ffn_norm, T, E, hp->norm_eps);
         const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
         float *ygu[2] = {hb, hb2};
         const int64_t lgu[2] = {F, F};

@@ -9,6 +9,8 @@
  * 3. f32 → f16 conversion equals F16C's vcvtps2ph for a million values including subnormals,
  *    infinities and NaN (when the CPU has F16C); bf16 rounding.
  * 4. matmul: Y does not depend on the number of threads or on how many rows are evaluated at once.
+ * 5. steno_rmsnorm_ggml_rows equals one steno_rmsnorm_ggml call per row bit for bit (rows 1..11,
+ *    in place and not, n 64 and 576, values over many magnitudes).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include "core/fp16.h"
 #include "core/threadpool.h"
 #include "kernels/matmul.h"
+#include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "kernels/quant_blocks.h"
 
@@ -278,7 +281,27 @@ static void test_matmul(void) {
     }
 }
 
+static void test_rmsnorm_rows(void) {
+    enum { RMAX = 11, NMAX = 576 };
+    static float x[RMAX * NMAX], w[NMAX], ref[RMAX * NMAX], y[RMAX * NMAX];
+    static const int ns[] = {64, 576};
+    for (int a = 0; a < 2; a++) {
+        const int n = ns[a];
+        for (int i = 0; i < RMAX * n; i++) x[i] = frand() * ldexpf(1.0f, (int)(rnd32() % 24) - 12);
+        for (int i = 0; i < n; i++) w[i] = 1.0f + frand();
+        for (int rows = 1; rows <= RMAX; rows++) {
+            for (int r = 0; r < rows; r++) steno_rmsnorm_ggml(ref + r * n, x + r * n, w, n, 1e-6f);
+            steno_rmsnorm_ggml_rows(y, x, w, rows, n, 1e-6f);
+            CHECK(memcmp(y, ref, sizeof(float) * rows * n) == 0, "rmsnorm rows=%d n=%d differs", rows, n);
+            memcpy(y, x, sizeof(float) * rows * n);
+            steno_rmsnorm_ggml_rows(y, y, w, rows, n, 1e-6f);
+            CHECK(memcmp(y, ref, sizeof(float) * rows * n) == 0, "rmsnorm in place rows=%d n=%d differs", rows, n);
+        }
+    }
+}
+
 int main(void) {
+    test_rmsnorm_rows();
     test_dots();
     test_quantizers();
     test_fp16();
