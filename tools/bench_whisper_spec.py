@@ -28,7 +28,8 @@ CONFIGS = [("plain", ["--draft-kind", "none"]),
            ("quant q8_0", ["--draft-kind", "quant"]),
            ("quant q4_0", ["--draft-kind", "quant", "--draft-weights", "q4_0"]),
            ("layers (half)", ["--draft-kind", "layers"]),
-           ("quant q8_0, 8 fixed", ["--draft-kind", "quant", "--num-draft-tokens", "8"])]
+           ("quant q8_0, 8 fixed", ["--draft-kind", "quant", "--num-draft-tokens", "8"]),
+           ("quant q4_0, 8 fixed", ["--draft-kind", "quant", "--draft-weights", "q4_0", "--num-draft-tokens", "8"])]
 DEV = ["jfk.wav", "ls_test-clean_1221-135766-0001.wav", "ls_dev-clean_1272-141231-0002.flac",
        "ls_test-other_1688-142285-0000.flac", "ljspeech_LJ001-0001.flac", "picovoice_diarization_test.wav",
        "asterisk_en_demo-congrats.wav", "picovoice_leopard_test_es.wav", "picovoice_leopard_test_de.wav"]

@@ -315,18 +315,28 @@ void vec_screen_prepare(const float *x, int n, vec_screen_x *sx) {
     sx->norm = (float)sqrt(n2) * (1.0f + 1e-6f);
 }
 
-float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
-                    float *z, float *hi) {
-    float best = -INFINITY;
+void vec_screen_i8_multi(const vec_screen_rows *w, const vec_screen_x *xs, int nx, int n, int r0, int r1,
+                         const float *allow, float *z, float *hi, size_t ld, float *best) {
+    for (int i = 0; i < nx; i++) best[i] = -INFINITY;
     const int pf = vec_pf_rows((size_t)n);
     for (int r = r0; r < r1; r++) {
         if (r + pf < r1) vec_prefetch_bytes(w->q + (size_t)(r + pf) * n, (size_t)n);
-        const float zr = w->s[r] * g_k->dot_i8_blocks(w->q + (size_t)r * n, x->qx, x->ax, x->sb, n);
-        const float b = x->h * w->g[r] + x->norm * w->c[r] + 1e-6f * fabsf(zr);
-        z[r] = zr;
-        hi[r] = zr + b;
-        if ((!allow || allow[r] == 0.0f) && zr - b > best) best = zr - b;
+        const int allowed = !allow || allow[r] == 0.0f;
+        for (int i = 0; i < nx; i++) {
+            const vec_screen_x *x = xs + i;
+            const float zr = w->s[r] * g_k->dot_i8_blocks(w->q + (size_t)r * n, x->qx, x->ax, x->sb, n);
+            const float b = x->h * w->g[r] + x->norm * w->c[r] + 1e-6f * fabsf(zr);
+            z[(size_t)i * ld + r] = zr;
+            hi[(size_t)i * ld + r] = zr + b;
+            if (allowed && zr - b > best[i]) best[i] = zr - b;
+        }
     }
+}
+
+float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
+                    float *z, float *hi) {
+    float best;
+    vec_screen_i8_multi(w, x, 1, n, r0, r1, allow, z, hi, 0, &best);
     return best;
 }
 

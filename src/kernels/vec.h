@@ -80,6 +80,11 @@ void vec_screen_prepare(const float *x, int n, vec_screen_x *sx);
  *  largest z[r] − b over the rows with allow == NULL or allow[r] == 0 (−inf if none). */
 float vec_screen_i8(const vec_screen_rows *w, const vec_screen_x *x, int n, int r0, int r1, const float *allow,
                     float *z, float *hi);
+/** vec_screen_i8 for nx inputs xs[0..nx) over one read of the rows (each row's bytes stay in L1
+ *  while the nx dots run): input i writes z + i·ld and hi + i·ld and best[i], each bit-identical
+ *  to vec_screen_i8 of xs[i] alone. Why: a speculative verify pass screens several positions. */
+void vec_screen_i8_multi(const vec_screen_rows *w, const vec_screen_x *xs, int nx, int n, int r0, int r1,
+                         const float *allow, float *z, float *hi, size_t ld, float *best);
 
 /** Converts n halves to floats, exactly (F16C after vec_init when the CPU has it). */
 void vec_f16_to_f32(const uint16_t *src, float *dst, size_t n);

@@ -552,10 +552,10 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
     d->att = malloc(sizeof(float) * N * D);
     d->mlp = malloc(sizeof(float) * N * 4 * D);
     if (f->emb_q) {
-        d->sq = malloc(D);
-        d->sa = malloc(D);
-        d->sb = malloc(sizeof(float) * (D / VEC_SCREEN_BLOCK));
-        d->hi = malloc(sizeof(float) * m->n_vocab);
+        d->sq = malloc((size_t)FAST_SCREEN_MAX * D);
+        d->sa = malloc((size_t)FAST_SCREEN_MAX * D);
+        d->sb = malloc(sizeof(float) * FAST_SCREEN_MAX * (D / VEC_SCREEN_BLOCK));
+        d->hi = malloc(sizeof(float) * FAST_SCREEN_MAX * m->n_vocab);
         d->rows = malloc(sizeof(int) * m->n_vocab);
         if (!d->sq || !d->sa || !d->sb || !d->hi || !d->rows) {
             whisper_fast_decoder_free(d);
@@ -672,20 +672,28 @@ int whisper_fast_decoder_screened_rows(const whisper_fast_decoder *d) { return d
 
 typedef struct screen_job {
     whisper_fast_decoder *d;
-    vec_screen_x x;
-    float *logits;
+    vec_screen_x x[FAST_SCREEN_MAX];
+    int nx;
+    float *logits; /* [nx][n_vocab] */
+    /* the exact pass: one position at a time */
+    const float *h; /* its layer-normed state [D] */
+    const float *hi;
+    float *out;     /* its logits */
     float thr;
-    float best[64];
+    float best[64][FAST_SCREEN_MAX];
     int count[64];
 } screen_job;
 
 static void screen_task(void *ctx, int t, int n) {
     screen_job *j = ctx;
     const whisper_fast *f = j->d->f;
-    const int eot = f->m->special.eot, D = f->m->n_text_state;
+    const int eot = f->m->special.eot, D = f->m->n_text_state, V = f->m->n_vocab;
     const int per = (eot + n - 1) / n, r0 = t * per, r1 = r0 + per < eot ? r0 + per : eot;
     const vec_screen_rows w = {f->emb_q, f->emb_s, f->emb_g, f->emb_c};
-    j->best[t] = r0 < r1 ? vec_screen_i8(&w, &j->x, D, r0, r1, j->d->screen_allow, j->logits, j->d->hi) : -INFINITY;
+    if (r0 < r1)
+        vec_screen_i8_multi(&w, j->x, j->nx, D, r0, r1, j->d->screen_allow, j->logits, j->d->hi, (size_t)V, j->best[t]);
+    else
+        for (int i = 0; i < j->nx; i++) j->best[t][i] = -INFINITY;
 }
 
 static void exact_task(void *ctx, int t, int n) {
@@ -696,8 +704,8 @@ static void exact_task(void *ctx, int t, int n) {
     const int per = (V + n - 1) / n, r0 = t * per, r1 = r0 + per < V ? r0 + per : V;
     int *rows = d->rows + r0, c = 0;
     for (int r = r0; r < r1; r++)
-        if (r >= eot || d->hi[r] >= j->thr) rows[c++] = r;
-    vec_gemv_f16_rows((const uint16_t *)f->emb, d->h, D, rows, c, j->logits);
+        if (r >= eot || j->hi[r] >= j->thr) rows[c++] = r;
+    vec_gemv_f16_rows((const uint16_t *)f->emb, j->h, D, rows, c, j->out);
     j->count[t] = c;
 }
 
@@ -710,27 +718,44 @@ static void exact_task(void *ctx, int t, int n) {
  * or all text is therefore exactly the one logits_at would give, and so is the timestamp rule
  * (it compares the timestamps' log-sum-exp with the best text logit); rows left screened are at
  * least SCREEN_MARGIN nats below the best one and carry their screened value, which moves the
- * log-sum-exp (the reported log-probabilities) by a few 1e-5 nats at most in practice. */
-void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits) {
+ * log-sum-exp (the reported log-probabilities) by a few 1e-5 nats at most in practice.
+ * B positions (a verify pass) share one read of the int8 rows; each position's logits are the
+ * ones its own call would give, bit for bit. */
+void fast_logit_screen_rows(whisper_fast_decoder *d, const float *x, int B, float *logits) {
     whisper_fast *f = d->f;
     const whisper_model *m = f->m;
-    const int D = m->n_text_state;
-    vec_layernorm(x, m->dec_ln.gamma, m->dec_ln.beta, D, d->h);
-    screen_job j;
-    j.d = d;
-    j.logits = logits;
-    j.x.qx = d->sq;
-    j.x.ax = d->sa;
-    j.x.sb = d->sb;
-    vec_screen_prepare(d->h, D, &j.x);
+    const int D = m->n_text_state, V = m->n_vocab;
     const int nt = f->n_threads < 64 ? f->n_threads : 64;
-    steno_pool_run(f->pool, screen_task, &j, nt);
-    float best = -INFINITY;
-    for (int t = 0; t < nt; t++) best = j.best[t] > best ? j.best[t] : best;
-    j.thr = best - SCREEN_MARGIN; /* -inf when no text row is allowed: every row exact */
-    steno_pool_run(f->pool, exact_task, &j, nt);
     d->n_exact = 0;
-    for (int t = 0; t < nt; t++) d->n_exact += j.count[t];
+    for (int b0 = 0; b0 < B; b0 += FAST_SCREEN_MAX) {
+        const int nx = B - b0 < FAST_SCREEN_MAX ? B - b0 : FAST_SCREEN_MAX;
+        screen_job j;
+        j.d = d;
+        j.nx = nx;
+        j.logits = logits + (size_t)b0 * V;
+        for (int i = 0; i < nx; i++) {
+            vec_layernorm(x + (size_t)(b0 + i) * D, m->dec_ln.gamma, m->dec_ln.beta, D, d->h + (size_t)i * D);
+            j.x[i].qx = d->sq + (size_t)i * D;
+            j.x[i].ax = d->sa + (size_t)i * D;
+            j.x[i].sb = d->sb + (size_t)i * (D / VEC_SCREEN_BLOCK);
+            vec_screen_prepare(d->h + (size_t)i * D, D, &j.x[i]);
+        }
+        steno_pool_run(f->pool, screen_task, &j, nt);
+        for (int i = 0; i < nx; i++) {
+            float best = -INFINITY;
+            for (int t = 0; t < nt; t++) best = j.best[t][i] > best ? j.best[t][i] : best;
+            j.thr = best - SCREEN_MARGIN; /* -inf when no text row is allowed: every row exact */
+            j.h = d->h + (size_t)i * D;
+            j.hi = d->hi + (size_t)i * V;
+            j.out = j.logits + (size_t)i * V;
+            steno_pool_run(f->pool, exact_task, &j, nt);
+            for (int t = 0; t < nt; t++) d->n_exact += j.count[t];
+        }
+    }
+}
+
+void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits) {
+    fast_logit_screen_rows(d, x, 1, logits);
 }
 
 steno_status whisper_fast_decoder_forward(whisper_fast_decoder *d, const int *tokens, int T, float *logits) {

@@ -91,6 +91,12 @@ void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, c
 /* The screened logits of the final hidden state x [D] (fast.c logit_screen; d->screen_allow and
  * f->emb_q set): the single-token step's, and each verified position's (fast_spec.c). Uses d->h. */
 void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
+/* Positions screened per read of the int8 rows (a verify pass's B positions go in chunks of it) */
+#define FAST_SCREEN_MAX 9
+/** fast_logit_screen of B states x [B][D] into logits [B][n_vocab], the int8 rows read once per
+ *  FAST_SCREEN_MAX positions; each row bit-identical to its own fast_logit_screen. Overwrites
+ *  d->h's first min(B, FAST_SCREEN_MAX) rows. */
+void fast_logit_screen_rows(whisper_fast_decoder *d, const float *x, int B, float *logits);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
 /** Columns [c0, c0 + cn) of y[T][·] (row stride ldy) = x[T][K] Wᵀ + b for W [N][K] float16: its rows

@@ -7,12 +7,36 @@
 
 #include "core/error.h"
 #include "kernels/wq.h"
+#include "kernels/xmat.h"
 #include "whisper/fast_internal.h"
+
+/* The quant drafter's matrices repacked eight rows at a time for the LLM fast path's integer
+ * kernels (kernels/xmat.h): drafts need not be exact, and the rows kernels of the quantized
+ * target path (wq_gemv) ran the drafter's single-token steps at ~3 GB/s. */
+typedef struct draft_x {
+    const wq_mat *mats; /* the wq matrices they were packed from, [n] */
+    steno_xmat *xm;     /* [n]; xm[i] packs mats[i] */
+    int n;
+    steno_work work;
+} draft_x;
 
 /* Activations of up to n_text_ctx rows. */
 typedef struct spec_bufs {
     float *x, *h, *qkv, *q, *att, *mlp;
+    draft_x *dx; /* the quant drafter: its linears through xm (NULL: the target's kernels) */
 } spec_bufs;
+
+/* y[T][N] = x[T][K] Wᵀ + b for a drafter matrix W (one of dx->mats) */
+static void draft_linear(whisper_fast *f, draft_x *dx, const void *W, const float *b, const float *x, int T, int N,
+                         float *y) {
+    const steno_xmat *xm = &dx->xm[(const wq_mat *)W - dx->mats];
+    if (steno_matmul_x(f->pool, &dx->work, xm, x, T, y, N) != 0) { /* out of memory: the slow kernels */
+        fast_linear(f, DT_Q, W, b, x, T, N, (int)xm->n_in, y);
+        return;
+    }
+    if (b)
+        for (int t = 0; t < T; t++) vec_add(y + (size_t)t * N, b, (size_t)N);
+}
 
 /* One self-attention cache: keys [L][D][ldk] (transposed), values [L][H][N][dh]. */
 typedef struct spec_cache {
@@ -47,8 +71,9 @@ static void run_layers(whisper_fast *f, const fast_layer *W, vec_dtype dt, whisp
     const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H;
     const float scale = 1.0f / sqrtf((float)dh);
 #define LIN(Wm, bias, in, n_out, n_in, y)                                                     \
-    (exact ? fast_linear_rows(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y))             \
-           : fast_linear(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y)))
+    (exact     ? fast_linear_rows(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y))         \
+     : b->dx   ? draft_linear(f, b->dx, (Wm), (bias), (in), T, (n_out), (y))                  \
+               : fast_linear(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y)))
     for (int l = 0; l < nl; l++) {
         const whisper_layer *L = &m->dec[l];
         const fast_layer *FL = &W[l];
@@ -113,11 +138,11 @@ steno_status whisper_fast_decoder_verify(whisper_fast_decoder *d, const int *tok
     steno_status st = embed(f, tokens, B, off, d->x);
     if (st != STENO_OK) return st;
     const spec_cache c = {d->self_k + d->k_slot * d->kv.slot[0], d->self_v + d->v_slot * d->kv.slot[0], d->ldk_self};
-    const spec_bufs b = {d->x, d->h, d->qkv, d->q, d->att, d->mlp};
+    const spec_bufs b = {d->x, d->h, d->qkv, d->q, d->att, d->mlp, NULL};
     run_layers(f, f->dec, f->dt, d, m->n_text_layer, &c, off, B, 1, &b);
     d->n_past = off + B;
     if (d->screen_allow && f->emb_q) { /* each position screened as its single-token step would be */
-        for (int r = 0; r < B; r++) fast_logit_screen(d, d->x + (size_t)r * D, logits + (size_t)r * V);
+        fast_logit_screen_rows(d, d->x, B, logits);
         return STENO_OK;
     }
     for (int r = 0; r < B; r++)
@@ -149,6 +174,7 @@ struct whisper_fast_draft {
     int8_t *sq;
     uint8_t *sa;
     float *sb, *hi;
+    draft_x dx; /* quant: the repacked copies (dx.n == 0 where a type has no x8 layout) */
 };
 
 /* Re-quantizes f's float16/float32 decoder matrices and embedding into r's own blocks. */
@@ -166,7 +192,12 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
     r->qdata = aligned_alloc(64, total);
     r->mats = calloc((size_t)6 * L + 1, sizeof *r->mats);
     r->qdec = calloc((size_t)L, sizeof *r->qdec);
-    float *tmp = malloc(sizeof(float) * (size_t)(V > 4 * D ? V : 4 * D) * D);
+    /* ggml block types quantize row by row: the embedding goes through tmp CHUNK rows at a time
+     * (its float copy alone would be n_vocab · D floats: 106 MB of first-touched pages for base) */
+    enum { CHUNK = 4096 };
+    const int mlx = type >= WQ_MLX_Q4_G32 && type <= WQ_MLX_Q8_G64;
+    const size_t tmp_rows = mlx ? (size_t)(V > 4 * D ? V : 4 * D) : (size_t)(CHUNK > 4 * D ? CHUNK : 4 * D);
+    float *tmp = malloc(sizeof(float) * tmp_rows * D);
     if (!r->qdata || !r->mats || !r->qdec || !tmp) {
         free(tmp);
         return steno_fail(STENO_E_NOMEM, "draft: out of memory");
@@ -185,11 +216,18 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
         }
         for (int k = 0; k < nk; k++) {
             const int no = l < L ? shape[k][0] : V, ni = l < L ? shape[k][1] : D;
-            const size_t cnt = (size_t)no * ni;
-            if (f->dt == VEC_F16) vec_f16_to_f32((const uint16_t *)src[k], tmp, cnt);
-            else memcpy(tmp, src[k], sizeof(float) * cnt);
             wq_mat *mat = &r->mats[(size_t)6 * l + k];
-            wq_quantize(type, tmp, no, ni, p, mat);
+            const int step = mlx ? no : (int)(tmp_rows * D / (size_t)ni);
+            for (int r0 = 0; r0 < no; r0 += step) {
+                const int nr = no - r0 < step ? no - r0 : step;
+                const size_t cnt = (size_t)nr * ni, at = (size_t)r0 * ni;
+                if (f->dt == VEC_F16) vec_f16_to_f32((const uint16_t *)src[k] + at, tmp, cnt);
+                else memcpy(tmp, (const float *)src[k] + at, sizeof(float) * cnt);
+                wq_mat part;
+                wq_quantize(type, tmp, nr, ni, p + (mlx ? 0 : (size_t)r0 * steno_row_size(type, ni)), &part);
+                if (r0 == 0) *mat = part;
+            }
+            mat->n_out = no;
             p += (wq_bytes(type, no, ni) + 63) & ~(size_t)63;
         }
         if (l < L) {
@@ -198,6 +236,27 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
         }
     }
     free(tmp);
+    /* the repacked copies, when every matrix has an x8 layout (q8_0, q4_0 do) */
+    const int nm = 6 * L + 1;
+    r->dx.xm = calloc((size_t)nm, sizeof *r->dx.xm);
+    if (!r->dx.xm) return steno_fail(STENO_E_NOMEM, "draft: out of memory");
+    int ok = 1;
+    for (int i = 0; i < nm && ok; i++) {
+        const wq_mat *w = &r->mats[i];
+        const steno_mat sm = {w->type, w->n_in, w->n_out, w->q_row, w->q, NULL};
+        ok = steno_xmat_supported(&sm) && steno_xmat_pack(&sm, &r->dx.xm[i]) == 0;
+        if (ok) r->dx.n = i + 1;
+    }
+    if (ok) {
+        r->dx.mats = r->mats;
+        for (int i = 0; i < nm; i++) r->qbytes += (size_t)r->dx.xm[i].n_groups * (size_t)(r->dx.xm[i].n_in / 32) *
+                                                  r->dx.xm[i].block_bytes;
+    } else {
+        for (int i = 0; i < r->dx.n; i++) steno_xmat_free(&r->dx.xm[i]);
+        free(r->dx.xm);
+        r->dx.xm = NULL;
+        r->dx.n = 0;
+    }
     steno_status st = whisper_fast_share(f, f->pool, &r->qf);
     if (st != STENO_OK) return st;
     whisper_fast *qf = r->qf;
@@ -254,6 +313,9 @@ steno_status whisper_fast_draft_create(whisper_fast *f, int n_layers, int quant_
 
 void whisper_fast_draft_free(whisper_fast_draft *r) {
     if (!r) return;
+    for (int i = 0; i < r->dx.n; i++) steno_xmat_free(&r->dx.xm[i]);
+    free(r->dx.xm);
+    steno_work_free(&r->dx.work);
     whisper_fast_free(r->qf); /* a share: its own scratch and qact only */
     free(r->qdec);
     free(r->mats);
@@ -286,6 +348,29 @@ void whisper_fast_draft_rollback(whisper_fast_draft *r, int n_past) {
 
 size_t whisper_fast_draft_bytes(const whisper_fast_draft *r) { return r->qbytes; }
 
+int whisper_fast_draft_sync(whisper_fast_draft *r, const whisper_fast_decoder *d, int n) {
+    const whisper_model *m = r->f->m, *dm = d->f->m;
+    if (m->n_text_state != dm->n_text_state || m->n_text_head != dm->n_text_head || m->n_text_ctx != dm->n_text_ctx ||
+        n > d->n_past || n < 0)
+        return -1;
+    const int D = m->n_text_state, H = m->n_text_head, dh = D / H, N = m->n_text_ctx, p0 = r->n_past;
+    if (n <= p0) {
+        r->n_past = n;
+        return 0;
+    }
+    const float *tk = d->self_k + d->k_slot * d->kv.slot[0], *tv = d->self_v + d->v_slot * d->kv.slot[0];
+    for (int l = 0; l < r->n_layers; l++) {
+        for (int i = 0; i < D; i++)
+            memcpy(r->c.k + ((size_t)l * D + i) * r->c.ldk + p0, tk + ((size_t)l * D + i) * d->ldk_self + p0,
+                   sizeof(float) * (size_t)(n - p0));
+        for (int h = 0; h < H; h++)
+            memcpy(r->c.v + (((size_t)l * H + h) * N + p0) * dh, tv + (((size_t)l * H + h) * N + p0) * dh,
+                   sizeof(float) * (size_t)(n - p0) * dh);
+    }
+    r->n_past = n;
+    return 0;
+}
+
 typedef struct head_job {
     whisper_fast_draft *r;
     vec_screen_x x;
@@ -315,6 +400,7 @@ steno_status whisper_fast_draft_forward(whisper_fast_draft *r, const int *tokens
                           m->n_text_ctx);
     steno_status st = embed(f, tokens, T, off, r->b.x);
     if (st != STENO_OK) return st;
+    r->b.dx = r->dx.n ? &r->dx : NULL;
     run_layers(f, f->dec, f->dt, r->xsrc, r->n_layers, &r->c, off, T, 0, &r->b);
     r->n_past = off + T;
     vec_layernorm(r->b.x + (size_t)(T - 1) * D, m->dec_ln.gamma, m->dec_ln.beta, D, r->b.h);
@@ -322,6 +408,8 @@ steno_status whisper_fast_draft_forward(whisper_fast_draft *r, const int *tokens
         head_job j = {r, {r->sq, r->sa, r->sb, 0, 0}, logits};
         vec_screen_prepare(r->b.h, D, &j.x);
         steno_pool_run(f->pool, head_task, &j, f->n_threads);
+    } else if (r->dx.n) {
+        draft_linear(f, &r->dx, f->emb, NULL, r->b.h, 1, m->n_vocab, logits);
     } else {
         fast_linear(f, f->dt, f->emb, NULL, r->b.h, 1, m->n_vocab, D, logits);
     }

@@ -44,6 +44,13 @@ void whisper_fast_draft_free(whisper_fast_draft *r);
 void whisper_fast_draft_set_cross(whisper_fast_draft *r, whisper_fast_decoder *xsrc);
 int whisper_fast_draft_n_past(const whisper_fast_draft *r);
 void whisper_fast_draft_rollback(whisper_fast_draft *r, int n_past);
+/** Copies positions r's n_past .. n−1 of d's self-attention cache (row 0; n <= d's n_past) into
+ *  r's, for r's layers, and sets r's n_past to n: the drafter then needs no forward over tokens
+ *  the target has already seen. For drafters over the target's own model (quant, layers): with
+ *  the target's weights (layers) these are the very keys and values r would compute; with a
+ *  quantized copy (quant) the target's are the better ones, and a draft need not be exact.
+ *  Returns 0, or -1 (nothing changed) when r and d differ in model dimensions. */
+int whisper_fast_draft_sync(whisper_fast_draft *r, const whisper_fast_decoder *d, int n);
 /** Feeds tokens [T] at positions n_past.. and writes approximate logits [n_vocab] of the last one
  *  (text rows screened through int8 with float16 weights; exact elsewhere).
  *  Errors: STENO_E_INVALID_ARG (no cross source, position, token id). */

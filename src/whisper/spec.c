@@ -204,6 +204,9 @@ static steno_status draft_model(whisper_decode_ctx *c, whisper_spec *s, int n, i
         }
     whisper_fast_draft_rollback(s->draft, cp);
     memcpy(s->dseq + cp, seq + cp, sizeof(int) * (size_t)(n - cp));
+    /* the target's cache holds seq[0..n−1): a drafter over the target's own model copies those
+     * positions instead of running them (the window's prompt, the tokens of plain steps) */
+    if (s->kind != STENO_WDRAFT_MODEL && cp < n - 1 && whisper_fast_draft_sync(s->draft, c->fdec, n - 1) == 0) cp = n - 1;
     steno_status st = whisper_fast_draft_forward(s->draft, seq + cp, n - cp, s->dlog);
     int m = 0;
     while (st == STENO_OK && m < k) {

@@ -1,13 +1,15 @@
 /* The speculative verify pass and rollback of the fast decoder (whisper/fast_spec.h).
  *
  * tiny.en, jfk window, 2 threads, f16 and f32 weights, logit screen off and on: after the prompt
- * <|startoftranscript|><|notimestamps|>, 6 greedy tokens are fed to a verify pass at once; row j of
+ * <|startoftranscript|><|notimestamps|>, 11 greedy tokens are fed to a verify pass at once; row j of
  * its logits must be bit-identical to a single-token step of token j on a decoder fed the prompt
  * and tokens 0..j−1 one at a time. Then the verifying decoder rolls back to keep 2 of them and
  * verifies 3 other tokens (a rejected round followed by the next): again bit-identical to single
  * steps over the accepted history. The drafters' decoder (quant q8_0 and q4_0 copies, the first
  * 2 layers) runs over the same window and proposes tokens in the vocabulary; the quant q8_0 draft
- * agrees with the target's greedy token at the first position. Refusals: a verify past
+ * agrees with the target's greedy token at the first position; a drafter synced from the target's
+ * cache (whisper_fast_draft_sync) drafts the token it drafts after running the tokens itself (the
+ * layers drafter: logits within 1e-3 of the largest). Refusals: a verify past
  * n_text_ctx, 0 draft layers, more layers than the model has. */
 #include <math.h>
 #include <string.h>
@@ -19,7 +21,7 @@
 #include "whisper/fast.h"
 #include "whisper/fast_spec.h"
 
-#define NT 6
+#define NT 11 /* 12 verified positions: more than one chunk of FAST_SCREEN_MAX (9) screened together */
 
 static int argmax(const float *x, int n) {
     int b = 0;
@@ -109,6 +111,33 @@ static void scenario(const whisper_model *m, vec_dtype dt, int screen, const flo
               "%s draft step", name);
         whisper_fast_draft_rollback(r, 1);
         CHECK(whisper_fast_draft_n_past(r) == 1, "%s draft rollback", name);
+        /* sync: the target's cache of <sot> <notimestamps> t0 t1 copied in, then t2 run, against the
+         * drafter running all five itself */
+        whisper_fast_decoder_reset(d1);
+        whisper_fast_decoder_forward(d1, prompt, 2, ref);
+        whisper_fast_decoder_forward(d1, toks, 3, ref);
+        const int seq5[5] = {prompt[0], prompt[1], toks[0], toks[1], toks[2]};
+        whisper_fast_draft_rollback(r, 0);
+        CHECK(whisper_fast_draft_forward(r, seq5, 5, ref) == STENO_OK, "%s draft forward of 5", name);
+        float *own = malloc(sizeof(float) * V);
+        memcpy(own, ref, sizeof(float) * V);
+        whisper_fast_draft_rollback(r, 1);
+        CHECK(whisper_fast_draft_sync(r, d1, 6) == -1 && whisper_fast_draft_n_past(r) == 1,
+              "%s: a sync past the target's cache was accepted", name);
+        CHECK(whisper_fast_draft_sync(r, d1, 4) == 0 && whisper_fast_draft_n_past(r) == 4, "%s draft sync", name);
+        CHECK(whisper_fast_draft_forward(r, &toks[2], 1, ref) == STENO_OK && whisper_fast_draft_n_past(r) == 5,
+              "%s draft step after sync", name);
+        CHECK(argmax(ref, eot) == argmax(own, eot), "%s draft %d: after sync token %d, own forward %d", name, k,
+              argmax(ref, eot), argmax(own, eot));
+        if (!types[k]) { /* the target's own first layers: the same keys and values, up to the GEMM's rounding */
+            double worst = 0, top = 0;
+            for (int i = 0; i < V; i++) {
+                worst = fmax(worst, fabs((double)ref[i] - own[i]));
+                top = fmax(top, fabs((double)own[i]));
+            }
+            CHECK(worst <= 1e-3 * top, "%s layers draft: synced logits differ by %g (max |logit| %g)", name, worst, top);
+        }
+        free(own);
         whisper_fast_draft_free(r);
     }
     whisper_fast_draft *bad = NULL;
