@@ -7,6 +7,7 @@
 
 #include "core/bigmem.h"
 #include "core/error.h"
+#include "whisper/draft_weights.h"
 #include "whisper/fast_internal.h"
 #include "whisper/fast_quant.h"
 #include "whisper/kv_rows.h"
@@ -377,6 +378,7 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
 void whisper_fast_free(whisper_fast *f) {
     if (!f) return;
     if (!f->shared) {
+        whisper_draft_weights_release(f); /* the quant drafters' copies of these weights */
         free(f->dec);
         free(f->cross_k_w);
         free(f->cross_v_w);

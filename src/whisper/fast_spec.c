@@ -8,16 +8,17 @@
 #include "core/error.h"
 #include "kernels/wq.h"
 #include "kernels/xmat.h"
+#include "whisper/draft_weights.h"
 #include "whisper/fast_internal.h"
 
 /* The quant drafter's matrices repacked eight rows at a time for the LLM fast path's integer
  * kernels (kernels/xmat.h): drafts need not be exact, and the rows kernels of the quantized
  * target path (wq_gemv) ran the drafter's single-token steps at ~3 GB/s. */
 typedef struct draft_x {
-    const wq_mat *mats; /* the wq matrices they were packed from, [n] */
-    steno_xmat *xm;     /* [n]; xm[i] packs mats[i] */
+    const wq_mat *mats;     /* the wq matrices they were packed from, [n] (shared: draft_weights.h) */
+    const steno_xmat *xm;   /* [n]; xm[i] packs mats[i] */
     int n;
-    steno_work work;
+    steno_work work;        /* the drafter's own */
 } draft_x;
 
 /* Activations of up to n_text_ctx rows. */
@@ -162,10 +163,7 @@ void whisper_fast_decoder_rollback(whisper_fast_decoder *d, int n_past) {
 struct whisper_fast_draft {
     whisper_fast *f;       /* the weights read: the caller's, or qf */
     whisper_fast *qf;      /* quantized copy: a share of the caller's state with DT_Q weights, owned */
-    fast_layer *qdec;      /* [L] its layers' wq_mat pointers */
-    wq_mat *mats;          /* [6·L + 1] the quantized matrices (the last: the embedding) */
-    unsigned char *qdata;  /* their blocks */
-    size_t qbytes;
+    size_t qbytes;         /* of the shared quantized weights (draft_weights.h) */
     int n_layers, n_past;
     whisper_fast_decoder *xsrc;
     spec_cache c;
@@ -174,95 +172,24 @@ struct whisper_fast_draft {
     int8_t *sq;
     uint8_t *sa;
     float *sb, *hi;
-    draft_x dx; /* quant: the repacked copies (dx.n == 0 where a type has no x8 layout) */
+    draft_x dx; /* quant: the shared repacked copies (dx.n == 0 where a type has no x8 layout) */
 };
 
-/* Re-quantizes f's float16/float32 decoder matrices and embedding into r's own blocks. */
+/* The shared quantized weights of type (draft_weights.h), read through a share of f's state. */
 static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type) {
     const whisper_model *m = f->m;
-    const int D = m->n_text_state, L = m->n_text_layer, V = m->n_vocab;
-    const int shape[6][2] = {{3 * D, D}, {D, D}, {D, D}, {D, D}, {4 * D, D}, {D, 4 * D}};
-    if (wq_group(type) == 0 || D % wq_group(type) != 0)
-        return steno_fail(STENO_E_INVALID_ARG, "draft: cannot quantize width %d to %s", D, wq_name(type));
-    size_t total = 0;
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < 6; k++) total += (wq_bytes(type, shape[k][0], shape[k][1]) + 63) & ~(size_t)63;
-    total += (wq_bytes(type, V, D) + 63) & ~(size_t)63;
-    r->qbytes = total;
-    r->qdata = aligned_alloc(64, total);
-    r->mats = calloc((size_t)6 * L + 1, sizeof *r->mats);
-    r->qdec = calloc((size_t)L, sizeof *r->qdec);
-    /* ggml block types quantize row by row: the embedding goes through tmp CHUNK rows at a time
-     * (its float copy alone would be n_vocab · D floats: 106 MB of first-touched pages for base) */
-    enum { CHUNK = 4096 };
-    const int mlx = type >= WQ_MLX_Q4_G32 && type <= WQ_MLX_Q8_G64;
-    const size_t tmp_rows = mlx ? (size_t)(V > 4 * D ? V : 4 * D) : (size_t)(CHUNK > 4 * D ? CHUNK : 4 * D);
-    float *tmp = malloc(sizeof(float) * tmp_rows * D);
-    if (!r->qdata || !r->mats || !r->qdec || !tmp) {
-        free(tmp);
-        return steno_fail(STENO_E_NOMEM, "draft: out of memory");
-    }
-    unsigned char *p = r->qdata;
-    for (int l = 0; l <= L; l++) {
-        const void *src[6] = {0};
-        int nk = 6;
-        if (l < L) {
-            const fast_layer *y = &f->dec[l];
-            const void *s6[6] = {y->qkv, y->out, y->cross_q, y->cross_out, y->fc1, y->fc2};
-            memcpy(src, s6, sizeof s6);
-        } else {
-            src[0] = f->emb;
-            nk = 1;
-        }
-        for (int k = 0; k < nk; k++) {
-            const int no = l < L ? shape[k][0] : V, ni = l < L ? shape[k][1] : D;
-            wq_mat *mat = &r->mats[(size_t)6 * l + k];
-            const int step = mlx ? no : (int)(tmp_rows * D / (size_t)ni);
-            for (int r0 = 0; r0 < no; r0 += step) {
-                const int nr = no - r0 < step ? no - r0 : step;
-                const size_t cnt = (size_t)nr * ni, at = (size_t)r0 * ni;
-                if (f->dt == VEC_F16) vec_f16_to_f32((const uint16_t *)src[k] + at, tmp, cnt);
-                else memcpy(tmp, (const float *)src[k] + at, sizeof(float) * cnt);
-                wq_mat part;
-                wq_quantize(type, tmp, nr, ni, p + (mlx ? 0 : (size_t)r0 * steno_row_size(type, ni)), &part);
-                if (r0 == 0) *mat = part;
-            }
-            mat->n_out = no;
-            p += (wq_bytes(type, no, ni) + 63) & ~(size_t)63;
-        }
-        if (l < L) {
-            const wq_mat *q = &r->mats[(size_t)6 * l];
-            r->qdec[l] = (fast_layer){&q[0], &q[1], &q[2], &q[3], &q[4], &q[5]};
-        }
-    }
-    free(tmp);
-    /* the repacked copies, when every matrix has an x8 layout (q8_0, q4_0 do) */
-    const int nm = 6 * L + 1;
-    r->dx.xm = calloc((size_t)nm, sizeof *r->dx.xm);
-    if (!r->dx.xm) return steno_fail(STENO_E_NOMEM, "draft: out of memory");
-    int ok = 1;
-    for (int i = 0; i < nm && ok; i++) {
-        const wq_mat *w = &r->mats[i];
-        const steno_mat sm = {w->type, w->n_in, w->n_out, w->q_row, w->q, NULL};
-        ok = steno_xmat_supported(&sm) && steno_xmat_pack(&sm, &r->dx.xm[i]) == 0;
-        if (ok) r->dx.n = i + 1;
-    }
-    if (ok) {
-        r->dx.mats = r->mats;
-        for (int i = 0; i < nm; i++) r->qbytes += (size_t)r->dx.xm[i].n_groups * (size_t)(r->dx.xm[i].n_in / 32) *
-                                                  r->dx.xm[i].block_bytes;
-    } else {
-        for (int i = 0; i < r->dx.n; i++) steno_xmat_free(&r->dx.xm[i]);
-        free(r->dx.xm);
-        r->dx.xm = NULL;
-        r->dx.n = 0;
-    }
-    steno_status st = whisper_fast_share(f, f->pool, &r->qf);
+    const int D = m->n_text_state, L = m->n_text_layer;
+    const whisper_draft_weights *w;
+    steno_status st = whisper_draft_weights_get(f, type, &w);
+    if (st != STENO_OK) return st;
+    r->qbytes = w->bytes;
+    if (w->nx) r->dx = (draft_x){w->mats, w->xm, w->nx, {0}};
+    st = whisper_fast_share(f, f->pool, &r->qf);
     if (st != STENO_OK) return st;
     whisper_fast *qf = r->qf;
     qf->dt = DT_Q;
-    qf->dec = r->qdec;
-    qf->emb = &r->mats[(size_t)6 * L];
+    qf->dec = w->qdec;
+    qf->emb = &w->mats[(size_t)6 * L];
     qf->emb_q = NULL; /* the head reads the quantized embedding */
     const size_t act = (size_t)m->n_text_ctx * wq_act_bytes(type, 4 * D);
     qf->qact = aligned_alloc(64, (act + 63) & ~(size_t)63);
@@ -313,13 +240,8 @@ steno_status whisper_fast_draft_create(whisper_fast *f, int n_layers, int quant_
 
 void whisper_fast_draft_free(whisper_fast_draft *r) {
     if (!r) return;
-    for (int i = 0; i < r->dx.n; i++) steno_xmat_free(&r->dx.xm[i]);
-    free(r->dx.xm);
     steno_work_free(&r->dx.work);
     whisper_fast_free(r->qf); /* a share: its own scratch and qact only */
-    free(r->qdec);
-    free(r->mats);
-    free(r->qdata);
     free(r->c.k);
     free(r->c.v);
     free(r->b.x);
