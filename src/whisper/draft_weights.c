@@ -119,7 +119,6 @@ steno_status whisper_draft_weights_get(const whisper_fast *f, int type, const wh
     if (st == STENO_OK) {
         w->key = f->dec;
         w->type = type;
-        w->L = f->m->n_text_layer;
         w->next = g_list;
         g_list = w;
         *out = w;

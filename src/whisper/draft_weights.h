@@ -13,7 +13,7 @@
 
 typedef struct whisper_draft_weights {
     const void *key; /* the weights' identity: the owner's fast_layer array (shares copy it) */
-    int type, L;
+    int type;
     unsigned char *qdata; /* the wq blocks of mats */
     wq_mat *mats;         /* [6·L + 1]: per layer qkv, out, cross_q, cross_out, fc1, fc2; then the embedding */
     fast_layer *qdec;     /* [L] pointers into mats */

@@ -15,10 +15,8 @@
  * kernels (kernels/xmat.h): drafts need not be exact, and the rows kernels of the quantized
  * target path (wq_gemv) ran the drafter's single-token steps at ~3 GB/s. */
 typedef struct draft_x {
-    const wq_mat *mats;     /* the wq matrices they were packed from, [n] (shared: draft_weights.h) */
-    const steno_xmat *xm;   /* [n]; xm[i] packs mats[i] */
-    int n;
-    steno_work work;        /* the drafter's own */
+    const whisper_draft_weights *w; /* shared; w->xm[i] packs w->mats[i] */
+    steno_work work;                /* the drafter's own */
 } draft_x;
 
 /* Activations of up to n_text_ctx rows. */
@@ -27,10 +25,10 @@ typedef struct spec_bufs {
     draft_x *dx; /* the quant drafter: its linears through xm (NULL: the target's kernels) */
 } spec_bufs;
 
-/* y[T][N] = x[T][K] Wᵀ + b for a drafter matrix W (one of dx->mats) */
+/* y[T][N] = x[T][K] Wᵀ + b for a drafter matrix W (one of dx->w->mats) */
 static void draft_linear(whisper_fast *f, draft_x *dx, const void *W, const float *b, const float *x, int T, int N,
                          float *y) {
-    const steno_xmat *xm = &dx->xm[(const wq_mat *)W - dx->mats];
+    const steno_xmat *xm = &dx->w->xm[(const wq_mat *)W - dx->w->mats];
     if (steno_matmul_x(f->pool, &dx->work, xm, x, T, y, N) != 0) { /* out of memory: the slow kernels */
         fast_linear(f, DT_Q, W, b, x, T, N, (int)xm->n_in, y);
         return;
@@ -172,7 +170,7 @@ struct whisper_fast_draft {
     int8_t *sq;
     uint8_t *sa;
     float *sb, *hi;
-    draft_x dx; /* quant: the shared repacked copies (dx.n == 0 where a type has no x8 layout) */
+    draft_x dx; /* quant: the shared repacked copies (dx.w NULL where a type has no x8 layout) */
 };
 
 /* The shared quantized weights of type (draft_weights.h), read through a share of f's state. */
@@ -183,7 +181,7 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
     steno_status st = whisper_draft_weights_get(f, type, &w);
     if (st != STENO_OK) return st;
     r->qbytes = w->bytes;
-    if (w->nx) r->dx = (draft_x){w->mats, w->xm, w->nx, {0}};
+    if (w->nx) r->dx.w = w;
     st = whisper_fast_share(f, f->pool, &r->qf);
     if (st != STENO_OK) return st;
     whisper_fast *qf = r->qf;
@@ -225,6 +223,7 @@ steno_status whisper_fast_draft_create(whisper_fast *f, int n_layers, int quant_
     r->b.q = malloc(sizeof(float) * N * D);
     r->b.att = malloc(sizeof(float) * N * D);
     r->b.mlp = malloc(sizeof(float) * N * 4 * D);
+    r->b.dx = r->dx.w ? &r->dx : NULL; /* quant: its linears through the x8 copies */
     r->sq = malloc(D);
     r->sa = malloc(D);
     r->sb = malloc(sizeof(float) * (D / 32 + 1));
@@ -322,7 +321,6 @@ steno_status whisper_fast_draft_forward(whisper_fast_draft *r, const int *tokens
                           m->n_text_ctx);
     steno_status st = embed(f, tokens, T, off, r->b.x);
     if (st != STENO_OK) return st;
-    r->b.dx = r->dx.n ? &r->dx : NULL;
     run_layers(f, f->dec, f->dt, r->xsrc, r->n_layers, &r->c, off, T, 0, &r->b);
     r->n_past = off + T;
     vec_layernorm(r->b.x + (size_t)(T - 1) * D, m->dec_ln.gamma, m->dec_ln.beta, D, r->b.h);
@@ -330,7 +328,7 @@ steno_status whisper_fast_draft_forward(whisper_fast_draft *r, const int *tokens
         head_job j = {r, {r->sq, r->sa, r->sb, 0, 0}, logits};
         vec_screen_prepare(r->b.h, D, &j.x);
         steno_pool_run(f->pool, head_task, &j, f->n_threads);
-    } else if (r->dx.n) {
+    } else if (r->dx.w) {
         draft_linear(f, &r->dx, f->emb, NULL, r->b.h, 1, m->n_vocab, logits);
     } else {
         fast_linear(f, f->dt, f->emb, NULL, r->b.h, 1, m->n_vocab, D, logits);
