@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--work-dir", default=os.path.join(tempfile.gettempdir(), "steno-bench"))
     ap.add_argument("--shared", default=os.environ.get("STENO_SHARED", "/work/shared"))
     ap.add_argument("--json", default=None)
+    ap.add_argument("--engines", default=None, help="comma-separated subset of the engine names (default: all)")
     a = ap.parse_args()
     steno = os.environ.get("STENO_BIN", os.path.join(rb.SOURCE, "build", "steno"))
     N, T = a.batch_size, a.threads
@@ -67,6 +68,12 @@ def main():
     engines = [("steno-seq", steno_cmd([]), steno_text), ("steno-b%d" % N, steno_cmd(["--batch-size", str(N)]), steno_text),
                ("steno-b%d-greedy" % N, steno_cmd(["--batch-size", str(N), "--beam-size", "1"]), steno_text),
                ("fw-b%d-int8" % N, fw_cmd("int8"), fw_text), ("fw-b%d-float32" % N, fw_cmd("float32"), fw_text)]
+    if a.engines:
+        want = a.engines.split(",")
+        unknown = [w for w in want if w not in [e[0] for e in engines]]
+        if unknown:
+            sys.exit("bench_batched.py: unknown engine(s) %s (have: %s)" % (",".join(unknown), ",".join(e[0] for e in engines)))
+        engines = [e for e in engines if e[0] in want]
     rows = rb.read_manifest(a.shared)
     inputs = []
     for w in a.workloads.split(","):

@@ -195,18 +195,28 @@ void vec_gemv(vec_dtype dt, const void *W, const float *b, const float *x, int n
     else g_k->gemv_f32((const float *)W, b, x, n, r0, r1, y);
 }
 
-void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
-                   int r1, float *Y, int ldy) {
+void vec_gemv_rows_to(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                      int r1, float *const *Y) {
     const size_t row_bytes = (size_t)n * (dt == VEC_F16 ? 2 : 4);
     int block = (int)(8192 / (row_bytes ? row_bytes : 1)); /* ~8 KiB of weights: stays in L1 across inputs */
     if (block < 1) block = 1;
     if (dt == VEC_F16 && g_k->gemv_f16_batch) {
-        g_k->gemv_f16_batch((const uint16_t *)W, b, X, ldx, nx, n, r0, r1, Y, ldy, block);
+        g_k->gemv_f16_batch((const uint16_t *)W, b, X, ldx, nx, n, r0, r1, Y, block);
         return;
     }
     for (int a = r0; a < r1; a += block) {
         const int e = a + block < r1 ? a + block : r1;
-        for (int i = 0; i < nx; i++) vec_gemv(dt, W, b, X + (size_t)i * ldx, n, a, e, Y + (size_t)i * ldy);
+        for (int i = 0; i < nx; i++) vec_gemv(dt, W, b, X + (size_t)i * ldx, n, a, e, Y[i]);
+    }
+}
+
+void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                   int r1, float *Y, int ldy) {
+    float *yp[64];
+    for (int i0 = 0; i0 < nx; i0 += 64) { /* each output is the same dot product in any chunk */
+        const int in = nx - i0 < 64 ? nx - i0 : 64;
+        for (int i = 0; i < in; i++) yp[i] = Y + (size_t)(i0 + i) * ldy;
+        vec_gemv_rows_to(dt, W, b, X + (size_t)i0 * ldx, ldx, in, n, r0, r1, yp);
     }
 }
 

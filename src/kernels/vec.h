@@ -42,6 +42,11 @@ void vec_gemv(vec_dtype dt, const void *W, const float *b, const float *x, int n
 void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                    int r1, float *Y, int ldy);
 
+/** vec_gemv_rows with input i's outputs at Y[i][r0..r1) (nx row pointers, the caller's): the
+ *  batched decoder step writes each row's logits straight into its decoder's buffer. */
+void vec_gemv_rows_to(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
+                      int r1, float *const *Y);
+
 /** y[rows[i]] = Σ_k W[rows[i]][k]·x[k] for the count listed rows of float16 weights W [.][n]: each
  *  value bit-identical to vec_gemv(VEC_F16, ...) of that row (same kernel, same order); x is
  *  prepared once for the whole list. */

@@ -161,7 +161,7 @@ AVX2 static inline void gemv_f16_row_x2(const uint16_t *w, const float *xs0, con
  * per block of weight rows; per output the same gemv_f16_row (or gemv_f16_row_x2 for a pair of
  * inputs in the fast form), so the same bits as vec_gemv. */
 AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
-                                     int r1, float *Y, int ldy, int block) {
+                                     int r1, float *const *Y, int block) {
     float xs[GEMV_BATCH][GEMV_XS_MAX] __attribute__((aligned(32)));
     int fast[GEMV_BATCH];
     for (int i0 = 0; i0 < nx; i0 += GEMV_BATCH) {
@@ -171,7 +171,7 @@ AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const fl
             const int e = a + block < r1 ? a + block : r1;
             int i = 0;
             for (; i + 1 < in && fast[i] && fast[i + 1]; i += 2) {
-                float *y0 = Y + (size_t)(i0 + i) * ldy, *y1 = y0 + ldy;
+                float *y0 = Y[i0 + i], *y1 = Y[i0 + i + 1];
                 for (int r = a; r < e; r++) {
                     float s0, s1;
                     gemv_f16_row_x2(W + (size_t)r * n, xs[i], xs[i + 1], n, &s0, &s1);
@@ -181,7 +181,7 @@ AVX2 static void gemv_f16_batch_avx2(const uint16_t *W, const float *b, const fl
             }
             for (; i < in; i++) {
                 const float *x = X + (size_t)(i0 + i) * ldx;
-                float *y = Y + (size_t)(i0 + i) * ldy;
+                float *y = Y[i0 + i];
                 for (int r = a; r < e; r++) y[r] = (b ? b[r] : 0.0f) + gemv_f16_row(W + (size_t)r * n, x, xs[i], fast[i], n);
             }
         }

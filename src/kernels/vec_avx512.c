@@ -196,7 +196,7 @@ ZI void block_n(const uint16_t *W, const float *wz, const float *b, const float 
  * (once per block, into wz, when there are several groups), so W streams from memory once per
  * pass. The inputs vec_avx2 would run in its vcvtph2ps form go through that kernel. */
 Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
-                               int r1, float *Y, int ldy, int block) {
+                               int r1, float *const *Y, int block) {
     float xzbuf[XZ_FLOATS] __attribute__((aligned(64)));
     float wz[WZ_FLOATS] __attribute__((aligned(64)));
     const int cap = n > 0 && n <= XS_MAX ? (XZ_FLOATS / n < BATCH ? XZ_FLOATS / n : BATCH) : 1;
@@ -209,7 +209,7 @@ Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float 
             float *xz = xzbuf + (size_t)nf * n; /* n % 32 == 0 when prepare_z accepts: 64-byte aligned */
             if (prepare_z(X + (size_t)(i0 + i) * ldx, n, xz)) {
                 xp[nf] = xz;
-                yp[nf++] = Y + (size_t)(i0 + i) * ldy;
+                yp[nf++] = Y[i0 + i];
             } else {
                 slow[ns++] = i0 + i;
             }
@@ -245,7 +245,7 @@ Z void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float 
                 }
             }
             for (int s = 0; s < ns; s++)
-                vec_avx2.gemv_f16(W, b, X + (size_t)slow[s] * ldx, n, a, e, Y + (size_t)slow[s] * ldy);
+                vec_avx2.gemv_f16(W, b, X + (size_t)slow[s] * ldx, n, a, e, Y[slow[s]]);
         }
     }
 }

@@ -16,10 +16,10 @@ typedef struct vec_kernels {
                           int dh, int nq, float *out, int out_stride);
     double (*sum_exp)(const float *x, int n, float m);
     void (*gemv_f16_rows)(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
-    /* vec_gemv_rows over float16 weights, weight rows walked in blocks of `block` (NULL: the
-     * generic loop of vec_gemv calls) */
+    /* vec_gemv_rows over float16 weights, weight rows walked in blocks of `block`; input i's
+     * outputs go to Y[i][r0..r1) (NULL: the generic loop of vec_gemv calls) */
     void (*gemv_f16_batch)(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0, int r1,
-                           float *Y, int ldy, int block);
+                           float *const *Y, int block);
     /* Σ_b sb[b]·(w_b·qx_b) over blocks of 32 (n a multiple of 32) */
     float (*dot_i8_blocks)(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n);
     void (*screen_build_row)(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c);
@@ -47,6 +47,6 @@ void vec_avx2_attention_rows(const float *q, int q_stride, const float *Kt, int 
 void vec_avx512_attention_rows(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
                                int nk, int dh, int nq, float *out, int out_stride);
 void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
-                               int r1, float *Y, int ldy, int block);
+                               int r1, float *const *Y, int block);
 
 #endif

@@ -16,6 +16,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +56,55 @@ static float dot(const float *a, const float *b, int n) {
     return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Four of dot()'s sums at once, each lane the same multiply then add (no FMA in this target, so
+ * none is contracted) and the same pairwise finish: the same bits. Four independent chains instead
+ * of one keep the adds' latency hidden (the encoder ran at ~2 MACs per cycle on one chain). */
+__attribute__((target("avx2"))) static void dot4_avx2(const float *const *a, const float *b, int n, float *out) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    int k = 0;
+    for (; k + 8 <= n; k += 8) {
+        const __m256 x = _mm256_loadu_ps(b + k);
+        s0 = _mm256_add_ps(s0, _mm256_mul_ps(_mm256_loadu_ps(a0 + k), x));
+        s1 = _mm256_add_ps(s1, _mm256_mul_ps(_mm256_loadu_ps(a1 + k), x));
+        s2 = _mm256_add_ps(s2, _mm256_mul_ps(_mm256_loadu_ps(a2 + k), x));
+        s3 = _mm256_add_ps(s3, _mm256_mul_ps(_mm256_loadu_ps(a3 + k), x));
+    }
+    const __m256 s[4] = {s0, s1, s2, s3};
+    for (int i = 0; i < 4; i++) {
+        float lane[8];
+        _mm256_storeu_ps(lane, s[i]);
+        for (int q = k; q < n; q++) lane[q & 7] += a[i][q] * b[q];
+        out[i] = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+    }
+}
+#endif
+
+/* out[i] = dot(a[i], b, n) for i < 4 */
+static void dot4(const float *const *a, const float *b, int n, float *out) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int avx2 = -1; /* benign race: every thread computes the same value */
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (avx2) {
+        dot4_avx2(a, b, n, out);
+        return;
+    }
+#endif
+    for (int i = 0; i < 4; i++) out[i] = dot(a[i], b, n);
+}
+
+/* y[g] = bias[g] + dot(W row g, x) for the N_GATES rows of W [N_GATES][SILERO_HIDDEN] */
+static void gates4(const float *W, const float *bias, const float *x, float *y) {
+    for (int g = 0; g < N_GATES; g += 4) { /* N_GATES = 4 · 128 */
+        const float *w[4] = {W + (size_t)g * SILERO_HIDDEN, W + (size_t)(g + 1) * SILERO_HIDDEN,
+                             W + (size_t)(g + 2) * SILERO_HIDDEN, W + (size_t)(g + 3) * SILERO_HIDDEN};
+        float d[4];
+        dot4(w, x, SILERO_HIDDEN, d);
+        for (int i = 0; i < 4; i++) y[g + i] = bias[g + i] + d[i];
+    }
+}
+
 static float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* out[o][t] = relu(b[o] + sum_{i,k} w[o][i][k] x[i][t*s + k - 1]), zero padding 1 each side.
@@ -65,8 +117,20 @@ static int conv3_relu(const conv3 *cv, const float *x, int t_in, float *out, flo
                 int src = t * cv->stride + k - 1;
                 col[i * 3 + k] = src >= 0 && src < t_in ? x[i * t_in + src] : 0.0f;
             }
-        for (int o = 0; o < cv->out; o++) {
-            float v = cv->b[o] + dot(cv->w + (size_t)o * cv->in * 3, col, cv->in * 3);
+        const int n = cv->in * 3;
+        int o = 0;
+        for (; o + 4 <= cv->out; o += 4) {
+            const float *w[4] = {cv->w + (size_t)o * n, cv->w + (size_t)(o + 1) * n, cv->w + (size_t)(o + 2) * n,
+                                 cv->w + (size_t)(o + 3) * n};
+            float d[4];
+            dot4(w, col, n, d);
+            for (int i = 0; i < 4; i++) {
+                const float v = cv->b[o + i] + d[i];
+                out[(o + i) * t_out + t] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        for (; o < cv->out; o++) {
+            float v = cv->b[o] + dot(cv->w + (size_t)o * n, col, n);
             out[o * t_out + t] = v > 0.0f ? v : 0.0f;
         }
     }
@@ -86,7 +150,17 @@ static void encode_frame(const steno_vad *vad, const float *x, float *xg) {
     float mag[N_FFT_BINS * N_STFT_FRAMES];
     for (int t = 0; t < N_STFT_FRAMES; t++) {
         const float *seg = xp + (t + 1) * STFT_HOP;
-        for (int f = 0; f < N_FFT_BINS; f++) {
+        int f = 0;
+        for (; f + 2 <= N_FFT_BINS; f += 2) { /* the real and imaginary rows of two bins */
+            const float *bs = vad->basis;
+            const float *w[4] = {bs + (size_t)f * STFT_KERNEL, bs + (size_t)(f + N_FFT_BINS) * STFT_KERNEL,
+                                 bs + (size_t)(f + 1) * STFT_KERNEL, bs + (size_t)(f + 1 + N_FFT_BINS) * STFT_KERNEL};
+            float d[4];
+            dot4(w, seg, STFT_KERNEL, d);
+            mag[f * N_STFT_FRAMES + t] = sqrtf(d[0] * d[0] + d[1] * d[1]);
+            mag[(f + 1) * N_STFT_FRAMES + t] = sqrtf(d[2] * d[2] + d[3] * d[3]);
+        }
+        for (; f < N_FFT_BINS; f++) {
             float re = dot(vad->basis + (size_t)f * STFT_KERNEL, seg, STFT_KERNEL);
             float im = dot(vad->basis + (size_t)(f + N_FFT_BINS) * STFT_KERNEL, seg, STFT_KERNEL);
             mag[f * N_STFT_FRAMES + t] = sqrtf(re * re + im * im);
@@ -96,7 +170,7 @@ static void encode_frame(const steno_vad *vad, const float *x, float *xg) {
     t = conv3_relu(&vad->conv[1], a, t, b, col);
     t = conv3_relu(&vad->conv[2], b, t, a, col);
     conv3_relu(&vad->conv[3], a, t, b, col); /* [128][1] */
-    for (int g = 0; g < N_GATES; g++) xg[g] = vad->b_ih[g] + dot(vad->w_ih + (size_t)g * SILERO_HIDDEN, b, SILERO_HIDDEN);
+    gates4(vad->w_ih, vad->b_ih, b, xg);
 }
 
 typedef struct encode_job {
@@ -121,8 +195,8 @@ void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float
     for (size_t i = 0; i < n_frames; i++) {
         float gates[N_GATES];
         const float *g_in = xg + i * N_GATES;
-        for (int g = 0; g < N_GATES; g++)
-            gates[g] = g_in[g] + (vad->b_hh[g] + dot(vad->w_hh + (size_t)g * SILERO_HIDDEN, h, SILERO_HIDDEN));
+        gates4(vad->w_hh, vad->b_hh, h, gates);
+        for (int g = 0; g < N_GATES; g++) gates[g] = g_in[g] + gates[g];
         float r[SILERO_HIDDEN]; /* the decoder's ReLU of h */
         for (int k = 0; k < SILERO_HIDDEN; k++) {
             float ig = sigmoidf(gates[k]), fg = sigmoidf(gates[SILERO_HIDDEN + k]);

@@ -206,6 +206,30 @@ static void push_candidate(whisper_search *s, int *n, int K, float score, int ro
     s->cand_tok[i] = tok;
 }
 
+/* The candidate scan of beam_decode walks a row's logits in chunks: a token's score
+ * cum + (float)((double)logit − lse) never decreases as its logit grows (each step rounds
+ * monotonically), so once the list is full a chunk whose largest logit does not beat the last
+ * candidate holds no token that would (entry needs a strictly larger score), and the walk skips it.
+ * The candidates are those of the token-by-token walk, in the same order. */
+#define SCAN_CHUNK 64
+
+/* the largest of x[0..n), NaN ignored (-inf when every value is NaN or -inf); four independent
+ * chains so the compiler can keep them in vector lanes */
+static float chunk_max(const float *x, int n) {
+    float m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        m0 = x[i] > m0 ? x[i] : m0;
+        m1 = x[i + 1] > m1 ? x[i + 1] : m1;
+        m2 = x[i + 2] > m2 ? x[i + 2] : m2;
+        m3 = x[i + 3] > m3 ? x[i + 3] : m3;
+    }
+    for (; i < n; i++) m0 = x[i] > m0 ? x[i] : m0;
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    return m2 > m0 ? m2 : m0;
+}
+
 /* The prefill, and row 0 holding the forced prefix tokens (every hypothesis starts with them). */
 static steno_status search_prefill(whisper_decode_ctx *c, const int *prompt, int n_prompt, int use_prefix,
                                    whisper_window_result *res, int *nf, int *max_step) {
@@ -241,10 +265,17 @@ static steno_status beam_decode(whisper_decode_ctx *c, const int *prompt, int n_
             const whisper_filtered fr =
                 whisper_apply_filters(&c->filters, s->seq + (size_t)b * W + nf, s->len[b] - nf, lg);
             const float cum = s->cum[b];
-            for (int t = 0; t < V; t++) {
-                if (lg[t] == -INFINITY) continue;
-                const float score = cum + (float)((double)lg[t] - fr.lse);
-                if (nc < NC || score > s->cand_score[NC - 1]) push_candidate(s, &nc, NC, score, b, t);
+            for (int t0 = 0; t0 < V; t0 += SCAN_CHUNK) {
+                const int t1 = t0 + SCAN_CHUNK < V ? t0 + SCAN_CHUNK : V;
+                if (nc == NC) { /* a full list: skip a chunk whose largest logit cannot enter it */
+                    const float mx = chunk_max(lg + t0, t1 - t0);
+                    if (mx == -INFINITY || !(cum + (float)((double)mx - fr.lse) > s->cand_score[NC - 1])) continue;
+                }
+                for (int t = t0; t < t1; t++) {
+                    if (lg[t] == -INFINITY) continue;
+                    const float score = cum + (float)((double)lg[t] - fr.lse);
+                    if (nc < NC || score > s->cand_score[NC - 1]) push_candidate(s, &nc, NC, score, b, t);
+                }
             }
         }
         const int keep = nc < K ? nc : K;

@@ -80,6 +80,7 @@ typedef struct gemv_job {
     float *y;
     int N, K;
     int nx; /* inputs x [nx][K] → y [nx][N]; 1 for the single-row step */
+    float *const *yrows; /* or input i → yrows[i][N] (nx > 1) */
 } gemv_job;
 
 /* Each output element is one vec_gemv dot product whatever the split, so the result of row r for
@@ -89,7 +90,8 @@ static void gemv_task(void *ctx, int t, int n) {
     const int per = ((j->N + n - 1) / n + 7) & ~7;
     const int r0 = t * per, r1 = r0 + per < j->N ? r0 + per : j->N;
     if (r0 >= r1) return;
-    if (j->nx == 1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
+    if (j->yrows) vec_gemv_rows_to(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->yrows);
+    else if (j->nx == 1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
     else vec_gemv_rows(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->y, j->N);
 }
 
@@ -102,7 +104,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
         return;
     }
     if (T == 1) {
-        gemv_job j = {dt, W, b, x, y, N, K, 1};
+        gemv_job j = {dt, W, b, x, y, N, K, 1, NULL};
         steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
         return;
     }
@@ -124,8 +126,16 @@ void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const fl
         fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, act, NULL, 0);
         return;
     }
-    gemv_job j = {dt, W, b, x, y, N, K, B};
+    gemv_job j = {dt, W, b, x, y, N, K, B, NULL};
     steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
+}
+
+int fast_linear_rows_to(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                        int K, float *const *yrows) {
+    if (dt == DT_Q) return 0;
+    gemv_job j = {dt, W, b, x, NULL, N, K, B, yrows};
+    steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
+    return 1;
 }
 
 void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,

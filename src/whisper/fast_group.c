@@ -33,7 +33,8 @@ struct whisper_fast_group {
     float *x, *h, *qkv, *q, *att, *mlp; /* [max_rows][D] ([3D], [4D]) */
     const whisper_fast_decoder **row_dec; /* [max_rows] the decoder of each row */
     int *row_slot, *row_nk;               /* its self-attention slot, keys attended (n_past + 1) */
-    float *logits;                        /* [max_rows][n_vocab] */
+    float *logits;                        /* [max_rows][n_vocab] (quantized weights) */
+    float **row_out;                      /* [max_rows] where each row's logits go */
     void *qact; /* quantized weights: [max_rows] activation rows (f->qact holds n_text_ctx only) */
 };
 
@@ -54,7 +55,8 @@ steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fa
     g->row_dec = malloc(sizeof *g->row_dec * R);
     g->row_slot = malloc(sizeof(int) * R);
     g->row_nk = malloc(sizeof(int) * R);
-    g->logits = malloc(sizeof(float) * R * (size_t)f->m->n_vocab);
+    g->row_out = malloc(sizeof *g->row_out * R);
+    g->logits = f->dt == DT_Q ? malloc(sizeof(float) * R * (size_t)f->m->n_vocab) : NULL;
     if (f->m->wq_type) {
         const size_t bytes = R * wq_act_bytes(f->m->wq_type, 4 * (int)D);
         if (!(g->qact = aligned_alloc(64, (bytes + 63) & ~(size_t)63))) {
@@ -62,7 +64,8 @@ steno_status whisper_fast_group_create(whisper_fast *f, int max_rows, whisper_fa
             return steno_fail(STENO_E_NOMEM, "fast group: out of memory");
         }
     }
-    if (!g->logits || !g->x || !g->h || !g->qkv || !g->q || !g->att || !g->mlp || !g->row_dec || !g->row_slot || !g->row_nk) {
+    if ((f->dt == DT_Q && !g->logits) || !g->row_out || !g->x || !g->h || !g->qkv || !g->q || !g->att || !g->mlp ||
+        !g->row_dec || !g->row_slot || !g->row_nk) {
         whisper_fast_group_free(g);
         return steno_fail(STENO_E_NOMEM, "fast group: out of memory");
     }
@@ -82,6 +85,7 @@ void whisper_fast_group_free(whisper_fast_group *g) {
     free(g->row_slot);
     free(g->row_nk);
     free(g->logits);
+    free(g->row_out);
     free(g->qact);
     free(g);
 }
@@ -192,9 +196,14 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
     for (int i = 0; i < n; i++) ds[i]->n_past++;
     for (int b = 0; b < R; b++)
         vec_layernorm(g->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, g->h + (size_t)b * D);
-    /* one pass over the embedding for every row, then each decoder's rows to its logits */
-    fast_linear_rows_act(f, dt, f->emb, NULL, g->h, R, V, D, g->logits, g->qact);
-    for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++)
-        memcpy(logits[i], g->logits + (size_t)r0 * V, sizeof(float) * (size_t)n_rows[i] * V);
+    /* one pass over the embedding for every row, each row's logits straight to its decoder's
+     * buffer (quantized weights: through the group's, then copied) */
+    for (int i = 0, r = 0; i < n; i++)
+        for (int b = 0; b < n_rows[i]; b++) g->row_out[r++] = logits[i] + (size_t)b * V;
+    if (!fast_linear_rows_to(f, dt, f->emb, NULL, g->h, R, V, D, g->row_out)) {
+        fast_linear_rows_act(f, dt, f->emb, NULL, g->h, R, V, D, g->logits, g->qact);
+        for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++)
+            memcpy(logits[i], g->logits + (size_t)r0 * V, sizeof(float) * (size_t)n_rows[i] * V);
+    }
     return STENO_OK;
 }

@@ -84,6 +84,10 @@ void fast_linear_rows(whisper_fast *f, vec_dtype dt, const void *W, const float 
  * weights; fast_linear_rows uses f->qact, which holds n_text_ctx rows). */
 void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                           int K, float *y, void *act);
+/* As fast_linear_rows with row i's outputs at yrows[i] (vec_gemv_rows_to), the same bits; float16
+ * and float32 weights only: returns 0, having done nothing, for DT_Q (the caller goes through y). */
+int fast_linear_rows_to(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
+                        int K, float *const *yrows);
 /* y[T][N] = x[T][K] Wᵀ + b as the decoder's prompt computes it (GEMM for T > 1, GEMV for T = 1):
  * the drafters' prefill (fast_spec.c); not bit-identical to fast_linear_rows for T > 1. */
 void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,

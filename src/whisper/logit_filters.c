@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "kernels/argmax.h"
 #include "kernels/vec.h"
 
 void whisper_log_softmax(const float *logits, int n, float *out) {
@@ -46,6 +47,23 @@ void whisper_filters_free(whisper_filters *f) {
     f->mask = f->mask_first = f->mask_blank = NULL;
 }
 
+/* The first index i in [a, e) whose x[i] beats -inf and every earlier value (NaN never), with *m
+ * its value; -1 (and *m untouched) when there is none. steno_argmax_f32's vector pass when x[a] is
+ * not NaN (its "c = 0, then x[i] > x[c]" then chooses the same index); the scalar walk otherwise. */
+static int first_max(const float *x, int a, int e, float *m) {
+    if (e <= a) return -1;
+    if (!isnan(x[a])) {
+        const int i = a + steno_argmax_f32(x + a, e - a);
+        if (!(x[i] > -INFINITY)) return -1;
+        *m = x[i];
+        return i;
+    }
+    int arg = -1;
+    for (int i = a; i < e; i++)
+        if (x[i] > *m) *m = x[i], arg = i;
+    return arg;
+}
+
 whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *sampled, int n_sampled,
                                        float *logits) {
     const int n = f->n_vocab, tb = f->timestamp_begin;
@@ -67,20 +85,15 @@ whisper_filtered whisper_apply_filters(const whisper_filters *f, const int *samp
             }
         }
     }
-    /* One pass applies the mask and the ranges and finds the maxima of the text part and of the
-     * timestamp part; the exponentials are then summed by the vector kernel over each part. */
+    /* The mask, then the ranges as runs of -inf (the same values as one pass testing each index:
+     * beam search runs this over every row of every step), then each part's maximum and its first
+     * index; the exponentials are then summed by the vector kernel over each part. */
+    for (int i = 0; i < n; i++) logits[i] += mask[i];
+    for (int i = cut0 > 0 ? cut0 : 0; i < cut1 && i < n; i++) logits[i] = -INFINITY;
+    for (int i = ts0 > 0 ? ts0 : 0; i < ts1 && i < n; i++) logits[i] = -INFINITY;
     float m_text = -INFINITY, m_ts = -INFINITY;
-    int arg_text = -1, arg_ts = -1;
-    for (int i = 0; i < n; i++) {
-        float x = logits[i] + mask[i];
-        if ((i >= cut0 && i < cut1) || (i >= ts0 && i < ts1)) x = -INFINITY;
-        logits[i] = x;
-        if (i < tb) {
-            if (x > m_text) m_text = x, arg_text = i;
-        } else if (x > m_ts) {
-            m_ts = x, arg_ts = i;
-        }
-    }
+    const int arg_text = first_max(logits, 0, tb < n ? tb : n, &m_text);
+    const int arg_ts = first_max(logits, tb < n ? tb : n, n, &m_ts);
     const int nt = tb < n ? tb : n;
     const double s_text = arg_text >= 0 ? vec_sum_exp(logits, nt, m_text) : 0.0;
     const double s_ts = arg_ts >= 0 ? vec_sum_exp(logits + nt, n - nt, m_ts) : 0.0;

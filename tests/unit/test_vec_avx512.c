@@ -49,8 +49,10 @@ int main(void) {
             for (int bias = 0; bias < 2; bias++) {
                 memset(Ya, 0, (size_t)NXMAX * R * 4);
                 memset(Yz, 0, (size_t)NXMAX * R * 4);
-                vec_avx2.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Ya, R, 5);
-                vec_avx512.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, Yz, R, 5);
+                float *ya_rows[NXMAX], *yz_rows[NXMAX];
+                for (int i = 0; i < nx; i++) ya_rows[i] = Ya + (size_t)i * R, yz_rows[i] = Yz + (size_t)i * R;
+                vec_avx2.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, ya_rows, 5);
+                vec_avx512.gemv_f16_batch(W, bias ? b : NULL, X, n, nx, n, 1, R, yz_rows, 5);
                 if (memcmp(Ya, Yz, (size_t)NXMAX * R * 4)) ok = 0;
             }
         }
