@@ -690,8 +690,9 @@ static int load_draft(const options *o, const steno_whisper *w, steno_whisper **
     *out = NULL;
     const int L = steno_whisper_n_text_layers(w);
     if (o->draft_layers && o->draft_layers >= L) {
-        fprintf(stderr, "steno: --draft-layers %d: model %s has %d decoder layers (1..%d draft)\n", o->draft_layers,
-                o->model, L, L - 1);
+        fprintf(stderr,
+                "steno: --draft-layers %d: model %s has %d decoder layers (1..%d draft) (see 'steno transcribe --help')\n",
+                o->draft_layers, o->model, L, L - 1);
         return 2;
     }
     if (!o->draft_model) return 0;
