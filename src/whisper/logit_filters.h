@@ -2,9 +2,10 @@
  * SuppressTokens, ApplyTimestampRules), applied in place on one row of logits, with the seed's S4
  * shape: the static part (the suppress set, <|notimestamps|>) is a mask precomputed once per
  * filter configuration, the first step's part (blank, text before the first timestamp, the
- * max_initial_timestamp cap) a second one, and the dynamic timestamp rules are index ranges; one
- * pass over the vocabulary applies all three and finds the best text and timestamp logits, and
- * the vector kernel vec_sum_exp (float32 exponentials summed in float64, as torch's float32
+ * max_initial_timestamp cap) a second one, and the dynamic timestamp rules are index ranges; the
+ * mask is one vector add, the ranges runs of -inf, the best text and timestamp logits the argmax
+ * kernel's first maxima (the values and indices of the single pass it replaced:
+ * tests/unit/test_logit_filters.c), and the vector kernel vec_sum_exp (float32 exponentials summed in float64, as torch's float32
  * log_softmax computes them in float32) then gives the log-sum-exp of the timestamps and of the
  * whole row that the sampler and the log-probabilities need (both paths use it). The
  * timestamp-probability rule compares the timestamps' log-sum-exp with the best text logit
