@@ -256,6 +256,21 @@ void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows
     g_k->gemv_f16_rows(W, x, n, rows, count, y);
 }
 
+void vec_gemv_f16_rows_multi(const uint16_t *W, const float *X, int ldx, int nx, int n, const int *rows,
+                             const uint16_t *need, int count, float *const *Y) {
+    if (g_k->gemv_f16_rows_multi) {
+        g_k->gemv_f16_rows_multi(W, X, ldx, nx, n, rows, need, count, Y);
+        return;
+    }
+    if (!need) {
+        for (int i = 0; i < nx; i++) g_k->gemv_f16_rows(W, X + (size_t)i * ldx, n, rows, count, Y[i]);
+        return;
+    }
+    for (int k = 0; k < count; k++)
+        for (int i = 0; i < nx; i++)
+            if (need[k] >> i & 1) g_k->gemv_f16_rows(W, X + (size_t)i * ldx, n, rows + k, 1, Y[i]);
+}
+
 /* round to nearest (ties away from zero), clamped to the int8 codes (NaN: 0): |w·inv − q| <= 1/2
  * up to the float rounding of w·inv, which the bound's 3e-5·‖x‖‖w‖ term covers */
 static inline int screen_code(float v) {

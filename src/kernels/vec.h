@@ -52,6 +52,13 @@ void vec_gemv_rows_to(vec_dtype dt, const void *W, const float *b, const float *
  *  prepared once for the whole list. */
 void vec_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
 
+/** vec_gemv_f16_rows for nx <= 16 inputs X [nx][ldx] at once: Y[i][rows[k]] for every listed row
+ *  and every input i whose bit is set in need[k] (need NULL: every input), each value
+ *  bit-identical to vec_gemv_f16_rows of input i; each row's halves are read from memory once for
+ *  all its inputs (a verify pass's positions share the rows they recompute). */
+void vec_gemv_f16_rows_multi(const uint16_t *W, const float *X, int ldx, int nx, int n, const int *rows,
+                             const uint16_t *need, int count, float *const *Y);
+
 /* ---- Logit screen: int8 rows that bound a float16 GEMV from above and below.
  * Row w (float16 values, n a multiple of VEC_SCREEN_BLOCK) is stored as w ≈ s·q, q int8 in
  * [-127, 127], s = max|w|/127; the input as x ≈ s_b·qx per block b of 32 values. The screened

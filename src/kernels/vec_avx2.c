@@ -597,6 +597,7 @@ const vec_kernels vec_avx512 = {
     .attention_f16 = vec_avx512_attention_f16,
     .sum_exp = sum_exp_avx2,
     .gemv_f16_rows = vec_avx512_gemv_f16_rows,
+    .gemv_f16_rows_multi = vec_avx512_gemv_f16_rows_multi,
     .gemv_f16_batch = vec_avx512_gemv_f16_batch,
     .dot_i8_blocks = dot_i8_blocks_avx2,
     .screen_build_row = screen_build_row_avx2,

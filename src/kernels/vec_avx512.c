@@ -167,6 +167,52 @@ Z void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const 
     }
 }
 
+/* vec_gemv_f16_rows for nx inputs: each input prepared once, each listed row widened once per
+ * group of up to GROUP inputs while it is in L1 (row_n: per output the chains of rows2/row_n, so
+ * the bits of vec_avx512_gemv_f16_rows for that input). */
+Z void vec_avx512_gemv_f16_rows_multi(const uint16_t *W, const float *X, int ldx, int nx, int n, const int *rows,
+                                    const uint16_t *need, int count, float *const *Y) {
+    float xzbuf[XZ_FLOATS] __attribute__((aligned(64)));
+    if (n % 32 || n > XS_MAX || nx > 16 || (size_t)nx * (size_t)n > XZ_FLOATS) {
+        for (int k = 0; k < count; k++)
+            for (int i = 0; i < nx; i++)
+                if (!need || need[k] >> i & 1) vec_avx512_gemv_f16_rows(W, X + (size_t)i * ldx, n, rows + k, 1, Y[i]);
+        return;
+    }
+    const float *xp[BATCH];
+    for (int i = 0; i < nx; i++) {
+        prepare_z(X + (size_t)i * ldx, n, xzbuf + (size_t)i * n);
+        xp[i] = xzbuf + (size_t)i * n;
+    }
+    const size_t rb = sizeof(uint16_t) * (size_t)n;
+    const int pf = vec_pf_rows(rb);
+    for (int k = 0; k < count; k++) {
+        if (k + pf < count) vec_prefetch_bytes(W + (size_t)rows[k + pf] * n, rb);
+        const int r = rows[k];
+        const uint16_t *w = W + (size_t)r * n;
+        const float *xs[16]; /* the inputs this row serves */
+        int who[16], m = 0;
+        for (int i = 0; i < nx; i++)
+            if (!need || need[k] >> i & 1) xs[m] = xp[i], who[m++] = i;
+        for (int g0 = 0; g0 < m; g0 += GROUP) {
+            float s[GROUP];
+            const float *const *xg = xs + g0;
+            const int G = m - g0 < GROUP ? m - g0 : GROUP;
+            switch (G) { /* constant group sizes keep the accumulators in registers */
+            case 8: row_n(w, NULL, xg, 8, n, s); break;
+            case 7: row_n(w, NULL, xg, 7, n, s); break;
+            case 6: row_n(w, NULL, xg, 6, n, s); break;
+            case 5: row_n(w, NULL, xg, 5, n, s); break;
+            case 4: row_n(w, NULL, xg, 4, n, s); break;
+            case 3: row_n(w, NULL, xg, 3, n, s); break;
+            case 2: row_n(w, NULL, xg, 2, n, s); break;
+            default: row_n(w, NULL, xg, 1, n, s); break;
+            }
+            for (int i = 0; i < G; i++) Y[who[g0 + i]][r] = 0.0f + s[i];
+        }
+    }
+}
+
 /* Rows [a, e) of W against the N prepared inputs xz[0..N-1], outputs to y[i][r]; wz: the rows
  * already widened ([e - a][n]) or NULL. One input takes two rows at a time (rows2). */
 ZI void block_n(const uint16_t *W, const float *wz, const float *b, const float *const *xz, float *const *y, int N,

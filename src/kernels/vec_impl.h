@@ -16,6 +16,9 @@ typedef struct vec_kernels {
                           int dh, int nq, float *out, int out_stride);
     double (*sum_exp)(const float *x, int n, float m);
     void (*gemv_f16_rows)(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
+    /* gemv_f16_rows for nx inputs X [nx][ldx], each listed row read once (NULL: one call per input) */
+    void (*gemv_f16_rows_multi)(const uint16_t *W, const float *X, int ldx, int nx, int n, const int *rows,
+                                const uint16_t *need, int count, float *const *Y);
     /* vec_gemv_rows over float16 weights, weight rows walked in blocks of `block`; input i's
      * outputs go to Y[i][r0..r1) (NULL: the generic loop of vec_gemv calls) */
     void (*gemv_f16_batch)(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0, int r1,
@@ -33,6 +36,8 @@ extern const vec_kernels vec_avx2;
 extern const vec_kernels vec_avx512;
 void vec_avx512_gemv_f16(const uint16_t *W, const float *b, const float *x, int n, int r0, int r1, float *y);
 void vec_avx512_gemv_f16_rows(const uint16_t *W, const float *x, int n, const int *rows, int count, float *y);
+void vec_avx512_gemv_f16_rows_multi(const uint16_t *W, const float *X, int ldx, int nx, int n, const int *rows,
+                                    const uint16_t *need, int count, float *const *Y);
 void vec_avx512_gelu(float *x, size_t n);
 void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
                               int dh, int nq, float *out, int out_stride);

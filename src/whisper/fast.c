@@ -568,8 +568,9 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
         d->sa = malloc((size_t)FAST_SCREEN_MAX * D);
         d->sb = malloc(sizeof(float) * FAST_SCREEN_MAX * (D / VEC_SCREEN_BLOCK));
         d->hi = malloc(sizeof(float) * FAST_SCREEN_MAX * m->n_vocab);
+        d->need = malloc(sizeof(uint16_t) * m->n_vocab);
         d->rows = malloc(sizeof(int) * m->n_vocab);
-        if (!d->sq || !d->sa || !d->sb || !d->hi || !d->rows) {
+        if (!d->sq || !d->sa || !d->sb || !d->hi || !d->need || !d->rows) {
             whisper_fast_decoder_free(d);
             return steno_fail(STENO_E_NOMEM, "fast decoder: out of memory");
         }
@@ -603,6 +604,7 @@ void whisper_fast_decoder_free(whisper_fast_decoder *d) {
     free(d->sb);
     free(d->hi);
     free(d->rows);
+    free(d->need);
     free(d);
 }
 
@@ -694,6 +696,7 @@ typedef struct screen_job {
     float thr;
     float best[64][FAST_SCREEN_MAX];
     int count[64];
+    float thr_pos[FAST_SCREEN_MAX]; /* the union pass: each position's threshold */
 } screen_job;
 
 static void screen_task(void *ctx, int t, int n) {
@@ -708,17 +711,43 @@ static void screen_task(void *ctx, int t, int n) {
         for (int i = 0; i < j->nx; i++) j->best[t][i] = -INFINITY;
 }
 
+/* the text rows (below eot) whose upper bound reaches thr; the special and timestamp rows went
+ * through fast_logit_screen_rows' pass over all positions */
 static void exact_task(void *ctx, int t, int n) {
     screen_job *j = ctx;
     whisper_fast_decoder *d = j->d;
     const whisper_fast *f = d->f;
-    const int V = f->m->n_vocab, eot = f->m->special.eot, D = f->m->n_text_state;
-    const int per = (V + n - 1) / n, r0 = t * per, r1 = r0 + per < V ? r0 + per : V;
-    int *rows = d->rows + r0, c = 0;
+    const int eot = f->m->special.eot, D = f->m->n_text_state;
+    const int per = (eot + n - 1) / n, r0 = t * per, r1 = r0 + per < eot ? r0 + per : eot;
+    int *rows = d->rows + (r0 < eot ? r0 : 0), c = 0;
     for (int r = r0; r < r1; r++)
-        if (r >= eot || j->hi[r] >= j->thr) rows[c++] = r;
+        if (j->hi[r] >= j->thr) rows[c++] = r;
     vec_gemv_f16_rows((const uint16_t *)f->emb, j->h, D, rows, c, j->out);
     j->count[t] = c;
+}
+
+/* The exact pass of nx > 1 positions: the text rows any position needs (its upper bound reaches
+ * its threshold), each read once for the positions that need it (vec_gemv_f16_rows_multi with a
+ * mask per row); every position gets exact values for its own rows only, so its logits are what
+ * its own call gives (the other rows keep their screened values). On base a verify pass's
+ * positions recompute ~6 500 text rows each, ~36 000 distinct ones for 8 positions. */
+static void union_task(void *ctx, int t, int n) {
+    screen_job *j = ctx;
+    whisper_fast_decoder *d = j->d;
+    const whisper_fast *f = d->f;
+    const int V = f->m->n_vocab, eot = f->m->special.eot, D = f->m->n_text_state, nx = j->nx;
+    const int per = (eot + n - 1) / n, r0 = t * per, r1 = r0 + per < eot ? r0 + per : eot;
+    int *rows = d->rows + (r0 < eot ? r0 : 0), c = 0, taken = 0;
+    uint16_t *need = d->need + (r0 < eot ? r0 : 0);
+    for (int r = r0; r < r1; r++) {
+        unsigned bits = 0;
+        for (int i = 0; i < nx; i++) bits |= (unsigned)(d->hi[(size_t)i * V + r] >= j->thr_pos[i]) << i;
+        if (bits) need[c] = (uint16_t)bits, rows[c++] = r, taken += __builtin_popcount(bits);
+    }
+    float *out[FAST_SCREEN_MAX] = {0};
+    for (int i = 0; i < nx; i++) out[i] = j->logits + (size_t)i * V;
+    vec_gemv_f16_rows_multi((const uint16_t *)f->emb, d->h, D, nx, D, rows, need, c, out);
+    j->count[t] = taken;
 }
 
 /* The step's logits in two passes (greedy decoding at temperature 0). Each text row is first
@@ -753,6 +782,25 @@ void fast_logit_screen_rows(whisper_fast_decoder *d, const float *x, int B, floa
             vec_screen_prepare(d->h + (size_t)i * D, D, &j.x[i]);
         }
         steno_pool_run(f->pool, screen_task, &j, nt);
+        /* every special and timestamp row, exact for all nx positions in one pass over their
+         * float16 weights (vec_gemv_rows_to: each value the one vec_gemv_f16_rows gives) */
+        const int eot = m->special.eot;
+        if (eot < V) {
+            float *yr[FAST_SCREEN_MAX];
+            for (int i = 0; i < nx; i++) yr[i] = j.logits + (size_t)i * V + eot;
+            fast_linear_rows_to(f, VEC_F16, (const uint16_t *)f->emb + (size_t)eot * D, NULL, d->h, nx, V - eot, D, yr);
+            d->n_exact += nx * (V - eot);
+        }
+        if (nx > 1) {
+            for (int i = 0; i < nx; i++) {
+                float best = -INFINITY;
+                for (int t = 0; t < nt; t++) best = j.best[t][i] > best ? j.best[t][i] : best;
+                j.thr_pos[i] = best - SCREEN_MARGIN; /* as below */
+            }
+            steno_pool_run(f->pool, union_task, &j, nt);
+            for (int t = 0; t < nt; t++) d->n_exact += j.count[t];
+            continue;
+        }
         for (int i = 0; i < nx; i++) {
             float best = -INFINITY;
             for (int t = 0; t < nt; t++) best = j.best[t][i] > best ? j.best[t][i] : best;

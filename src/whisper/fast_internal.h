@@ -68,6 +68,7 @@ struct whisper_fast_decoder {
     uint8_t *sa;  /* [D] its magnitudes */
     float *sb;    /* [D/32] its block scales */
     float *hi;    /* [n_vocab] upper bounds of the screened logits */
+    uint16_t *need; /* [n_vocab] a verify pass's positions that recompute each listed row (bit per position) */
     int *rows;    /* [n_vocab] rows recomputed exactly, per task slice */
     int n_exact;  /* rows recomputed exactly at the last screened step */
     /* whisper_fast_decoder_set_step_hook: single-token steps handed to a batcher (NULL: none) */

@@ -72,7 +72,30 @@ int main(void) {
                 CHECK(memcmp(ya, yz, R * 4) == 0, "n %d input %d count %d: listed rows differ", n, i, cnt);
             }
         }
-        printf("n %4d: AVX-512 gemv, listed rows and batches of 1..20, 40, 64, 65, 70 bit-identical to AVX2\n", n);
+        /* listed rows for several inputs at once, with a mask of the inputs each row serves: each
+         * value that of the one-input listed-rows kernel (inputs 5 and 13 include the special ones) */
+        {
+            const int rows[] = {36, 0, 17, 18, 3, 30, 31};
+            const uint16_t need[] = {0x3ff, 0x001, 0x2a0, 0x3fe, 0x000, 0x100, 0x3c3};
+            float *Yr = calloc((size_t)10 * R, 4), *Ym = calloc((size_t)10 * R, 4);
+            float *ym[10];
+            for (int i = 0; i < 10; i++) ym[i] = Ym + (size_t)i * R;
+            for (int nx = 1; nx <= 10; nx++)
+                for (int masked = 0; masked < 2; masked++) {
+                    memset(Yr, 0, (size_t)10 * R * 4);
+                    memset(Ym, 0, (size_t)10 * R * 4);
+                    for (int k = 0; k < 7; k++)
+                        for (int i = 0; i < nx; i++)
+                            if (!masked || need[k] >> i & 1)
+                                vec_avx2.gemv_f16_rows(W, X + (size_t)(i + 4) * n, n, rows + k, 1, Yr + (size_t)i * R);
+                    vec_avx512.gemv_f16_rows_multi(W, X + (size_t)4 * n, n, nx, n, rows, masked ? need : NULL, 7, ym);
+                    CHECK(memcmp(Yr, Ym, (size_t)10 * R * 4) == 0, "n %d: %d inputs%s: listed rows (multi) differ", n,
+                          nx, masked ? " masked" : "");
+                }
+            free(Yr), free(Ym);
+        }
+        printf("n %4d: AVX-512 gemv, listed rows (one input and several) and batches of 1..20, 40, 64, 65, 70 "
+               "bit-identical to AVX2\n", n);
         free(W), free(b), free(X), free(Ya), free(Yz);
     }
     /* attention: encoder-like (1500 keys, 30-query chunks), causal decoder rows, odd key counts,
