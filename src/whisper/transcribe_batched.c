@@ -10,7 +10,8 @@
  *      chunk is its own 30-s window, its log-mel normalized over the chunk alone;
  *   4. generate_segment_batched: every window decoded with the same prompt (the initial prompt's
  *      tokens if any, the SOT sequence, <|notimestamps|> when without_timestamps), no previous
- *      text, no prefix, only the first temperature (no fallback, no no-speech skip); batch_size
+ *      text, no prefix, only the first temperature, which does not change the decoding (no
+ *      fallback, no no-speech skip; see steno_transcribe_batched); batch_size
  *      windows at a time, their decoder steps as rows of one step (whisper/batch.h);
  *   5. forward: _split_segments_by_timestamps per chunk (time_offset = the chunk's offset,
  *      segment_duration = its duration), each segment with the chunk's avg_logprob and
@@ -221,10 +222,15 @@ steno_status steno_transcribe_batched(steno_whisper *w, steno_whisper_state *sta
     steno_status st = steno_vad_speech_timestamps(vad, samples, n, &vo, &spans, &n_spans);
     if (st != STENO_OK) return st;
 
-    /* only the first temperature, no previous text, no prefix (generate_segment_batched) */
+    /* only the first temperature, no previous text, no prefix (generate_segment_batched). That
+     * temperature is passed to CTranslate2 as sampling_temperature with sampling_topk left at 1:
+     * its BestSampler takes the argmax (beam search: the best candidates) and never reads the
+     * temperature, so decoding is the deterministic one at any temperature (checked with
+     * faster-whisper 1.2.1: the same text and avg_logprob at 0, 1 and 2, beam 1 and 5); segments
+     * report the temperature given. */
     steno_transcribe_params q = *p;
-    const double t0 = p->temperatures ? p->temperatures[0] : 0.0;
-    q.temperatures = &t0;
+    const double t0 = p->temperatures ? p->temperatures[0] : 0.0, t_decode = 0.0;
+    q.temperatures = &t_decode;
     q.n_temperatures = 1;
     q.condition_on_previous_text = 0;
     q.prefix = NULL;

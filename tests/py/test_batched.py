@@ -196,6 +196,19 @@ def main():
             failures.append("--weights q8_0 --batch-size 2 on padded: %r" % qtext)
         print("--weights q8_0 batched: %r" % qtext.strip())
 
+        # 6. a temperature decodes as temperature 0 (faster-whisper passes it to CTranslate2 with
+        # sampling_topk 1, whose argmax never reads it) and is reported in the segments
+        cold = batched(inputs["padded"], os.path.join(tmp, "t0"), 2, 2, ["--beam-size", "1"])[0]
+        for t in ("1", "2"):
+            hot = batched(inputs["padded"], os.path.join(tmp, "t" + t), 2, 2, ["--beam-size", "1", "--temperature", t])[0]
+            if seg_view(hot) != seg_view(cold) or [s["avg_logprob"] for s in hot["segments"]] != \
+                    [s["avg_logprob"] for s in cold["segments"]]:
+                failures.append("--batch-size 2 --temperature %s: segments differ from temperature 0" % t)
+            if any(s["temperature"] != float(t) for s in hot["segments"]):
+                failures.append("--batch-size 2 --temperature %s: segments report %r" %
+                                (t, [s["temperature"] for s in hot["segments"]]))
+        print("batched --temperature 1, 2: the temperature-0 segments, the temperature reported")
+
         # 4. bad values
         for bad in (["--batch-size", "0"], ["--batch-size", "-1"], ["--batch-size", "65"], ["--batch-size", "x"],
                     ["--batch-size", "4", "--word-timestamps", "True"], ["--batch-size", "4", "--vad", "False"]):
