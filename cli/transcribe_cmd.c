@@ -758,9 +758,6 @@ int steno_cmd_transcribe(int argc, char **argv) {
     /* Validate everything before loading the model. */
     if (n_files == 0) FAIL_USAGE("transcribe: no input files");
     if (o.output_name && n_files > 1) FAIL_USAGE("--output-name: names the outputs of one input, not %d", n_files);
-    if (o.beam_size >= 2 && !(o.beam_size * o.patience >= 0.5 && o.beam_size * o.patience < 4096.5))
-        FAIL_USAGE("--patience: %g x --beam-size %d must round to 1..4096 finished hypotheses", o.patience,
-                   o.beam_size);
     bool to_stdout = strcmp(o.output_dir, "-") == 0;
     if (!o.output_format) o.output_format = to_stdout ? "txt" : "all";
     if (to_stdout && strcmp(o.output_format, "all") == 0)
@@ -823,6 +820,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
             o.vad_opts.min_silence_duration_ms = 160;
         o.vad = true;
     }
+    /* after the batched default beam size (5) is known */
+    if (o.beam_size >= 2 && !(o.beam_size * o.patience >= 0.5 && o.beam_size * o.patience < 4096.5))
+        FAIL_USAGE("--patience: %g x --beam-size %d must round to 1..4096 finished hypotheses", o.patience,
+                   o.beam_size);
     /* speculative decoding: --draft-model and --draft-layers name their drafter; any other
      * speculative option without its drafter would be silently ignored, so it is refused */
     static const char *const kind_names[] = {"none", "ngram", "quant", "layers", "model"};

@@ -217,6 +217,14 @@ def main():
             lines = [ln for ln in err.splitlines() if ln.strip()]
             if rc != 2 or len(lines) != 1 or "batch" not in lines[0]:
                 failures.append("%s: expected one line naming --batch-size and exit 2, got rc %d: %r" % (bad, rc, err))
+        # the batched default beam (5) is known when the options are checked: an out-of-range
+        # --patience is a usage error before any file, as with an explicit --beam-size
+        rc, out, err, _ = se.run([se.steno_bin(), "transcribe", "--model", se.model_dir(), "-o", "-", "--batch-size",
+                                  "4", "--patience", "0.0001", inputs["padded"], inputs["padded"]])
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        if rc != 2 or len(lines) != 1 or "--patience" not in lines[0]:
+            failures.append("--batch-size 4 --patience 0.0001: expected one usage line and exit 2, got rc %d: %r" %
+                            (rc, err))
         print("bad --batch-size values refused")
         for k, v in wall.items():
             print("  wall %-40s %.1f s" % (k, v))
