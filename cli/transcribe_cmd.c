@@ -515,8 +515,8 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_INT, "--batch-size", "N", AT(batch_size), STENO_OPT_RANGE(1, STENO_MAX_BATCH_SIZE),
      .def = "None: sequential",
      .help = "batched mode, as faster-whisper's BatchedInferencePipeline: VAD chunks of <= 30 s (min silence 160 "
-             "ms unless a --vad-* option is given), N windows decoded together, no previous text, the first "
-             "temperature only; --beam-size defaults to 5 and --without-timestamps to True there; not with "
+             "ms unless a --vad-* option is given), N windows decoded together, no previous text, no "
+             "sampling (a --temperature is reported, not used); --beam-size defaults to 5 and --without-timestamps to True there; not with "
              "--word-timestamps or --clip-timestamps; the fast path"},
     {STENO_OPT_SECTION, .help = "speculative decoding of greedy windows (the tokens are plain decoding's; not with "
                                 "--beam-size or --batch-size, which already read each weight once for several "
