@@ -516,7 +516,8 @@ static const steno_opt OPTIONS[] = {
      .def = "None: sequential",
      .help = "batched mode, as faster-whisper's BatchedInferencePipeline: VAD chunks of <= 30 s (min silence 160 "
              "ms unless a --vad-* option is given), N windows decoded together, no previous text, no "
-             "sampling (a --temperature is reported, not used); --beam-size defaults to 5 and --without-timestamps to True there; not with "
+             "sampling (a --temperature is reported, not used); --beam-size defaults to 5 and "
+             "--without-timestamps to True there; not with "
              "--word-timestamps or --clip-timestamps; the fast path"},
     {STENO_OPT_SECTION, .help = "speculative decoding of greedy windows (the tokens are plain decoding's; not with "
                                 "--beam-size or --batch-size, which already read each weight once for several "
@@ -691,7 +692,8 @@ static int load_draft(const options *o, const steno_whisper *w, steno_whisper **
     const int L = steno_whisper_n_text_layers(w);
     if (o->draft_layers && o->draft_layers >= L) {
         fprintf(stderr,
-                "steno: --draft-layers %d: model %s has %d decoder layers (1..%d draft) (see 'steno transcribe --help')\n",
+                "steno: --draft-layers %d: model %s has %d decoder layers (1..%d draft) "
+                "(see 'steno transcribe --help')\n",
                 o->draft_layers, o->model, L, L - 1);
         return 2;
     }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "formats/safetensors.h"
@@ -47,13 +48,18 @@ struct steno_vad {
     const float *dec_w, *dec_b;             /* [128], [1] */
 };
 
+/* dot()'s tail from element k (lane k mod 8) and its pairwise finish of the 8 lanes */
+static float dot_finish(float *lane, const float *a, const float *b, int k, int n) {
+    for (; k < n; k++) lane[k & 7] += a[k] * b[k];
+    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+}
+
 static float dot(const float *a, const float *b, int n) {
     float lane[8] = {0};
     int k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) lane[l] += a[k + l] * b[k + l];
-    for (; k < n; k++) lane[k & 7] += a[k] * b[k];
-    return ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+    return dot_finish(lane, a, b, k, n);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -75,8 +81,7 @@ __attribute__((target("avx2"))) static void dot4_avx2(const float *const *a, con
     for (int i = 0; i < 4; i++) {
         float lane[8];
         _mm256_storeu_ps(lane, s[i]);
-        for (int q = k; q < n; q++) lane[q & 7] += a[i][q] * b[q];
-        out[i] = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+        out[i] = dot_finish(lane, a[i], b, k, n);
     }
 }
 #endif
@@ -84,9 +89,7 @@ __attribute__((target("avx2"))) static void dot4_avx2(const float *const *a, con
 /* out[i] = dot(a[i], b, n) for i < 4 */
 static void dot4(const float *const *a, const float *b, int n, float *out) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int avx2 = -1; /* benign race: every thread computes the same value */
-    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (avx2) {
+    if (steno_cpu_has_avx2_fma_f16c()) {
         dot4_avx2(a, b, n, out);
         return;
     }
