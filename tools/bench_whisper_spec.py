@@ -10,7 +10,7 @@ rate, and the ratio of decoder tokens/s to plain's. The tokens of every run are 
 plain's (the bench refuses to report a drafter that changed them).
 
 usage: python3 tools/bench_whisper_spec.py [--steno build/steno] [--model base] [--threads 1]
-                                           [--reps 3] [--shared /work/shared]
+                                           [--reps 3] [--shared /work/shared] [--configs a,b]
 Standard library only.
 """
 
@@ -68,7 +68,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--shared", default=os.environ.get("STENO_SHARED", "/work/shared"))
+    ap.add_argument("--configs", help="comma-separated subset of the drafter names (plain always runs), "
+                    "e.g. 'ngram,quant q8_0'")
     a = ap.parse_args()
+    global CONFIGS
+    if a.configs:
+        keep = a.configs.split(",")
+        unknown = [k for k in keep if k not in dict(CONFIGS)]
+        if unknown:
+            raise SystemExit("bench_whisper_spec: unknown configuration(s) %s; known: %s" % (
+                unknown, ", ".join(n for n, _ in CONFIGS)))
+        CONFIGS = [c for c in CONFIGS if c[0] == "plain" or c[0] in keep]
     audio = os.path.join(a.shared, "audio")
     sets = [("long120", [os.path.join(audio, "tedlium_long_120s.flac")]),
             ("dev clips (%d)" % len(DEV), [os.path.join(audio, f) for f in DEV])]

@@ -18,11 +18,13 @@
  * Drafter `ngram` (prompt lookup decoding, Saxena 2023; llama.cpp's --lookup / `ngram` spec types):
  * the longest suffix of the tokens so far, from ngram_max down to ngram_min tokens, that occurred
  * earlier; its most recent earlier occurrence proposes the tokens that followed it. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/error.h"
+#include "core/spec_cost.h"
 #include "llm/model.h"
 #include "llm/spec_draft.h"
 #include "text/llm_vocab.h"
@@ -159,7 +161,9 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
      * distribution q (with a deterministic draft, rejection accepts x with probability p(x) — exactly
      * what the exact sampler's own draw does — so only sampled drafts gain from it) */
     const int sampled = dr.dc && p.verify == STENO_SPEC_VERIFY_REJECTION && steno_sampler_temperature(s) > 0.0f;
-    if (dr.dc && sl.adaptive && sl.k > 2) sl.k = 2; /* and they start shorter than lookups */
+    /* and they start at one draft, twice (their first two rounds, back to back, decide whether
+     * they can pay: spec_cost.h; a 36-token answer has room for little more) */
+    if (dr.dc && sl.adaptive && sl.k > 1) sl.k = 1;
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
     const int cap = n_prompt + (n_predict >= 0 ? n_predict : c->p.n_ctx) + 2;
@@ -182,6 +186,8 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     st0.prompt_seconds = t1 - t0;
     st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
     int backoff = 16;
+    steno_spec_cost cost; /* adaptive: stop drafting for good when a drafter cannot pay (spec_cost.h) */
+    steno_spec_cost_init(&cost);
     int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
     while (st == STENO_OK && !done) {
         if (pending < 0) { /* plain decoding's step: sample the logits at hand */
@@ -195,18 +201,24 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
             break;
         }
         /* the pending token, and a draft after it */
-        const int kk = steno_spec_len_next(&sl, c, n_predict >= 0 ? n_predict - st0.n_generated : c->p.n_ctx);
+        int kk = steno_spec_len_next(&sl, c, n_predict >= 0 ? n_predict - st0.n_generated : c->p.n_ctx);
+        if (sl.adaptive && dr.dc && cost.plain < 0) kk = 0; /* a plain step's time first */
         blk[0] = pending;
         int ng = 0;
+        const double t_draft = now_s();
         if (kk > 0 && dr.dc) {
             if ((ng = llm_drafter_draft(&dr, hist, e.nh, kk, blk + 1, sampled ? s : NULL, &st)) < 0) break;
         } else if (kk > 0) {
             ng = steno_spec_ngram_draft(hist, e.nh, p.ngram_min, p.ngram_max, kk, blk + 1);
         }
+        const double t_eval = now_s();
         st = steno_llm_eval(c, blk, ng + 1, logits, ng > 0);
+        const double t_done = now_s();
         ss.target_calls++;
         pending = -1;
+        if (ng == 0) steno_spec_cost_plain(&cost, t_done - t_eval);
         if (st != STENO_OK || ng == 0) continue;
+        steno_spec_cost_round(&cost, t_eval - t_draft, ng, t_done - t_eval);
         ss.rounds++;
         ss.drafted += ng;
         /* verify: sample each position as plain decoding would; keep drafts while they match */
@@ -235,9 +247,10 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         /* a draft token that the budget's end cut off was still accepted (the cache drops it, as
          * plain decoding never evaluates its last token) */
         ss.accepted += j + matched_last;
+        steno_spec_cost_outcome(&cost, ng, j);
         steno_spec_len_update(&sl, ng, j);
         /* a model drafter's tokens cost a fraction of a step each: one failed round halves k */
-        if (dr.dc && j == 0 && sl.misses == 1) steno_spec_len_update(&sl, ng, 0);
+        if (dr.dc && j == 0 && sl.misses == 1 && ng > 1) steno_spec_len_update(&sl, ng, 0);
         /* a drafter that keeps failing after its pauses (an early exit or a draft model that rarely
          * agrees, a text with nothing to look up) pauses twice as long each time, up to 512
          * tokens: each retry costs a draft and a wider verify pass */
@@ -245,6 +258,11 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         else if (sl.pause == 16 && sl.k == 0) {
             sl.pause = backoff;
             backoff = backoff < 256 ? 2 * backoff : 512;
+        }
+        /* no acceptance would pay for its drafts, or the acceptance seen does not */
+        if (sl.adaptive && (steno_spec_cost_hopeless(&cost) || (dr.dc && steno_spec_cost_unpaid(&cost, sl.kmax)))) {
+            sl.k = 0;
+            sl.pause = INT_MAX / 2;
         }
         if (dr.dc && st == STENO_OK) st = llm_drafter_sync(&dr, hist, e.nh);
     }

@@ -413,6 +413,8 @@ void whisper_fast_free(whisper_fast *f) {
 
 int whisper_fast_audio_ctx(const whisper_fast *f) { return f->A; }
 
+int whisper_fast_threads(const whisper_fast *f) { return f->n_threads; }
+
 /* ---------------------------------------------------------------- encoder */
 
 /* An encoder linear, y [T][n_out] = x l + b: its quantized copy when the model keeps one, else its

@@ -48,6 +48,9 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
 /** Encoder positions used (audio_ctx). */
 int whisper_fast_audio_ctx(const whisper_fast *f);
 
+/** Threads of f's pool. */
+int whisper_fast_threads(const whisper_fast *f);
+
 /** mel [n_mels][3000] → xa [audio_ctx][D]. */
 steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa);
 

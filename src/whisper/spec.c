@@ -1,11 +1,14 @@
 /* spec.c — speculative decoding of the greedy Whisper decoder (spec.h). */
 #include "whisper/spec.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/error.h"
+#include "core/spec_cost.h"
 #include "kernels/wq.h"
 #include "whisper/fast_spec.h"
 
@@ -21,12 +24,34 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Costs measured in earlier transcriptions of this process, by what sets them: the decoder's
+ * shape, the drafter and the thread count. A process that transcribes many short files (a
+ * directory, a server) times a drafter once instead of paying its probe rounds in every file.
+ * Speed only: never a token. */
+#define VERDICTS 16
+#define VKEY 7
+typedef struct {
+    int key[VKEY];
+    steno_spec_cost cost;
+} spec_verdict;
+static spec_verdict g_verdicts[VERDICTS];
+static int g_n_verdicts;
+static pthread_mutex_t g_verdict_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static spec_verdict *verdict_find(const int *key) {
+    for (int i = 0; i < g_n_verdicts; i++)
+        if (!memcmp(g_verdicts[i].key, key, sizeof(int) * VKEY)) return &g_verdicts[i];
+    return NULL;
+}
+
 struct whisper_spec {
     int kind;
     int kmax, k, adaptive, misses, pause;
     /* adaptive: seconds per emitted token of speculative rounds and of plain steps (moving
      * averages; < 0: none yet). Timing steers only the draft length, never a token. */
     double cost_spec, cost_plain;
+    steno_spec_cost cost; /* adaptive: whether the drafter can pay at all (spec_cost.h) */
+    int key[VKEY];        /* its g_verdicts key */
     int ngram_min, ngram_max;
     whisper_fast_draft *draft;   /* quant, layers, model */
     whisper_fast *draft_fast;    /* model: the draft model's state */
@@ -85,6 +110,16 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     s->kmax = s->adaptive ? ADAPTIVE_MAX : p->num_draft_tokens;
     s->k = s->adaptive ? 4 : s->kmax;
     s->cost_spec = s->cost_plain = -1.0;
+    steno_spec_cost_init(&s->cost);
+    const int key[VKEY] = {m->n_vocab, L, m->n_text_state, s->kind, qtype,
+                           s->kind == STENO_WDRAFT_LAYERS ? layers : 0, whisper_fast_threads(c->fast)};
+    memcpy(s->key, key, sizeof key);
+    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) { /* a draft model's own shape is not in the key */
+        pthread_mutex_lock(&g_verdict_mu);
+        const spec_verdict *v = verdict_find(key);
+        if (v) s->cost = v->cost;
+        pthread_mutex_unlock(&g_verdict_mu);
+    }
     if (s->adaptive) s->pause = COST_PROBE;
     s->ngram_min = nmin;
     s->ngram_max = nmax;
@@ -121,6 +156,14 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
 
 void whisper_spec_free(whisper_spec *s) {
     if (!s) return;
+    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL && s->cost.rounds > 0) {
+        pthread_mutex_lock(&g_verdict_mu);
+        spec_verdict *v = verdict_find(s->key);
+        if (!v) v = &g_verdicts[g_n_verdicts < VERDICTS ? g_n_verdicts++ : VERDICTS - 1];
+        memcpy(v->key, s->key, sizeof s->key);
+        v->cost = s->cost;
+        pthread_mutex_unlock(&g_verdict_mu);
+    }
     whisper_fast_draft_free(s->draft);
     whisper_fast_decoder_free(s->dxdec);
     free(s->dxa);
@@ -270,12 +313,14 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
             if (s->pause > 0 && --s->pause == 0 && s->k == 0) s->k = 1; /* short drafts again */
             if (k > N - n) k = N - n;               /* positions n−1 .. n−1+k exist */
             if (k > sample_len - i - 1) k = sample_len - i - 1; /* no draft past the sampling limit */
+            const double t_draft = now_s();
             if (k > 0) {
                 if (s->kind == STENO_WDRAFT_NGRAM) kd = draft_ngram(s, seq + pf->sample_begin, n - pf->sample_begin, k, s->draft_toks);
                 else st = draft_model(c, s, n, filter_begin, k, s->draft_toks, &kd);
                 if (st != STENO_OK) break;
             }
             s->st.target_calls++;
+            const double t_pass = now_s();
             if (kd == 0) { /* the plain step, screen included */
                 st = whisper_fast_decoder_forward(c->fdec, seq + n - 1, 1, c->logits);
                 rows = c->logits;
@@ -290,6 +335,8 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
                 s->st.drafted += kd;
             }
             if (st != STENO_OK) break;
+            if (kd == 0) steno_spec_cost_plain(&s->cost, now_s() - t_pass);
+            else steno_spec_cost_round(&s->cost, t_pass - t_draft, kd, now_s() - t_pass);
         }
         /* each position's logits under the filters with its own prefix: the plain loop's choice */
         for (int j = 0; j < n_rows; j++) {
@@ -310,7 +357,14 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
         /* the target's cache keeps seq[0..n−1): the inputs of the consumed rows */
         if (passed) whisper_fast_decoder_rollback(c->fdec, n0 - 1 + consumed);
         s->st.accepted += accepted;
+        if (passed) steno_spec_cost_outcome(&s->cost, kd, accepted);
         if (passed) update_k(s, kd, accepted, consumed, now_s() - t_round);
+        /* no acceptance would pay for its drafts, or the acceptance seen does not */
+        if (s->adaptive &&
+            (steno_spec_cost_hopeless(&s->cost) || (s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax)))) {
+            s->k = 0;
+            s->pause = INT_MAX / 2;
+        }
     }
     *n_io = n;
     return st;
