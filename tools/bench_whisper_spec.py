@@ -21,6 +21,7 @@ import re
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
 
 CONFIGS = [("plain", ["--draft-kind", "none"]),
@@ -72,12 +73,23 @@ def main():
                     "e.g. 'ngram,quant q8_0'")
     a = ap.parse_args()
     global CONFIGS
-    if a.configs:
-        keep = a.configs.split(",")
-        unknown = [k for k in keep if k not in dict(CONFIGS)]
-        if unknown:
-            raise SystemExit("bench_whisper_spec: unknown configuration(s) %s; known: %s" % (
-                unknown, ", ".join(n for n, _ in CONFIGS)))
+    if a.reps < 1:
+        print("bench_whisper_spec: --reps %d: must be at least 1" % a.reps, file=sys.stderr)
+        raise SystemExit(2)
+    if a.configs is not None:
+        names = [n for n, _ in CONFIGS]
+        parts, keep = a.configs.split(","), []
+        while parts:  # names may hold a comma ("quant q8_0, 8 fixed"): rejoin what makes a name
+            cur = parts.pop(0).strip()
+            while parts and any(n == cur + "," + parts[0] or n.startswith(cur + "," + parts[0] + ",")
+                                for n in names):
+                cur += "," + parts.pop(0)
+            keep.append(cur)
+        unknown = [k for k in keep if k not in names]
+        if unknown or not keep:
+            print("bench_whisper_spec: unknown configuration(s) %s; known: %s" % (unknown, "; ".join(names)),
+                  file=sys.stderr)
+            raise SystemExit(2)
         CONFIGS = [c for c in CONFIGS if c[0] == "plain" or c[0] in keep]
     audio = os.path.join(a.shared, "audio")
     sets = [("long120", [os.path.join(audio, "tedlium_long_120s.flac")]),

@@ -38,7 +38,9 @@ typedef struct {
     double draft; /* the smallest seconds per draft token seen; < 0: none yet */
     double vrow;  /* the smallest extra seconds per verified draft position seen; < 0: none yet */
     int rounds;   /* rounds recorded (each needs a plain step's time first) */
-    int drafted, accepted; /* draft tokens proposed and accepted in those rounds */
+    int drafted, accepted; /* draft positions checked and accepted in those rounds (the drafts after a
+                              round's first rejection are never checked, so they do not count:
+                              counting them would bias the acceptance low) */
 } steno_spec_cost;
 
 static inline void steno_spec_cost_init(steno_spec_cost *c) {
@@ -67,14 +69,15 @@ static inline int steno_spec_cost_hopeless(const steno_spec_cost *c) {
     return c->rounds >= STENO_SPEC_COST_ROUNDS && c->draft + c->vrow >= STENO_SPEC_COST_HOPELESS * c->plain_min;
 }
 
-/** The outcome of the round last recorded: accepted of its ng drafts. */
+/** The outcome of the round last recorded: accepted of its ng drafts (positions accepted + 1
+ *  checked when one was rejected, ng when none was). */
 static inline void steno_spec_cost_outcome(steno_spec_cost *c, int ng, int accepted) {
     if (c->rounds <= 0 || ng <= 0) return;
-    c->drafted += ng;
+    c->drafted += accepted < ng ? accepted + 1 : ng;
     c->accepted += accepted;
 }
 
-/** 1 when, at the acceptance seen (a = accepted / drafted per draft token), no draft length
+/** 1 when, at the acceptance seen (a = accepted / checked per draft position), no draft length
  *  1..kmax pays: a round of k drafts emits 1 + a + … + a^k tokens on average and costs
  *  k·(d + v) + p. After STENO_SPEC_COST_EVIDENCE rounds, and only where drafts are not nearly free
  *  (d + v ≥ STENO_SPEC_COST_FREE · p). For model drafters only: a lookup drafter's acceptance comes

@@ -25,11 +25,11 @@ static double now_s(void) {
 }
 
 /* Costs measured in earlier transcriptions of this process, by what sets them: the decoder's
- * shape, the drafter and the thread count. A process that transcribes many short files (a
+ * shape and weight type, the drafter and the thread count. A process that transcribes many short files (a
  * directory, a server) times a drafter once instead of paying its probe rounds in every file.
  * Speed only: never a token. */
 #define VERDICTS 16
-#define VKEY 7
+#define VKEY 8
 typedef struct {
     int key[VKEY];
     steno_spec_cost cost;
@@ -111,7 +111,7 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     s->k = s->adaptive ? 4 : s->kmax;
     s->cost_spec = s->cost_plain = -1.0;
     steno_spec_cost_init(&s->cost);
-    const int key[VKEY] = {m->n_vocab, L, m->n_text_state, s->kind, qtype,
+    const int key[VKEY] = {m->n_vocab, L, m->n_text_state, m->wq_type, s->kind, qtype,
                            s->kind == STENO_WDRAFT_LAYERS ? layers : 0, whisper_fast_threads(c->fast)};
     memcpy(s->key, key, sizeof key);
     if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) { /* a draft model's own shape is not in the key */

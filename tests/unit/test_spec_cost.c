@@ -103,6 +103,16 @@ int main(void) {
         steno_spec_cost_outcome(&c, 3, 0);
     }
     CHECK(!steno_spec_cost_unpaid(&c, 8) && !steno_spec_cost_hopeless(&c), "a lookup drafter judged after failed rounds");
+    /* a round counts the positions checked: up to the first rejection (the later drafts are never
+     * compared), all of them when every draft held */
+    steno_spec_cost_init(&c);
+    steno_spec_cost_plain(&c, 0.010);
+    steno_spec_cost_round(&c, 0.020, 8, 0.020);
+    steno_spec_cost_outcome(&c, 8, 3);
+    CHECK(c.drafted == 4 && c.accepted == 3, "8 drafts, 3 accepted: %d checked, want 4", c.drafted);
+    steno_spec_cost_round(&c, 0.020, 8, 0.020);
+    steno_spec_cost_outcome(&c, 8, 8);
+    CHECK(c.drafted == 12 && c.accepted == 11, "8 of 8 accepted: %d checked in all, want 12", c.drafted);
     /* outcomes of rounds not recorded (no plain step timed yet) are not counted */
     steno_spec_cost_init(&c);
     steno_spec_cost_round(&c, 0.004, 2, 0.012);
