@@ -6,12 +6,12 @@
  * seconds of one more verified position and p those of a plain step, a round emits at most k + 1
  * tokens for k·(d + v) + p seconds, so the speed-up is at most (k + 1)·p / (k·(d + v) + p) even at
  * full acceptance, and at a realistic one (0.9 accepted per draft, k = 8: 6.1 tokens a round) a
- * drafter with d + v ≥ 3/4 p loses. Measured (docs/PERFORMANCE.md, session 23): Gemma 3's 6-layer
- * drafter d = 13.7 ms and v = 6.6 ms against p = 19.5 ms (its 262 144-row output head is most of
- * every step); SmolLM2's 10-layer drafter 3.9 + 3.8 against 8.2 ms; Whisper base's q4_0 drafter
- * 4.1 + 2.3 against 7.2 ms on one thread. Such a drafter only costs time, however often its drafts
- * are right, so the adaptive length stops drafting for the rest of the request once two rounds
- * have shown it (a draft length's first rounds still run: the machine decides, not a table).
+ * drafter with d + v ≥ 3/4 p loses (with every draft accepted it gains at most 1.29× at k = 8).
+ * Measured (docs/PERFORMANCE.md, session 23): Gemma 3's 6-layer drafter d = 13.7 ms and v = 6.6 ms
+ * against p = 19.5 ms (its 262 144-row output head is most of every step); Whisper base's q8_0
+ * drafter 3.8 + 1.6 ms against 4.5 ms plain steps on one thread. The adaptive length stops such a
+ * drafter for the rest of the request once two rounds have shown it (a draft length's first
+ * rounds still run: the machine decides, not a table).
  *
  * d, v and p are the smallest values seen: a round that first catches the drafter up over skipped
  * tokens, or runs while the machine is busy, costs more, and so does a plain Whisper step where the
@@ -23,7 +23,7 @@
 #ifndef STENO_CORE_SPEC_COST_H
 #define STENO_CORE_SPEC_COST_H
 
-/* d + v at or above this fraction of p: the drafter cannot pay */
+/* d + v at or above this fraction of p: the drafter does not pay */
 #define STENO_SPEC_COST_HOPELESS 0.75
 /* rounds measured before the verdict */
 #define STENO_SPEC_COST_ROUNDS 2
