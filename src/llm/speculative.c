@@ -161,8 +161,8 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
      * distribution q (with a deterministic draft, rejection accepts x with probability p(x) — exactly
      * what the exact sampler's own draw does — so only sampled drafts gain from it) */
     const int sampled = dr.dc && p.verify == STENO_SPEC_VERIFY_REJECTION && steno_sampler_temperature(s) > 0.0f;
-    /* and they start at one draft, twice (their first two rounds, back to back, decide whether
-     * they can pay: spec_cost.h; a 36-token answer has room for little more) */
+    /* and they start at one draft, lengthened while accepted (their first two rounds, back to
+     * back, decide whether they can pay: spec_cost.h; a 36-token answer has room for little more) */
     if (dr.dc && sl.adaptive && sl.k > 1) sl.k = 1;
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};

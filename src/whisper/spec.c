@@ -25,9 +25,9 @@ static double now_s(void) {
 }
 
 /* Costs measured in earlier transcriptions of this process, by what sets them: the decoder's
- * shape and weight type, the drafter and the thread count. A process that transcribes many short files (a
- * directory, a server) times a drafter once instead of paying its probe rounds in every file.
- * Speed only: never a token. */
+ * shape and weight type, the drafter and the thread count. A process that transcribes many short
+ * files (a directory, a server) times a drafter once instead of paying its probe rounds in every
+ * file. Speed only: never a token. */
 #define VERDICTS 16
 #define VKEY 8
 typedef struct {
@@ -360,8 +360,8 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
         if (passed) steno_spec_cost_outcome(&s->cost, kd, accepted);
         if (passed) update_k(s, kd, accepted, consumed, now_s() - t_round);
         /* no acceptance would pay for its drafts, or the acceptance seen does not */
-        if (s->adaptive &&
-            (steno_spec_cost_hopeless(&s->cost) || (s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax)))) {
+        const int unpaid = s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax);
+        if (s->adaptive && (steno_spec_cost_hopeless(&s->cost) || unpaid)) {
             s->k = 0;
             s->pause = INT_MAX / 2;
         }
