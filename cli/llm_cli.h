@@ -88,9 +88,12 @@ typedef struct steno_llm_spec_given {
 int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const steno_llm_spec_given *given,
                              const char *draft_model);
 
-/** After steno_llm_cli_spec_check: loads --draft-model into *dm (NULL when none): 0 ok, 1 a model
- *  that cannot be loaded (one line on stderr, "steno VERB: --draft-model: ..."). */
-int steno_llm_cli_spec_setup(const char *verb, steno_spec_params *sp, const char *draft_model, steno_llm **dm);
+/** After steno_llm_cli_spec_check and the target's load: checks --draft-layers against the target m
+ *  (fewer than its layers: else exit 2, one line naming the model's layer count, as `steno
+ *  transcribe` does) and loads --draft-model into *dm (NULL when none): 0 ok, 2 that usage error,
+ *  1 a draft model that cannot be loaded (one line on stderr, "steno VERB: --draft-model: ..."). */
+int steno_llm_cli_spec_setup(const char *verb, const steno_llm *m, const char *model_name, steno_spec_params *sp,
+                             const char *draft_model, steno_llm **dm);
 
 /** The acceptance line on stderr after a speculative generation. */
 void steno_llm_cli_spec_report(const steno_spec_params *sp, const steno_spec_stats *ss, int n_generated);

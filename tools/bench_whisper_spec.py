@@ -6,7 +6,8 @@ Runs `steno transcribe --draft-kind KIND` (none = plain, with the decoder's coun
 repetition, the configurations' order rotated each repetition (interleaved), and prints a markdown
 table of medians: decoder tokens/s by wall time and by CPU time (the process's CPU seconds in the
 decoder: steadier than wall time on a shared machine), the process's wall time, the acceptance
-rate, and the ratio of decoder tokens/s to plain's. The tokens of every run are checked equal to
+rate, the ratio of decoder tokens/s to plain's, and the paired ratio (the median over repetitions of
+each run's decoder tokens/s over the same repetition's plain run). The tokens of every run are checked equal to
 plain's (the bench refuses to report a drafter that changed them).
 
 usage: python3 tools/bench_whisper_spec.py [--steno build/steno] [--model base] [--threads 1]
@@ -104,9 +105,9 @@ def main():
                 print("rep %d %s %s: %d tokens, %.2f s decoder, %.2f s CPU, %.2f s wall, %d of %d drafts accepted" % (
                     rep, name, cname, r["tokens"], r["sec"], r["cpu"], r["wall"], r["acc"], r["drafted"]), flush=True)
     print()
-    print("| input | drafter | decoder tok/s (wall) | × plain | decoder tok/s (CPU) | × plain | process wall s | "
-          "accepted / drafted |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| input | drafter | decoder tok/s (wall) | × plain | decoder tok/s (CPU) | × plain | paired × plain "
+          "(median, min–max) | process wall s | accepted / drafted |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, _ in sets:
         plain = res[(name, "plain")]
         p_w = statistics.median(r["tokens"] / r["sec"] for r in plain)
@@ -119,10 +120,13 @@ def main():
             w = statistics.median(r["tokens"] / r["sec"] for r in rs)
             c = statistics.median(r["tokens"] / r["cpu"] for r in rs)
             wall = statistics.median(r["wall"] for r in rs)
+            # each repetition's decoder tok/s (wall) over that repetition's plain run: a drift of
+            # the machine's speed between repetitions cancels
+            pr = [(r["tokens"] / r["sec"]) / (q["tokens"] / q["sec"]) for r, q in zip(rs, plain)]
             acc = "%d / %d (%.0f %%)" % (rs[0]["acc"], rs[0]["drafted"],
                                          100.0 * rs[0]["acc"] / rs[0]["drafted"]) if rs[0]["drafted"] else "—"
-            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.1f | %s |" % (name, cname, w, w / p_w, c, c / p_c, wall,
-                                                                         acc))
+            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.3f (%.2f–%.2f) | %.1f | %s |" % (
+                name, cname, w, w / p_w, c, c / p_c, statistics.median(pr), min(pr), max(pr), wall, acc))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,15 @@
  * Measured (docs/PERFORMANCE.md, session 23): Gemma 3's 6-layer drafter d = 13.7 ms and v = 6.6 ms
  * against p = 19.5 ms (its 262 144-row output head is most of every step); Whisper base's q8_0
  * drafter 3.8 + 1.6 ms against 4.5 ms plain steps on one thread. The adaptive length stops such a
- * drafter for the rest of the request once two rounds have shown it (a draft length's first
- * rounds still run: the machine decides, not a table).
+ * drafter for the rest of the request once its rounds have shown it (a draft length's first
+ * rounds still run: the machine decides, not a table): after two rounds, or for a model drafter
+ * already after a first round whose drafts all missed when d + v ≥ p/2 (such a drafter pays only if
+ * it agrees more often than not — 1 + a + … + a^k > k·r + 1 needs a > r — so a first miss is the
+ * likelier outcome for one that cannot pay; measured: SmolLM2's 10-layer draft model, d + v =
+ * 0.63 p on two threads, each failed probe round 1.6 % of a 36-token answer). Hopelessness waits
+ * for two rounds whatever the first showed: a first verify pass can be slow for reasons of its
+ * own (buffers touched the first time, a busy machine), and prompt lookup, judged by costs only,
+ * would lose its whole request to one such pass.
  *
  * d, v and p are the smallest values seen: a round that first catches the drafter up over skipped
  * tokens, or runs while the machine is busy, costs more, and so does a plain Whisper step where the
@@ -31,6 +38,9 @@
 #define STENO_SPEC_COST_EVIDENCE 2
 /* d + v below this fraction of p: drafts nearly free, never judged unpaid */
 #define STENO_SPEC_COST_FREE 0.25
+/* d + v at or above this fraction of p, and the first round's drafts all missed: judged unpaid
+ * after that round */
+#define STENO_SPEC_COST_FIRST_MISS 0.5
 
 typedef struct {
     double plain; /* seconds per plain target step (moving average); < 0: none yet */
@@ -80,13 +90,15 @@ static inline void steno_spec_cost_outcome(steno_spec_cost *c, int ng, int accep
 /** 1 when, at the acceptance seen (a = accepted / checked per draft position), no draft length
  *  1..kmax pays: a round of k drafts emits 1 + a + … + a^k tokens on average and costs
  *  k·(d + v) + p. After STENO_SPEC_COST_EVIDENCE rounds, and only where drafts are not nearly free
- *  (d + v ≥ STENO_SPEC_COST_FREE · p). For model drafters only: a lookup drafter's acceptance comes
+ *  (d + v ≥ STENO_SPEC_COST_FREE · p); after the first round already when all its drafts missed
+ *  and d + v ≥ STENO_SPEC_COST_FIRST_MISS · p. For model drafters only: a lookup drafter's acceptance comes
  *  in bursts (a text starts being repeated; the code workload's second copy of a function), so
  *  its early misses say nothing about later rounds (measured: Gemma 3's summary fell from 1.82×
  *  to 1.07× when its lookups were judged this way). */
 static inline int steno_spec_cost_unpaid(const steno_spec_cost *c, int kmax) {
-    if (c->rounds < STENO_SPEC_COST_EVIDENCE || c->drafted <= 0 || c->plain_min <= 0) return 0;
+    if (c->rounds < 1 || c->drafted <= 0 || c->plain_min <= 0) return 0;
     const double r = (c->draft + c->vrow) / c->plain_min, a = (double)c->accepted / c->drafted;
+    if (c->rounds < STENO_SPEC_COST_EVIDENCE) return c->accepted == 0 && r >= STENO_SPEC_COST_FIRST_MISS;
     if (r < STENO_SPEC_COST_FREE) return 0;
     double e = 1.0, ak = 1.0;
     for (int k = 1; k <= kmax; k++) {

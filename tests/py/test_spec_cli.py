@@ -10,8 +10,9 @@ Contract checked (docs/LLM.md "Speculative decoding"):
   * chat, SmolLM2, two turns, greedy: --draft-kind ngram replies equal plain ones;
   * usage errors exit 2 with one line (--draft-kind model without --draft-model; --draft-model with
     --draft-kind ngram; --draft-model ""; an option of another drafter, such as --ngram-min with
-    --draft-kind layers, naming both); a missing --draft-model exits 1 naming it; a draft of another vocabulary (stories260K for SmolLM2) and
-    --draft-layers at or above the layer count exit 1 with one line naming the reason.
+    --draft-kind layers, naming both); a missing --draft-model exits 1 naming it; a draft of another vocabulary (stories260K for SmolLM2)
+    exits 1 with one line naming the reason; --draft-layers at or above the layer count is a usage
+    error (exit 2, as in `steno transcribe`), also in chat, naming the model's layer count.
 Standard library only. Each case prints PASS/FAIL; the last line is "N passed, N failed".
 """
 
@@ -106,7 +107,9 @@ def errors():
     g = ["generate", "-m", STORIES, "-p", "x", "-n", "4"]
     expect(g + ["--draft-kind", "model"], 2, "needs --draft-model")
     expect(g + ["--draft-kind", "ngram", "--draft-model", STORIES], 2, "--draft-model is for --draft-kind model")
-    expect(g + ["--draft-kind", "layers", "--draft-layers", "5"], 1, "--draft-layers 5")
+    expect(g + ["--draft-kind", "layers", "--draft-layers", "5"], 2, "--draft-layers 5: model")
+    expect(g + ["--draft-layers", "500"], 2, "has 5 layers (1..4 draft)")
+    expect(["chat", "-m", STORIES, "--draft-layers", "5"], 2, "steno chat: --draft-layers 5")
     expect(g + ["--draft-model", "/nonexistent/draft.gguf"], 1, "/nonexistent/draft.gguf")
     # a speculative option without a drafter is refused, not silently ignored (fresh-user trial)
     for opt in (["--spec-verify", "rejection"], ["--num-draft-tokens", "4"], ["--ngram-min", "2"], ["--ngram-max", "3"]):
