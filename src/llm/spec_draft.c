@@ -146,3 +146,22 @@ steno_status llm_drafter_sync(llm_drafter *d, const int *hist, int nh) {
     d->n_fed = keep;
     return drop > 0 ? steno_llm_rollback(d->dc, drop) : STENO_OK;
 }
+
+/* Weight bytes in 64 KiB units: another type or file of the same shape is another key. */
+void llm_drafter_verdict_key(const llm_drafter *dr, const steno_llm_ctx *c, const steno_spec_params *p,
+                             int key[STENO_SPEC_VKEY]) {
+    const steno_llm *m = c->m, *dm = dr->dm;
+    const int k[STENO_SPEC_VKEY] = {STENO_SPEC_VERDICT_LLM,
+                                    m->hp.n_vocab,
+                                    m->hp.n_layer,
+                                    m->hp.n_embd,
+                                    (int)(m->weight_bytes >> 16),
+                                    (int)p->kind,
+                                    dm->hp.n_layer,
+                                    dm->hp.n_embd,
+                                    (int)(dm->weight_bytes >> 16),
+                                    c->pool ? steno_pool_threads(c->pool) : 1,
+                                    (int)c->p.compute,
+                                    (int)c->p.kv_quant};
+    memcpy(key, k, sizeof k);
+}

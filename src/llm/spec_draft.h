@@ -6,6 +6,7 @@
 #ifndef STENO_LLM_SPEC_DRAFT_H
 #define STENO_LLM_SPEC_DRAFT_H
 
+#include "core/spec_verdict.h"
 #include "llm/model.h"
 
 typedef struct llm_drafter {
@@ -45,5 +46,11 @@ steno_status llm_drafter_prefill(llm_drafter *d, const int *prompt, int n);
 /** After verification: hist[0..nh) is the sequence; the draft's cache keeps its longest prefix
  *  and drops the rest (rollback, no recomputation). */
 steno_status llm_drafter_sync(llm_drafter *d, const int *hist, int nh);
+
+/** The key under which adaptive speculation records this drafter's costs (core/spec_verdict.h):
+ *  the target's shape and weight bytes, the draft's, the kind, c's thread count, compute mode and
+ *  cache kind. */
+void llm_drafter_verdict_key(const llm_drafter *d, const steno_llm_ctx *c, const steno_spec_params *p,
+                             int key[STENO_SPEC_VKEY]);
 
 #endif

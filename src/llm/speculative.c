@@ -25,6 +25,7 @@
 
 #include "core/error.h"
 #include "core/spec_cost.h"
+#include "core/spec_verdict.h"
 #include "llm/model.h"
 #include "llm/spec_draft.h"
 #include "text/llm_vocab.h"
@@ -178,16 +179,28 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     }
     memcpy(hist, prompt, sizeof(int) * (size_t)n_prompt);
     emitter e = {m, cb, user, n_predict, n_prompt > 0 ? prompt[n_prompt - 1] : -1, hist, n_prompt, &st0};
+    steno_spec_cost cost; /* adaptive: stop drafting for good when a drafter cannot pay (spec_cost.h) */
+    steno_spec_cost_init(&cost);
+    /* what earlier generations of this process measured of this drafter (`steno chat` generates
+     * once per turn, a library user many times): one judged unable to pay is not probed again,
+     * one that pays starts from its times (core/spec_verdict.h) */
+    int key[STENO_SPEC_VKEY];
+    if (sl.adaptive && dr.dc) {
+        llm_drafter_verdict_key(&dr, c, &p, key);
+        steno_spec_verdict_get(key, &cost);
+        if (steno_spec_cost_hopeless(&cost) || steno_spec_cost_unpaid(&cost, sl.kmax)) {
+            sl.k = 0; /* judged in an earlier generation: plain steps, and the draft idles */
+            sl.pause = INT_MAX / 2;
+        }
+    }
     const double t0 = now_s();
     steno_status st = steno_llm_eval(c, prompt, n_prompt, logits, 0);
-    if (st == STENO_OK && dr.dc && dr.dc->n_past == 0) st = llm_drafter_prefill(&dr, prompt, n_prompt);
+    if (st == STENO_OK && dr.dc && dr.dc->n_past == 0 && sl.k > 0) st = llm_drafter_prefill(&dr, prompt, n_prompt);
     const double t1 = now_s();
     st0.n_prompt = n_prompt;
     st0.prompt_seconds = t1 - t0;
     st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
     int backoff = 16;
-    steno_spec_cost cost; /* adaptive: stop drafting for good when a drafter cannot pay (spec_cost.h) */
-    steno_spec_cost_init(&cost);
     int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
     while (st == STENO_OK && !done) {
         if (pending < 0) { /* plain decoding's step: sample the logits at hand */
@@ -268,6 +281,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     }
     if (st != STENO_OK) st0.stop_reason = STENO_STOP_ERROR;
     st0.decode_seconds = now_s() - t1;
+    if (sl.adaptive && dr.dc && cost.rounds > 0) steno_spec_verdict_put(key, &cost);
     free(hist);
     free(blk);
     free(logits);

@@ -2,13 +2,13 @@
 #include "whisper/spec.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/error.h"
 #include "core/spec_cost.h"
+#include "core/spec_verdict.h"
 #include "kernels/wq.h"
 #include "whisper/fast_spec.h"
 
@@ -24,25 +24,9 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Costs measured in earlier transcriptions of this process, by what sets them: the decoder's
- * shape and weight type, the drafter and the thread count. A process that transcribes many short
- * files (a directory, a server) times a drafter once instead of paying its probe rounds in every
- * file. Speed only: never a token. */
-#define VERDICTS 16
-#define VKEY 8
-typedef struct {
-    int key[VKEY];
-    steno_spec_cost cost;
-} spec_verdict;
-static spec_verdict g_verdicts[VERDICTS];
-static int g_n_verdicts;
-static pthread_mutex_t g_verdict_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static spec_verdict *verdict_find(const int *key) {
-    for (int i = 0; i < g_n_verdicts; i++)
-        if (!memcmp(g_verdicts[i].key, key, sizeof(int) * VKEY)) return &g_verdicts[i];
-    return NULL;
-}
+/* The verdict table's key (core/spec_verdict.h): the decoder's shape and weight type, the drafter
+ * and the thread count. Not for a draft model: its own shape is not in the key. */
+#define VKEY STENO_SPEC_VKEY
 
 struct whisper_spec {
     int kind;
@@ -51,7 +35,7 @@ struct whisper_spec {
      * averages; < 0: none yet). Timing steers only the draft length, never a token. */
     double cost_spec, cost_plain;
     steno_spec_cost cost; /* adaptive: whether the drafter can pay at all (spec_cost.h) */
-    int key[VKEY];        /* its g_verdicts key */
+    int key[VKEY];        /* its key in the verdict table (core/spec_verdict.h) */
     int ngram_min, ngram_max;
     whisper_fast_draft *draft;   /* quant, layers, model */
     whisper_fast *draft_fast;    /* model: the draft model's state */
@@ -111,15 +95,10 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     s->k = s->adaptive ? 4 : s->kmax;
     s->cost_spec = s->cost_plain = -1.0;
     steno_spec_cost_init(&s->cost);
-    const int key[VKEY] = {m->n_vocab, L, m->n_text_state, m->wq_type, s->kind, qtype,
+    const int key[VKEY] = {STENO_SPEC_VERDICT_WHISPER, m->n_vocab, L, m->n_text_state, m->wq_type, s->kind, qtype,
                            s->kind == STENO_WDRAFT_LAYERS ? layers : 0, whisper_fast_threads(c->fast)};
     memcpy(s->key, key, sizeof key);
-    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) { /* a draft model's own shape is not in the key */
-        pthread_mutex_lock(&g_verdict_mu);
-        const spec_verdict *v = verdict_find(key);
-        if (v) s->cost = v->cost;
-        pthread_mutex_unlock(&g_verdict_mu);
-    }
+    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) steno_spec_verdict_get(key, &s->cost);
     if (s->adaptive) s->pause = COST_PROBE;
     s->ngram_min = nmin;
     s->ngram_max = nmax;
@@ -156,14 +135,7 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
 
 void whisper_spec_free(whisper_spec *s) {
     if (!s) return;
-    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL && s->cost.rounds > 0) {
-        pthread_mutex_lock(&g_verdict_mu);
-        spec_verdict *v = verdict_find(s->key);
-        if (!v) v = &g_verdicts[g_n_verdicts < VERDICTS ? g_n_verdicts++ : VERDICTS - 1];
-        memcpy(v->key, s->key, sizeof s->key);
-        v->cost = s->cost;
-        pthread_mutex_unlock(&g_verdict_mu);
-    }
+    if (s->adaptive && s->kind != STENO_WDRAFT_MODEL && s->cost.rounds > 0) steno_spec_verdict_put(s->key, &s->cost);
     whisper_fast_draft_free(s->draft);
     whisper_fast_decoder_free(s->dxdec);
     free(s->dxa);

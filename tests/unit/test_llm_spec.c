@@ -16,6 +16,11 @@
  *    layer count out of range refused.
  * 4. --spec-verify rejection end to end (stories260K): greedy-identical at temperature 0; at 1,
  *    sampled drafts kept.
+ * 5. The process's verdict table (core/spec_verdict.h): a layers drafter recorded as unable to pay
+ *    is not run at all by the next adaptive generation (no round, no draft), one recorded as paying
+ *    drafts from the first step (no timed plain step first), and the generation's own rounds are
+ *    added to the record; the text equals plain decoding's either way. Each exactness case clears
+ *    the table first, so that its adaptive run probes afresh.
  * Every case prints the drafted / accepted counts; a case with nothing accepted at temperature 0
  * fails (it would test nothing) — for layers/model drafters with a fixed k only (adaptive may
  * rightly pause a drafter that rarely agrees). */
@@ -24,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/spec_verdict.h"
 #include "llm/model.h"
+#include "llm/spec_draft.h"
 #include "steno_llm.h"
 #include "test_util.h"
 
@@ -131,6 +138,7 @@ static void exact_with(const char *label, steno_llm *m, const steno_llm_ctx_para
             steno_spec_params p = *base;
             p.adaptive = adaptive;
             p.n_draft = adaptive ? 8 : 5;
+            steno_spec_verdict_clear(); /* each case probes its drafter afresh */
             CHECK(steno_llm_generate_spec(c2, s2, toks, nt, n_predict, record, &spec, &p, &g2, &ss) == STENO_OK, "%s: %s",
                   label, steno_errmsg());
             int diff = -1;
@@ -295,6 +303,69 @@ static void rejection_e2e(steno_llm *m, const steno_llm_ctx_params *cp, const ch
     free(toks);
 }
 
+/* 5: what an earlier generation recorded decides the next one's drafting. */
+static void verdicts(steno_llm *m, const steno_llm_ctx_params *cp, const char *text, int n_predict) {
+    int *toks = NULL, nt = 0;
+    CHECK(steno_llm_tokenize(m, text, strlen(text), 1, 1, &toks, &nt) == STENO_OK && nt > 0, "verdicts: tokenize");
+    steno_llm_info info;
+    steno_llm_get_info(m, &info);
+    steno_spec_params p = steno_spec_default_params();
+    p.kind = STENO_DRAFT_LAYERS;
+    p.draft_layers = 3;
+    steno_sampler_params sp = steno_sampler_default_params();
+    sp.temperature = 0.0f;
+    steno_llm_ctx *c;
+    steno_sampler *s;
+    CHECK(steno_llm_ctx_new(m, cp, &c) == STENO_OK && steno_sampler_new(&sp, info.n_vocab, &s) == STENO_OK, "ctx");
+    rec plain = {{0}, 0};
+    CHECK(steno_llm_generate(c, s, toks, nt, n_predict, record, &plain, NULL) == STENO_OK, "%s", steno_errmsg());
+    llm_drafter dr;
+    memset(&dr, 0, sizeof dr);
+    CHECK(llm_drafter_open(&dr, c, &p) == STENO_OK, "%s", steno_errmsg());
+    int key[STENO_SPEC_VKEY];
+    llm_drafter_verdict_key(&dr, c, &p, key);
+    llm_drafter_close(&dr);
+    for (int pays = 0; pays <= 1; pays++) {
+        steno_spec_verdict_clear();
+        steno_spec_cost rec0;
+        steno_spec_cost_init(&rec0);
+        steno_spec_cost_plain(&rec0, 0.010);
+        for (int r = 0; r < 2; r++) { /* hopeless: d + v = 0.9 p; paying: 0.1 p, every draft accepted */
+            steno_spec_cost_round(&rec0, pays ? 0.0005 : 0.008, 1, pays ? 0.0105 : 0.011);
+            steno_spec_cost_outcome(&rec0, 1, pays);
+        }
+        CHECK(pays ? !steno_spec_cost_hopeless(&rec0) && !steno_spec_cost_unpaid(&rec0, 8)
+                   : steno_spec_cost_hopeless(&rec0) != 0,
+              "verdicts: the recorded costs do not say what the case needs");
+        steno_spec_verdict_put(key, &rec0);
+        steno_llm_reset(c);
+        steno_sampler_free(s);
+        CHECK(steno_sampler_new(&sp, info.n_vocab, &s) == STENO_OK, "sampler");
+        rec spec = {{0}, 0};
+        steno_spec_stats ss;
+        CHECK(steno_llm_generate_spec(c, s, toks, nt, n_predict, record, &spec, &p, NULL, &ss) == STENO_OK, "%s",
+              steno_errmsg());
+        CHECK(spec.n == plain.n && !memcmp(spec.tok, plain.tok, sizeof(int) * (size_t)plain.n),
+              "verdicts (%s): tokens differ from plain decoding", pays ? "paying" : "hopeless");
+        steno_spec_cost after;
+        CHECK(steno_spec_verdict_get(key, &after), "verdicts: nothing recorded under the drafter's key");
+        if (!pays) {
+            CHECK(ss.rounds == 0 && ss.drafted == 0, "a drafter recorded as hopeless drafted: %d rounds, %d tokens",
+                  ss.rounds, ss.drafted);
+            CHECK(after.rounds == 2, "the hopeless record changed: %d rounds", after.rounds);
+        } else {
+            CHECK(ss.rounds > 0 && ss.target_calls > 0, "a drafter recorded as paying did not draft");
+            CHECK(after.rounds == 2 + ss.rounds, "the record holds %d rounds, want 2 + %d", after.rounds, ss.rounds);
+        }
+        printf("verdict table, drafter recorded as %-8s: %d rounds, %d of %d drafted accepted, %d tokens as plain\n",
+               pays ? "paying" : "hopeless", ss.rounds, ss.accepted, ss.drafted, spec.n);
+    }
+    steno_spec_verdict_clear();
+    steno_sampler_free(s);
+    steno_llm_ctx_free(c);
+    free(toks);
+}
+
 static const char *REPEAT =
     "Once upon a time there was a little dog named Tim. Tim liked to play in the park. Once upon a time there was "
     "a little dog named Tim. Tim liked to play in the park. Once upon a time there was a little dog";
@@ -325,6 +396,7 @@ int main(void) {
     exact_layers("stories260K rotating(64, keep 4, reserve 8)", m, &rp, REPEAT, 200, 3);
     rejection_e2e(m, &rp, REPEAT, 200, 3);
     exact_model("stories260K rotating(64, keep 4, reserve 8)", m, path, &rp, REPEAT, 120);
+    verdicts(m, &cp, REPEAT, 60);
     char stories[4200];
     snprintf(stories, sizeof stories, "%s", path);
     steno_llm_free(m);
