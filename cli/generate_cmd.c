@@ -350,7 +350,9 @@ int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const sten
                           : given->ngram_max ? "--ngram-max"
                                              : NULL;
         if (set) {
-            fprintf(stderr, "steno %s: %s needs a drafter: --draft-kind ngram|model|layers\n", verb, set);
+            const int ngram_only = !given->verify && !given->n_draft; /* set is --ngram-min/--ngram-max */
+            fprintf(stderr, "steno %s: %s needs a drafter: --draft-kind %s\n", verb, set,
+                    ngram_only ? "ngram" : "ngram|model|layers");
             return 2;
         }
     }

@@ -7,15 +7,19 @@ Workloads (chat prompts, greedy, -n tokens):
   code     write a short function, then the same function again with a change
 For each workload and each mode (plain; ngram adaptive and k=4; with --draft-layers K, layers
 adaptive; with --draft PATH, a draft model adaptive — tools/gguf_draft.py makes one) the runs are
-interleaved (plain, ngram, ..., plain, ...) for --reps rounds; the table gives the median decode
+interleaved (plain, ngram, ..., then rotated) for --reps rounds; the table gives the median decode
 tok/s from steno's stderr line and the ratio to plain, the best run's (on a shared machine the
-least disturbed run is the steadier estimate of the uncontended speed), plus the acceptance.
+least disturbed run is the steadier estimate of the uncontended speed), the paired ratio (the
+median over repetitions of a mode's tok/s divided by the plain run of the same repetition: the
+modes of one repetition run back to back, in an order rotated each repetition, so a drift of the
+machine's speed between repetitions cancels), plus the acceptance.
 Every speculative text must equal the plain one (checked; a difference is an error).
 
 Usage: python3 tools/bench_spec.py [--steno build/steno] [--model smollm2] [--threads 2] [--reps 3]
                                    [-n 160] [--draft-layers K] [--draft DRAFT.gguf] [--modes a,b]
 """
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -56,7 +60,9 @@ def run(args, model, text, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 1)[1])
     ap.add_argument("--steno", default="build/steno")
     ap.add_argument("--model", default="smollm2")
     ap.add_argument("--threads", type=int, default=2)
@@ -66,13 +72,35 @@ def main():
     ap.add_argument("--draft", help="add the mode model-adaptive with this draft model")
     ap.add_argument("--modes", help="comma-separated subset of the modes (plain always runs)")
     args = ap.parse_args()
+
+    def usage(msg):  # one line, exit 2, as steno's own usage errors
+        print(f"bench_spec.py: {msg}", file=sys.stderr)
+        sys.exit(2)
+
+    if args.reps < 1:
+        usage(f"--reps {args.reps}: must be at least 1")
+    if args.n < 1:
+        usage(f"-n {args.n}: must be at least 1")
+    if not (os.path.isfile(args.steno) and os.access(args.steno, os.X_OK)):
+        usage(f"--steno {args.steno}: no such executable (build it: cmake --build build)")
+    if args.draft_layers < 0:
+        usage(f"--draft-layers {args.draft_layers}: must be at least 1")
     if args.draft_layers:
         MODES["layers-adaptive"] = ["--draft-kind", "layers", "--draft-layers", str(args.draft_layers)]
     if args.draft:
+        if not os.path.isfile(args.draft):
+            usage(f"--draft {args.draft}: no such file")
         MODES["model-adaptive"] = ["--draft-model", args.draft]
     if args.modes:
+        want = [m.strip() for m in args.modes.split(",") if m.strip()]
+        needs = {"layers-adaptive": "--draft-layers K", "model-adaptive": "--draft PATH"}
+        for m in want:
+            if m in needs and m not in MODES:
+                usage(f"--modes {m}: needs {needs[m]}")
+            if m not in MODES:
+                usage(f"--modes {m}: unknown mode; known: {', '.join(list(MODES) + [k for k in needs if k not in MODES])}")
         for m in list(MODES):
-            if m != "plain" and m not in args.modes.split(","):
+            if m != "plain" and m not in want:
                 del MODES[m]
     print(f"| workload | mode | decode tok/s (median of {args.reps}) | vs plain | best run | vs plain's best "
           f"| paired ratio (median, min–max) | drafts accepted |")

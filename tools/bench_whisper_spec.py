@@ -64,7 +64,7 @@ def run(a, model, files, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steno", default="build/steno")
     ap.add_argument("--model", default=os.path.expanduser("~/.cache/steno/models/base"))
     ap.add_argument("--threads", type=int, default=1)
@@ -76,6 +76,10 @@ def main():
     global CONFIGS
     if a.reps < 1:
         print("bench_whisper_spec: --reps %d: must be at least 1" % a.reps, file=sys.stderr)
+        raise SystemExit(2)
+    if not (os.path.isfile(a.steno) and os.access(a.steno, os.X_OK)):
+        print("bench_whisper_spec: --steno %s: no such executable (build it: cmake --build build)" % a.steno,
+              file=sys.stderr)
         raise SystemExit(2)
     if a.configs is not None:
         names = [n for n, _ in CONFIGS]

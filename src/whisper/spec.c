@@ -100,6 +100,14 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     memcpy(s->key, key, sizeof key);
     if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) steno_spec_verdict_get(key, &s->cost);
     if (s->adaptive) s->pause = COST_PROBE;
+    /* judged unable to pay in an earlier file of this process: plain steps, and no drafter is made
+     * (quant's copy of the decoder's weights cost ~0.1 s of every file) */
+    const int judged = s->adaptive && (steno_spec_cost_hopeless(&s->cost) ||
+                                       (s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax)));
+    if (judged) {
+        s->k = 0;
+        s->pause = INT_MAX / 2;
+    }
     s->ngram_min = nmin;
     s->ngram_max = nmax;
     const size_t N = (size_t)m->n_text_ctx, V = (size_t)m->n_vocab;
@@ -112,9 +120,9 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     steno_status st = STENO_OK;
     if (!s->dseq || !s->draft_toks || !s->hist || !s->buf || !s->dlog || !s->vlog)
         st = steno_fail(STENO_E_NOMEM, "out of memory");
-    else if (s->kind == STENO_WDRAFT_QUANT)
+    else if (s->kind == STENO_WDRAFT_QUANT && !judged)
         st = whisper_fast_draft_create(c->fast, L, qtype, &s->draft);
-    else if (s->kind == STENO_WDRAFT_LAYERS)
+    else if (s->kind == STENO_WDRAFT_LAYERS && !judged)
         st = whisper_fast_draft_create(c->fast, layers, 0, &s->draft);
     else if (s->kind == STENO_WDRAFT_MODEL) {
         s->draft_fast = draft_fast;
