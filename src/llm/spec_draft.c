@@ -156,7 +156,7 @@ void llm_drafter_verdict_key(const llm_drafter *dr, const steno_llm_ctx *c, cons
                                     m->hp.n_layer,
                                     m->hp.n_embd,
                                     (int)(m->weight_bytes >> 16),
-                                    (int)p->kind,
+                                    (int)p->kind * 2 + (p->verify == STENO_SPEC_VERIFY_REJECTION),
                                     dm->hp.n_layer,
                                     dm->hp.n_embd,
                                     (int)(dm->weight_bytes >> 16),

@@ -48,8 +48,8 @@ steno_status llm_drafter_prefill(llm_drafter *d, const int *prompt, int n);
 steno_status llm_drafter_sync(llm_drafter *d, const int *hist, int nh);
 
 /** The key under which adaptive speculation records this drafter's costs (core/spec_verdict.h):
- *  the target's shape and weight bytes, the draft's, the kind, c's thread count, compute mode and
- *  cache kind. */
+ *  the target's shape and weight bytes, the draft's, the kind and verification, c's thread count,
+ *  compute mode and cache kind. */
 void llm_drafter_verdict_key(const llm_drafter *d, const steno_llm_ctx *c, const steno_spec_params *p,
                              int key[STENO_SPEC_VKEY]);
 
