@@ -17,6 +17,11 @@
 #define HIST_MAX 2048   /* tokens of previous windows the ngram drafter searches */
 #define COST_PAUSE 48   /* plain steps after speculative rounds measured slower than plain steps */
 #define COST_PROBE 4    /* plain steps measured first (the reference of the cost rule) */
+/* ... in a process's first file of a drafter: a window's first steps are slow (base, one thread:
+ * 8.8, 8.6, 8.0, 7.3, 6.6, 6.1, 5.8 ms, then ~5.3 from the 8th), and the cost rules take the
+ * smallest plain step as p: judged against the first four only, the q8_0 drafter (d + v ≈ 5.4 ms)
+ * looked able to pay and drafted 328 tokens over the dev clips at 0.96× */
+#define COST_PROBE_FIRST 10
 
 static double now_s(void) {
     struct timespec t;
@@ -99,7 +104,7 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
                            s->kind == STENO_WDRAFT_LAYERS ? layers : 0, whisper_fast_threads(c->fast)};
     memcpy(s->key, key, sizeof key);
     if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) steno_spec_verdict_get(key, &s->cost);
-    if (s->adaptive) s->pause = COST_PROBE;
+    if (s->adaptive) s->pause = s->cost.plain_min < 0 ? COST_PROBE_FIRST : COST_PROBE;
     /* judged unable to pay in an earlier file of this process: plain steps, and no drafter is made
      * (quant's copy of the decoder's weights cost ~0.1 s of every file) */
     const int judged = s->adaptive && (steno_spec_cost_hopeless(&s->cost) ||
