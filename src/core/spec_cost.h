@@ -109,4 +109,10 @@ static inline int steno_spec_cost_unpaid(const steno_spec_cost *c, int kmax) {
     return 1;
 }
 
+/** 1 when drafting should stop for good: hopeless, or (for a drafter whose acceptance is its own,
+ *  judge_acceptance: model, layers and quant drafters; not prompt lookup) unpaid. */
+static inline int steno_spec_cost_stop(const steno_spec_cost *c, int kmax, int judge_acceptance) {
+    return steno_spec_cost_hopeless(c) || (judge_acceptance && steno_spec_cost_unpaid(c, kmax));
+}
+
 #endif

@@ -162,8 +162,8 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
      * distribution q (with a deterministic draft, rejection accepts x with probability p(x) — exactly
      * what the exact sampler's own draw does — so only sampled drafts gain from it) */
     const int sampled = dr.dc && p.verify == STENO_SPEC_VERIFY_REJECTION && steno_sampler_temperature(s) > 0.0f;
-    /* and they start at one draft, lengthened while accepted (their first two rounds, back to
-     * back, decide whether they can pay: spec_cost.h; a 36-token answer has room for little more) */
+    /* and they start at one draft, lengthened while accepted (their first one or two rounds, back
+     * to back, decide whether they can pay: spec_cost.h; a 36-token answer has room for little more) */
     if (dr.dc && sl.adaptive && sl.k > 1) sl.k = 1;
     steno_gen_stats st0 = {0};
     steno_spec_stats ss = {0};
@@ -188,7 +188,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     if (sl.adaptive && dr.dc) {
         llm_drafter_verdict_key(&dr, c, &p, key);
         steno_spec_verdict_get(key, &cost);
-        if (steno_spec_cost_hopeless(&cost) || steno_spec_cost_unpaid(&cost, sl.kmax)) {
+        if (steno_spec_cost_stop(&cost, sl.kmax, 1)) {
             sl.k = 0; /* judged in an earlier generation: plain steps, and the draft idles */
             sl.pause = INT_MAX / 2;
         }
@@ -273,7 +273,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
             backoff = backoff < 256 ? 2 * backoff : 512;
         }
         /* no acceptance would pay for its drafts, or the acceptance seen does not */
-        if (sl.adaptive && (steno_spec_cost_hopeless(&cost) || (dr.dc && steno_spec_cost_unpaid(&cost, sl.kmax)))) {
+        if (sl.adaptive && steno_spec_cost_stop(&cost, sl.kmax, dr.dc != NULL)) {
             sl.k = 0;
             sl.pause = INT_MAX / 2;
         }

@@ -29,10 +29,6 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The verdict table's key (core/spec_verdict.h): the decoder's shape and weight type, the drafter
- * and the thread count. Not for a draft model: its own shape is not in the key. */
-#define VKEY STENO_SPEC_VKEY
-
 struct whisper_spec {
     int kind;
     int kmax, k, adaptive, misses, pause;
@@ -40,7 +36,9 @@ struct whisper_spec {
      * averages; < 0: none yet). Timing steers only the draft length, never a token. */
     double cost_spec, cost_plain;
     steno_spec_cost cost; /* adaptive: whether the drafter can pay at all (spec_cost.h) */
-    int key[VKEY];        /* its key in the verdict table (core/spec_verdict.h) */
+    int key[STENO_SPEC_VKEY]; /* its key in the verdict table (core/spec_verdict.h): the decoder's shape
+                                 and weight type, the drafter, the thread count; none for a draft
+                                 model (its own shape is not in the key) */
     int ngram_min, ngram_max;
     whisper_fast_draft *draft;   /* quant, layers, model */
     whisper_fast *draft_fast;    /* model: the draft model's state */
@@ -100,15 +98,15 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
     s->k = s->adaptive ? 4 : s->kmax;
     s->cost_spec = s->cost_plain = -1.0;
     steno_spec_cost_init(&s->cost);
-    const int key[VKEY] = {STENO_SPEC_VERDICT_WHISPER, m->n_vocab, L, m->n_text_state, m->wq_type, s->kind, qtype,
-                           s->kind == STENO_WDRAFT_LAYERS ? layers : 0, whisper_fast_threads(c->fast)};
+    const int key[STENO_SPEC_VKEY] = {STENO_SPEC_VERDICT_WHISPER, m->n_vocab, L, m->n_text_state, m->wq_type,
+                                      s->kind, qtype, s->kind == STENO_WDRAFT_LAYERS ? layers : 0,
+                                      whisper_fast_threads(c->fast)};
     memcpy(s->key, key, sizeof key);
     if (s->adaptive && s->kind != STENO_WDRAFT_MODEL) steno_spec_verdict_get(key, &s->cost);
     if (s->adaptive) s->pause = s->cost.plain_min < 0 ? COST_PROBE_FIRST : COST_PROBE;
     /* judged unable to pay in an earlier file of this process: plain steps, and no drafter is made
      * (quant's copy of the decoder's weights cost ~0.1 s of every file) */
-    const int judged = s->adaptive && (steno_spec_cost_hopeless(&s->cost) ||
-                                       (s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax)));
+    const int judged = s->adaptive && steno_spec_cost_stop(&s->cost, s->kmax, s->kind != STENO_WDRAFT_NGRAM);
     if (judged) {
         s->k = 0;
         s->pause = INT_MAX / 2;
@@ -345,8 +343,7 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
         if (passed) steno_spec_cost_outcome(&s->cost, kd, accepted);
         if (passed) update_k(s, kd, accepted, consumed, now_s() - t_round);
         /* no acceptance would pay for its drafts, or the acceptance seen does not */
-        const int unpaid = s->kind != STENO_WDRAFT_NGRAM && steno_spec_cost_unpaid(&s->cost, s->kmax);
-        if (s->adaptive && (steno_spec_cost_hopeless(&s->cost) || unpaid)) {
+        if (s->adaptive && steno_spec_cost_stop(&s->cost, s->kmax, s->kind != STENO_WDRAFT_NGRAM)) {
             s->k = 0;
             s->pause = INT_MAX / 2;
         }
