@@ -2,6 +2,8 @@
  * (docs/PERFORMANCE.md "AVX-512 Whisper kernels, and subnormal float16 weights"):
  *   gemv N R NX REPS FRAC   float16 GEMV over R rows of N, NX inputs (vec_gemv_rows' kernel), a
  *                           fraction FRAC of the weight halves subnormal: GMAC/s
+ *   panel N R NX REPS       the AVX-512 float16 GEMV of NX inputs from the row kernel and from the
+ *                           panel (vec_panel_avx512.c): GMAC/s each, and whether every bit agrees
  *   attn LDK LDV REPS       one encoder head (1500 × 1500, head_dim 64) with key stride LDK and
  *                           value row stride LDV (floats): ms per head
  * Each table twice, interleaved. Needs a CPU with AVX-512 for the second table.
@@ -30,8 +32,8 @@ static double now(void) {
 static float frand(void) { return (float)rand() / (float)RAND_MAX - 0.5f; }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (strcmp(argv[1], "gemv") && strcmp(argv[1], "attn"))) {
-        fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | attn LDK LDV REPS\n");
+    if (argc < 2 || (strcmp(argv[1], "gemv") && strcmp(argv[1], "attn") && strcmp(argv[1], "panel"))) {
+        fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | attn LDK LDV REPS\n");
         return 2;
     }
     if (!steno_cpu_has_avx512_skx()) {
@@ -62,6 +64,30 @@ int main(int argc, char **argv) {
             }
         return 0;
     }
+    if (!strcmp(argv[1], "panel") && argc >= 6) {
+        const int n = atoi(argv[2]), nx = atoi(argv[4]), reps = atoi(argv[5]);
+        const size_t R = (size_t)atol(argv[3]);
+        uint16_t *W = malloc(R * n * 2), *P = malloc(R * n * 2);
+        float *X = malloc((size_t)nx * n * 4), *Y0 = malloc((size_t)nx * R * 4), *Y1 = malloc((size_t)nx * R * 4);
+        for (size_t i = 0; i < R * n; i++) W[i] = (uint16_t)(0x3000 ^ (rand() & 0x8fff));
+        for (size_t i = 0; i < (size_t)nx * n; i++) X[i] = frand();
+        vec_f16_panel_pack(W, (int)R, n, P);
+        const int block = 8192 / (n * 2) > 0 ? 8192 / (n * 2) : 1;
+        float **y0 = malloc(sizeof *y0 * (size_t)nx), **y1 = malloc(sizeof *y1 * (size_t)nx);
+        for (int i = 0; i < nx; i++) y0[i] = Y0 + (size_t)i * R, y1[i] = Y1 + (size_t)i * R;
+        for (int round = 0; round < 2; round++)
+            for (int k = 0; k < 2; k++) {
+                const double t0 = now();
+                for (int r = 0; r < reps; r++)
+                    if (k) vec_avx512_gemv_f16_panel(W, P, NULL, X, n, nx, n, 0, (int)R, y1);
+                    else vec_avx512_gemv_f16_batch(W, NULL, X, n, nx, n, 0, (int)R, y0, block);
+                const double dt = (now() - t0) / reps;
+                printf("%-6s n %d rows %zu inputs %d: %.2f ms, %.1f GMAC/s\n", k ? "panel" : "rows", n, R, nx,
+                       dt * 1e3, (double)R * n * nx / dt / 1e9);
+            }
+        printf("bits %s\n", memcmp(Y0, Y1, (size_t)nx * R * 4) ? "DIFFER" : "equal");
+        return 0;
+    }
     if (!strcmp(argv[1], "attn") && argc >= 5) {
         const int nq = 1500, nk = 1500, dh = 64, ldk = atoi(argv[2]), ldv = atoi(argv[3]), reps = atoi(argv[4]);
         if (ldk < 1504 || ldv < dh) {
@@ -83,6 +109,6 @@ int main(int argc, char **argv) {
             }
         return 0;
     }
-    fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | attn LDK LDV REPS\n");
+    fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | attn LDK LDV REPS\n");
     return 2;
 }

@@ -210,6 +210,32 @@ void vec_gemv_rows_to(vec_dtype dt, const void *W, const float *b, const float *
     }
 }
 
+size_t vec_f16_panel_halves(int rows, int n) {
+    vec_init();
+    if (!g_k->gemv_f16_panel || n <= 0 || n % 32 || n > 4096 || rows < 32) return 0;
+    return (size_t)(rows / 32) * 32 * (size_t)n;
+}
+
+void vec_f16_panel_pack(const uint16_t *W, int rows, int n, uint16_t *P) {
+    const int nc = n / 32;
+    for (int r0 = 0; r0 + 32 <= rows; r0 += 32)
+        for (int q = 0; q < 32; q++) {
+            /* partial q = 4j + t: lane l = j (t < 2) or j + 8, A columns (l & 3) + 8(l >> 2), B +4 */
+            const int j = q >> 2, t = q & 3, l = j + ((t >> 1) << 3);
+            const int col = (l & 3) + 8 * (l >> 2) + ((t & 1) << 2);
+            uint16_t *o = P + (size_t)r0 * n + (size_t)q * nc * 32;
+            for (int c = 0; c < nc; c++)
+                for (int rr = 0; rr < 32; rr++) o[32 * c + rr] = W[(size_t)(r0 + rr) * n + 32 * c + col];
+        }
+}
+
+void vec_gemv_f16_panel_to(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx, int nx,
+                           int n, int r0, int r1, float *const *Y) {
+    vec_init();
+    if (P && g_k->gemv_f16_panel && nx >= VEC_PANEL_MIN_INPUTS) g_k->gemv_f16_panel(W, P, b, X, ldx, nx, n, r0, r1, Y);
+    else vec_gemv_rows_to(VEC_F16, W, b, X, ldx, nx, n, r0, r1, Y);
+}
+
 void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                    int r1, float *Y, int ldy) {
     float *yp[64];

@@ -47,6 +47,22 @@ void vec_gemv_rows(vec_dtype dt, const void *W, const float *b, const float *X, 
 void vec_gemv_rows_to(vec_dtype dt, const void *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                       int r1, float *const *Y);
 
+/** The float16 panel of W [rows][n]: a second copy of its whole blocks of 32 rows, laid out so
+ *  that one widened weight vector serves many inputs (kernels/vec_panel_avx512.c has the order).
+ *  vec_f16_panel_halves: its size in halves ((rows / 32) · 32 · n), 0 when the running kernels
+ *  have no use for one (not AVX-512, n not a multiple of 32 or over 4096): callers then skip it.
+ *  vec_f16_panel_pack writes it into P (the caller's, that many halves). Not thread-specific. */
+size_t vec_f16_panel_halves(int rows, int n);
+void vec_f16_panel_pack(const uint16_t *W, int rows, int n, uint16_t *P);
+
+/** vec_gemv_rows_to(VEC_F16, W, ...) with P the panel of W (or NULL): every output bit-identical
+ *  to it. At VEC_PANEL_MIN_INPUTS inputs or more the rows of whole blocks come from the panel
+ *  (~2x the row kernel's rate at 40 inputs, docs/PERFORMANCE.md); below, or without P, the row
+ *  kernel runs. */
+#define VEC_PANEL_MIN_INPUTS 8
+void vec_gemv_f16_panel_to(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx, int nx,
+                           int n, int r0, int r1, float *const *Y);
+
 /** y[rows[i]] = Σ_k W[rows[i]][k]·x[k] for the count listed rows of float16 weights W [.][n]: each
  *  value bit-identical to vec_gemv(VEC_F16, ...) of that row (same kernel, same order); x is
  *  prepared once for the whole list. */

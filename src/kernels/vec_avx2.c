@@ -599,6 +599,7 @@ const vec_kernels vec_avx512 = {
     .gemv_f16_rows = vec_avx512_gemv_f16_rows,
     .gemv_f16_rows_multi = vec_avx512_gemv_f16_rows_multi,
     .gemv_f16_batch = vec_avx512_gemv_f16_batch,
+    .gemv_f16_panel = vec_avx512_gemv_f16_panel,
     .dot_i8_blocks = dot_i8_blocks_avx2,
     .screen_build_row = screen_build_row_avx2,
     .f16_to_f32 = f16_to_f32_avx2,

@@ -23,6 +23,9 @@ typedef struct vec_kernels {
      * outputs go to Y[i][r0..r1) (NULL: the generic loop of vec_gemv calls) */
     void (*gemv_f16_batch)(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0, int r1,
                            float *const *Y, int block);
+    /* gemv_f16_batch's outputs from W's panel P (vec_f16_panel_pack; NULL: no panel kernel) */
+    void (*gemv_f16_panel)(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx, int nx,
+                           int n, int r0, int r1, float *const *Y);
     /* Σ_b sb[b]·(w_b·qx_b) over blocks of 32 (n a multiple of 32) */
     float (*dot_i8_blocks)(const int8_t *w, const int8_t *qx, const uint8_t *ax, const float *sb, int n);
     void (*screen_build_row)(const uint16_t *w16, int n, int8_t *q, float *s, float *g, float *c);
@@ -53,5 +56,7 @@ void vec_avx512_attention_rows(const float *q, int q_stride, const float *Kt, in
                                int nk, int dh, int nq, float *out, int out_stride);
 void vec_avx512_gemv_f16_batch(const uint16_t *W, const float *b, const float *X, int ldx, int nx, int n, int r0,
                                int r1, float *const *Y, int block);
+void vec_avx512_gemv_f16_panel(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx,
+                               int nx, int n, int r0, int r1, float *const *Y);
 
 #endif

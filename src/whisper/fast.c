@@ -81,16 +81,24 @@ typedef struct gemv_job {
     int N, K;
     int nx; /* inputs x [nx][K] → y [nx][N]; 1 for the single-row step */
     float *const *yrows; /* or input i → yrows[i][N] (nx > 1) */
+    const uint16_t *P;   /* the float16 panel of W (fast_panel) or NULL */
 } gemv_job;
 
 /* Each output element is one vec_gemv dot product whatever the split, so the result of row r for
  * input i does not depend on the thread count nor on nx. */
 static void gemv_task(void *ctx, int t, int n) {
     gemv_job *j = ctx;
-    const int per = ((j->N + n - 1) / n + 7) & ~7;
+    const int per = j->P ? ((j->N + n - 1) / n + 31) & ~31 : ((j->N + n - 1) / n + 7) & ~7; /* panel: whole blocks */
     const int r0 = t * per, r1 = r0 + per < j->N ? r0 + per : j->N;
     if (r0 >= r1) return;
-    if (j->yrows) vec_gemv_rows_to(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->yrows);
+    if (j->P) {
+        float *yp[64];
+        for (int i0 = 0; i0 < j->nx; i0 += 64) {
+            const int in = j->nx - i0 < 64 ? j->nx - i0 : 64;
+            for (int i = 0; i < in; i++) yp[i] = j->yrows ? j->yrows[i0 + i] : j->y + (size_t)(i0 + i) * j->N;
+            vec_gemv_f16_panel_to(j->W, j->P, j->b, j->x + (size_t)i0 * j->K, j->K, in, j->K, r0, r1, yp);
+        }
+    } else if (j->yrows) vec_gemv_rows_to(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->yrows);
     else if (j->nx == 1) vec_gemv(j->dt, j->W, j->b, j->x, j->K, r0, r1, j->y);
     else vec_gemv_rows(j->dt, j->W, j->b, j->x, j->K, j->nx, j->K, r0, r1, j->y, j->N);
 }
@@ -104,7 +112,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
         return;
     }
     if (T == 1) {
-        gemv_job j = {dt, W, b, x, y, N, K, 1, NULL};
+        gemv_job j = {dt, W, b, x, y, N, K, 1, NULL, NULL};
         steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
         return;
     }
@@ -126,14 +134,14 @@ void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const fl
         fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, act, NULL, 0);
         return;
     }
-    gemv_job j = {dt, W, b, x, y, N, K, B, NULL};
+    gemv_job j = {dt, W, b, x, y, N, K, B, NULL, dt == VEC_F16 ? fast_panel(f, W, B) : NULL};
     steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
 }
 
 int fast_linear_rows_to(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                         int K, float *const *yrows) {
     if (dt == DT_Q) return 0;
-    gemv_job j = {dt, W, b, x, NULL, N, K, B, yrows};
+    gemv_job j = {dt, W, b, x, NULL, N, K, B, yrows, dt == VEC_F16 ? fast_panel(f, W, B) : NULL};
     steno_pool_run(f->pool, gemv_task, &j, N >= 256 ? f->n_threads : 1);
     return 1;
 }
@@ -348,6 +356,7 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
         TO_F16(f->emb, m->tok_emb, (size_t)V * D);
 #undef TO_F16
     }
+    if (f->dt == VEC_F16 && !(f->panels = fast_panels_new())) goto nomem;
     if (f->dt == VEC_F16 && D % VEC_SCREEN_BLOCK == 0) {
         f->emb_q = steno_bigmem_alloc((size_t)V * D);
         f->emb_s = malloc(sizeof(float) * V);
@@ -399,6 +408,7 @@ void whisper_fast_free(whisper_fast *f) {
         free(f->emb_s);
         free(f->emb_g);
         free(f->emb_c);
+        fast_panels_free(f->panels);
     }
     free(f->conv_scratch);
     free(f->enc_scratch);

@@ -17,6 +17,9 @@ typedef struct fast_layer {
     const void *qkv, *out, *cross_q, *cross_out, *fc1, *fc2; /* decoder weights in f->dt */
 } fast_layer;
 
+/* float16 panels of the decoder's weights (fast_panels.c), shared by the states that share weights */
+typedef struct fast_panels fast_panels;
+
 struct whisper_fast {
     const whisper_model *m;
     vec_dtype dt;
@@ -39,6 +42,7 @@ struct whisper_fast {
     float *big, *h, *qkv, *kt, *att;
     size_t big_floats;
     unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
+    fast_panels *panels;  /* float16 weights: built on a first step with many rows; else NULL */
     int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
     /* whisper_fast_set_step_hook: the step hook decoders created from here start with */
     whisper_fast_step_hook def_hook;
@@ -102,6 +106,14 @@ void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
  *  FAST_SCREEN_MAX positions; each row bit-identical to its own fast_logit_screen. Overwrites
  *  d->h's first min(B, FAST_SCREEN_MAX) rows. */
 void fast_logit_screen_rows(whisper_fast_decoder *d, const float *x, int B, float *logits);
+/** fast_panels.c: an empty set (NULL: out of memory), and its release. */
+fast_panels *fast_panels_new(void);
+void fast_panels_free(fast_panels *p);
+/** The panel of the float16 decoder matrix W (f->emb or a fast_layer weight) for a step of nx rows:
+ *  NULL when nx < VEC_PANEL_MIN_INPUTS, the weights are not float16, the kernels take no panel or
+ *  memory ran out (the row kernel then serves, the same bits). The first call with enough rows
+ *  packs every panel on f's pool; thread-safe. */
+const uint16_t *fast_panel(whisper_fast *f, const void *W, int nx);
 /** y[T][n] = layernorm(x) row by row, on f's pool. */
 void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int T, float *y);
 /** Columns [c0, c0 + cn) of y[T][·] (row stride ldy) = x[T][K] Wᵀ + b for W [N][K] float16: its rows

@@ -135,6 +135,40 @@ int main(void) {
     CHECK(whisper_fast_group_step(g, ds3, n3, 1, toks3, logits3) == STENO_OK, "group step 3: %s", steno_errmsg());
     for (int i = 0; i < 2; i++) check_row(d1, xa2, &hb[i], lb + (size_t)i * V, ref, V, "step 3, a row of B");
 
+    /* step 4: ten rows (A and nine rows of a new decoder E over window 2): at
+     * VEC_PANEL_MIN_INPUTS rows or more the products come from the weights' panels, the same bits */
+    {
+        whisper_fast_decoder *de;
+        whisper_fast_group *g10;
+        CHECK(whisper_fast_decoder_create_rows(f, 9, &de) == STENO_OK, "decoder E");
+        CHECK(whisper_fast_group_create(f, 10, &g10) == STENO_OK, "group of 10");
+        whisper_fast_decoder_set_audio(de, xa2);
+        float *le = malloc(sizeof(float) * V * 9);
+        whisper_fast_decoder_forward(de, pre_b, 2, le);
+        const int z9[9] = {0};
+        CHECK(whisper_fast_decoder_reorder(de, z9, 9) == STENO_OK, "E gathered to 9 rows");
+        history he[9];
+        int te[9];
+        for (int i = 0; i < 9; i++) {
+            he[i] = (history){{sot, nots}, 2, 2};
+            te[i] = argmax(le, n_text) + 3 * i;
+            he[i].tok[he[i].n++] = te[i];
+        }
+        ta = argmax(la, n_text);
+        ha.tok[ha.n++] = ta;
+        whisper_fast_decoder *ds4[2] = {da, de};
+        int n4[2] = {1, 9};
+        const int *toks4[2] = {&ta, te};
+        float *logits4[2] = {la, le};
+        CHECK(whisper_fast_group_step(g10, ds4, n4, 2, toks4, logits4) == STENO_OK, "group step 4: %s",
+              steno_errmsg());
+        check_row(d1, xa1, &ha, la, ref, V, "step 4, A");
+        for (int i = 0; i < 9; i++) check_row(d1, xa2, &he[i], le + (size_t)i * V, ref, V, "step 4, a row of E");
+        free(le);
+        whisper_fast_group_free(g10);
+        whisper_fast_decoder_free(de);
+    }
+
     /* refusals */
     int five[2] = {2, 3};
     CHECK(whisper_fast_group_step(g, ds, five, 2, toks, logits) == STENO_E_INVALID_ARG, "5 rows in a group of 4");
