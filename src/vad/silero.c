@@ -26,27 +26,8 @@
 #include "core/error.h"
 #include "core/threadpool.h"
 #include "formats/safetensors.h"
+#include "vad/silero_internal.h"
 
-#define N_FFT_BINS 129 /* 256-point real STFT */
-#define STFT_KERNEL 256
-#define STFT_HOP 128
-#define PAD 128
-#define N_STFT_FRAMES 4 /* (576 + 2*128 - 256) / 128 + 1 = 5, less the first */
-#define N_GATES SILERO_N_GATES
-
-typedef struct conv3 {
-    const float *w; /* [out][in][3] */
-    const float *b; /* [out] */
-    int in, out, stride;
-} conv3;
-
-struct steno_vad {
-    steno_safetensors *st;
-    const float *basis; /* [258][256]: rows 0..128 the real parts, 129..257 the imaginary */
-    conv3 conv[4];
-    const float *w_ih, *w_hh, *b_ih, *b_hh; /* [4H][H], [4H][H], [4H], [4H]; gates i, f, g, o */
-    const float *dec_w, *dec_b;             /* [128], [1] */
-};
 
 /* dot()'s tail from element k (lane k mod 8) and its pairwise finish of the 8 lanes */
 static float dot_finish(float *lane, const float *a, const float *b, int k, int n) {
@@ -186,7 +167,9 @@ typedef struct encode_job {
 static void encode_task(void *ctx, int task, int n_tasks) {
     encode_job *j = ctx;
     size_t lo = j->n_frames * (size_t)task / (size_t)n_tasks, hi = j->n_frames * (size_t)(task + 1) / (size_t)n_tasks;
-    for (size_t i = lo; i < hi; i++) encode_frame(j->vad, j->x + i * SILERO_INPUT, j->xg + i * N_GATES);
+    if (j->vad->batched) silero_encode_frames(j->vad, j->x + lo * SILERO_INPUT, hi - lo, j->xg + lo * N_GATES);
+    else
+        for (size_t i = lo; i < hi; i++) encode_frame(j->vad, j->x + i * SILERO_INPUT, j->xg + i * N_GATES);
 }
 
 void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c, steno_pool *pool,
@@ -244,12 +227,14 @@ steno_status steno_vad_load(const char *path, steno_vad **out) {
         steno_vad_free(v);
         return s;
     }
+    silero_batch_init(v); /* out of memory there: the frame-by-frame encoder serves */
     *out = v;
     return STENO_OK;
 }
 
 void steno_vad_free(steno_vad *vad) {
     if (!vad) return;
+    silero_batch_free(vad);
     steno_safetensors_close(vad->st);
     free(vad);
 }
