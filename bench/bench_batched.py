@@ -5,6 +5,7 @@ float32), same threads, same inputs, interleaved (the engine order rotates every
 medians and ratios, WER with tests/py/steno_eval.py's normalizer.
 
 Engines (each a child process; the wall time includes loading the model, as bench/run_bench.py):
+  base-bN       steno-bN with the binary given by --baseline (a before/after comparison)
   steno-seq     steno transcribe --threads T FILE                   (openai transcribe(): greedy,
                                                                       previous text, fallback)
   steno-bN      steno transcribe --threads T --batch-size N FILE    (beam 5, without timestamps)
@@ -48,12 +49,15 @@ def main():
     ap.add_argument("--shared", default=os.environ.get("STENO_SHARED", "/work/shared"))
     ap.add_argument("--json", default=None)
     ap.add_argument("--engines", default=None, help="comma-separated subset of the engine names (default: all)")
+    ap.add_argument("--baseline", default=None, metavar="BIN",
+                    help="another steno binary (e.g. the previous commit's build): adds engine base-bN, its "
+                         "--batch-size N run, interleaved with the others (before/after in one run)")
     a = ap.parse_args()
     steno = os.environ.get("STENO_BIN", os.path.join(rb.SOURCE, "build", "steno"))
     N, T = a.batch_size, a.threads
 
-    def steno_cmd(extra):
-        return lambda path, tmp: [steno, "transcribe", "--model", a.model, "--threads", str(T), "--output-format",
+    def steno_cmd(extra, binary=None):
+        return lambda path, tmp: [binary or steno, "transcribe", "--model", a.model, "--threads", str(T), "--output-format",
                                   "json", "--output-dir", tmp] + extra + [path]
 
     def steno_text(path, tmp, stdout):
@@ -68,6 +72,10 @@ def main():
     engines = [("steno-seq", steno_cmd([]), steno_text), ("steno-b%d" % N, steno_cmd(["--batch-size", str(N)]), steno_text),
                ("steno-b%d-greedy" % N, steno_cmd(["--batch-size", str(N), "--beam-size", "1"]), steno_text),
                ("fw-b%d-int8" % N, fw_cmd("int8"), fw_text), ("fw-b%d-float32" % N, fw_cmd("float32"), fw_text)]
+    if a.baseline:
+        if not os.access(a.baseline, os.X_OK):
+            sys.exit("bench_batched.py: --baseline %s: not an executable" % a.baseline)
+        engines.insert(2, ("base-b%d" % N, steno_cmd(["--batch-size", str(N)], a.baseline), steno_text))
     if a.engines:
         want = a.engines.split(",")
         unknown = [w for w in want if w not in [e[0] for e in engines]]

@@ -1,7 +1,7 @@
 /* fast_panels.c — float16 panels of the decoder's weights (kernels/vec.h vec_f16_panel_pack) for
  * steps with many rows: the batched long-form mode's 8 windows × 5 beams, a cross-request batch.
- * A panel is a second copy of a matrix (the embedding and every decoder linear: tiny.en 54 MB,
- * base 95 MB), so none is made until a step first has VEC_PANEL_MIN_INPUTS rows; then all are
+ * A panel is a second copy of a matrix (the embedding and every decoder linear: tiny.en 56 MB,
+ * base 97 MB), so none is made until a step first has VEC_PANEL_MIN_INPUTS rows; then all are
  * packed at once, on the pool, under a mutex (whisper_fast states that share weights share them).
  * The products from a panel are bit-identical to the row kernel's, so nothing else changes. */
 #include <pthread.h>
