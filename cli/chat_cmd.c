@@ -115,7 +115,7 @@ int steno_cmd_chat(int argc, char **argv) {
     if ((rc = steno_llm_cli_load(&lo, &m, &c, &s)) != 0) return rc;
     int n_predict = co.n_predict;
     if (n_predict < 0) n_predict = 512;
-    if ((rc = steno_llm_cli_spec_setup("chat", m, lo.model, &co.spec, co.draft_model, &dm)) != 0) {
+    if ((rc = steno_llm_cli_spec_setup("chat", m, lo.model, &lo.ctx, &co.spec, co.draft_model, &dm)) != 0) {
         steno_sampler_free(s);
         steno_llm_ctx_free(c);
         steno_llm_free(m);

@@ -379,12 +379,23 @@ int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const sten
     return 0;
 }
 
-int steno_llm_cli_spec_setup(const char *verb, const steno_llm *m, const char *model_name, steno_spec_params *sp,
-                             const char *draft_model, steno_llm **dm) {
+int steno_llm_cli_spec_setup(const char *verb, const steno_llm *m, const char *model_name,
+                             const steno_llm_ctx_params *cp, steno_spec_params *sp, const char *draft_model,
+                             steno_llm **dm) {
     *dm = NULL;
+    steno_llm_info info;
+    steno_llm_get_info(m, &info);
+    if (sp->kind != STENO_DRAFT_NONE && cp->kv_reserve == 0 && (cp->max_kv_size > 0 || info.sliding_window > 0)) {
+        /* a ring keeps kv_reserve tokens of history to undo a rejected draft: with none, nothing is drafted */
+        fprintf(stderr,
+                "steno %s: --kv-reserve 0: %s keeps no history to roll a rejected draft back (%s); give --kv-reserve "
+                ">= 1 (default 32) or no --draft-kind (see 'steno %s --help')\n",
+                verb, model_name,
+                cp->max_kv_size > 0 ? "--max-kv-size makes its cache a ring" : "its sliding-window layers are rings",
+                verb);
+        return 2;
+    }
     if (sp->kind == STENO_DRAFT_LAYERS && sp->draft_layers > 0) {
-        steno_llm_info info;
-        steno_llm_get_info(m, &info);
         if (sp->draft_layers >= info.n_layer) {
             fprintf(stderr, "steno %s: --draft-layers %d: model %s has %d layers (1..%d draft) (see 'steno %s --help')\n",
                     verb, sp->draft_layers, model_name, info.n_layer, info.n_layer - 1, verb);
@@ -450,7 +461,7 @@ int steno_cmd_generate(int argc, char **argv) {
         prompt = owned;
     }
     if ((rc = steno_llm_cli_load(&lo, &m, &c, &s)) != 0) goto out;
-    if ((rc = steno_llm_cli_spec_setup("generate", m, lo.model, &g.spec, g.draft_model, &dm)) != 0) goto out;
+    if ((rc = steno_llm_cli_spec_setup("generate", m, lo.model, &lo.ctx, &g.spec, g.draft_model, &dm)) != 0) goto out;
     rc = -1;
     if (g.spec.kind != STENO_DRAFT_NONE && n_probs > 0)
         fprintf(stderr, "steno generate: --n-probs decodes token by token: speculation (--draft-kind) is off\n");

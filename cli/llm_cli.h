@@ -90,10 +90,14 @@ int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const sten
 
 /** After steno_llm_cli_spec_check and the target's load: checks --draft-layers against the target m
  *  (fewer than its layers: else exit 2, one line naming the model's layer count, as `steno
- *  transcribe` does) and loads --draft-model into *dm (NULL when none): 0 ok, 2 that usage error,
- *  1 a draft model that cannot be loaded (one line on stderr, "steno VERB: --draft-model: ..."). */
-int steno_llm_cli_spec_setup(const char *verb, const steno_llm *m, const char *model_name, steno_spec_params *sp,
-                             const char *draft_model, steno_llm **dm);
+ *  transcribe` does), refuses --kv-reserve 0 with a drafter where a ring cache (cp->max_kv_size,
+ *  or the model's sliding-window layers) could not roll a rejected draft back (exit 2: the
+ *  library would draft nothing), and loads --draft-model into *dm (NULL when none): 0 ok, 2 those
+ *  usage errors, 1 a draft model that cannot be loaded (one line on stderr, "steno VERB:
+ *  --draft-model: ..."). */
+int steno_llm_cli_spec_setup(const char *verb, const steno_llm *m, const char *model_name,
+                             const steno_llm_ctx_params *cp, steno_spec_params *sp, const char *draft_model,
+                             steno_llm **dm);
 
 /** The acceptance line on stderr after a speculative generation. */
 void steno_llm_cli_spec_report(const steno_spec_params *sp, const steno_spec_stats *ss, int n_generated);

@@ -110,6 +110,13 @@ def errors():
     expect(g + ["--draft-kind", "layers", "--draft-layers", "5"], 2, "--draft-layers 5: model")
     expect(g + ["--draft-layers", "500"], 2, "has 5 layers (1..4 draft)")
     expect(["chat", "-m", STORIES, "--draft-layers", "5"], 2, "steno chat: --draft-layers 5")
+    # a ring cache with no reserve cannot undo a rejected draft: refused, not a silent no-draft run
+    expect(g + ["--draft-kind", "ngram", "--max-kv-size", "64", "--kv-reserve", "0"], 2,
+           "--kv-reserve 0: %s keeps no history" % STORIES)
+    expect(["chat", "-m", STORIES, "--draft-kind", "ngram", "--max-kv-size", "64", "--kv-reserve", "0"], 2,
+           "steno chat: --kv-reserve 0")
+    code, _, err = run(g + ["--draft-kind", "ngram", "--kv-reserve", "0"])  # no ring: nothing to undo
+    assert code == 0, "--kv-reserve 0 without a ring: exit %d, %r" % (code, err)
     expect(g + ["--draft-model", "/nonexistent/draft.gguf"], 1, "/nonexistent/draft.gguf")
     # a speculative option without a drafter is refused, not silently ignored (fresh-user trial)
     for opt in (["--spec-verify", "rejection"], ["--num-draft-tokens", "4"], ["--ngram-min", "2"], ["--ngram-max", "3"]):
