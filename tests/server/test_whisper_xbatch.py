@@ -10,6 +10,7 @@ the same 8 one after another on --parallel 1 is printed by test_concurrency.py (
 medians by bench/bench_whisper_xbatch.py), not here, to keep this test short.
 """
 import concurrent.futures as cf
+import json
 import os
 import re
 import socket
@@ -41,6 +42,10 @@ def opts(clip):
 
 
 refs = {c: norm(cli_transcribe(audio(c), "txt", opts(c))) for c in CLIPS}
+# each segment's no-speech probability: a one-token SOT prompt (tiny.en) once went through the
+# batched step and read a stale hidden state (the same wrong value for every request)
+nsp_refs = {c: [s["no_speech_prob"] for s in json.loads(cli_transcribe(audio(c), "json", opts(c)))["segments"]]
+            for c in CLIPS}
 
 
 def metric(s, name):
@@ -57,7 +62,7 @@ def transcribe(client, clip, fmt="verbose_json"):
     extra = {"beam_size": "5"} if clip == BEAM else None
     with open(audio(clip), "rb") as f:
         r = client.audio.transcriptions.create(model="whisper-1", file=f, response_format=fmt, extra_body=extra)
-    return (clip, r.text, r.duration) if fmt == "verbose_json" else (clip, r, 0.0)
+    return (clip, r.text, [g.no_speech_prob for g in r.segments]) if fmt == "verbose_json" else (clip, r, [])
 
 
 def at_once(client, clips):
@@ -70,8 +75,11 @@ with Server(["--whisper-model", "tiny.en", "--parallel", "8", "--threads", "1"])
     t0 = time.time()
     out = at_once(client, CLIPS)
     wall = time.time() - t0
-    for clip, text, _ in out:
+    for clip, text, nsp in out:
         t.check(norm(text) == refs[clip], f"{clip} batched with {len(CLIPS) - 1} others: {text!r} vs CLI {refs[clip]!r}")
+        t.check(len(nsp) == len(nsp_refs[clip]) and all(abs(a - b) <= 1e-9 * max(1.0, abs(b))
+                                                         for a, b in zip(nsp, nsp_refs[clip])),
+                f"{clip}: no_speech_prob {nsp} vs CLI {nsp_refs[clip]}")
     steps, rows = metric(s, "steno_whisper_batched_steps_total"), metric(s, "steno_whisper_batched_rows_total")
     t.check(steps > 0 and rows > steps, f"decoder steps shared across requests: {steps} steps, {rows} rows")
     print(f"{len(CLIPS)} concurrent requests in {wall:.2f} s: {steps} batched decoder steps, {rows} rows "
