@@ -79,6 +79,9 @@ def main():
     if a.engines:
         want = a.engines.split(",")
         unknown = [w for w in want if w not in [e[0] for e in engines]]
+        if any(w.startswith("base-b") for w in unknown) and not a.baseline:
+            sys.exit("bench_batched.py: engine %s needs --baseline BIN (the other steno binary)" %
+                     [w for w in unknown if w.startswith("base-b")][0])
         if unknown:
             sys.exit("bench_batched.py: unknown engine(s) %s (have: %s)" % (",".join(unknown), ",".join(e[0] for e in engines)))
         engines = [e for e in engines if e[0] in want]

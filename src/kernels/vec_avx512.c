@@ -31,7 +31,7 @@
 
 #define XS_MAX 4096 /* longest row taken (the stack copy of x), as vec_avx2's GEMV_XS_MAX */
 #define BATCH 64    /* inputs prepared at once by vec_avx512_gemv_f16_batch (as many as XZ_FLOATS holds) */
-#define XZ_FLOATS 65536 /* their copies in the zmm lane order (256 KiB on the stack) */
+#define XZ_FLOATS 32768 /* their copies in the zmm lane order (128 KiB on the stack: 64 inputs of 512) */
 #define GROUP 8     /* inputs served by one widened weight row: 16 accumulators + 2 weight vectors */
 #define WZ_FLOATS 4096 /* a block of rows widened once when more than one group reads it (16 KiB) */
 

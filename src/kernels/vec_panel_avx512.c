@@ -30,7 +30,7 @@
 #define ZI AVX512I
 
 #define PANEL_G 12       /* inputs per pass over a block: 24 accumulators + 2 weight vectors */
-#define XP_FLOATS 65536  /* the inputs' broadcast copies (256 KiB on the stack), as vec_avx512.c */
+#define XP_FLOATS 32768  /* the inputs' broadcast copies (128 KiB on the stack: 64 inputs of 512) */
 #define XS_MAX 4096
 #define CHUNK 8          /* blocks per pass of the groups: 8 · 32 rows · n halves (192 KiB at n = 384) */
 
@@ -93,16 +93,10 @@ ZI void panel_block(const uint16_t *P, const uint16_t *pf, const float *xp, int 
         }
 }
 
-Z void vec_avx512_gemv_f16_panel(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx,
-                                 int nx, int n, int r0, int r1, float *const *Y) {
-    const int a = (r0 + 31) / 32 * 32, e = r1 / 32 * 32; /* the whole blocks inside [r0, r1) */
-    const int block = n > 0 && 8192 / (2 * n) > 0 ? 8192 / (2 * n) : 1; /* vec_gemv_rows_to's */
-    if (n % 32 || n > XS_MAX || a >= e) {
-        vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, r0, r1, Y, block);
-        return;
-    }
-    if (r0 < a) vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, r0, a, Y, block);
-    if (e < r1) vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, e, r1, Y, block);
+/* The whole blocks [a, e) of the panel. Its own frame holds the inputs' copies, and it calls no
+ * other kernel: the row kernel's frame (~270 KiB) never sits on top of this one. */
+__attribute__((noinline)) Z static void panel_rows(const uint16_t *P, const float *b, const float *X, int ldx, int nx,
+                                                   int n, int a, int e, float *const *Y) {
     float xbuf[XP_FLOATS] __attribute__((aligned(64)));
     const int nc = n / 32, cap = XP_FLOATS / n < 64 ? XP_FLOATS / n : 64;
     for (int i0 = 0; i0 < nx; i0 += cap) {
@@ -142,5 +136,18 @@ Z void vec_avx512_gemv_f16_panel(const uint16_t *W, const uint16_t *P, const flo
             }
         }
     }
+}
+
+Z void vec_avx512_gemv_f16_panel(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx,
+                                 int nx, int n, int r0, int r1, float *const *Y) {
+    const int a = (r0 + 31) / 32 * 32, e = r1 / 32 * 32; /* the whole blocks inside [r0, r1) */
+    const int block = n > 0 && 8192 / (2 * n) > 0 ? 8192 / (2 * n) : 1; /* vec_gemv_rows_to's */
+    if (n % 32 || n > XS_MAX || a >= e) {
+        vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, r0, r1, Y, block);
+        return;
+    }
+    if (r0 < a) vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, r0, a, Y, block);
+    if (e < r1) vec_avx512_gemv_f16_batch(W, b, X, ldx, nx, n, e, r1, Y, block);
+    panel_rows(P, b, X, ldx, nx, n, a, e, Y);
 }
 #endif

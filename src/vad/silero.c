@@ -167,9 +167,9 @@ typedef struct encode_job {
 static void encode_task(void *ctx, int task, int n_tasks) {
     encode_job *j = ctx;
     size_t lo = j->n_frames * (size_t)task / (size_t)n_tasks, hi = j->n_frames * (size_t)(task + 1) / (size_t)n_tasks;
-    if (j->vad->batched) silero_encode_frames(j->vad, j->x + lo * SILERO_INPUT, hi - lo, j->xg + lo * N_GATES);
-    else
-        for (size_t i = lo; i < hi; i++) encode_frame(j->vad, j->x + i * SILERO_INPUT, j->xg + i * N_GATES);
+    if (j->vad->batched && silero_encode_frames(j->vad, j->x + lo * SILERO_INPUT, hi - lo, j->xg + lo * N_GATES) == 0)
+        return;
+    for (size_t i = lo; i < hi; i++) encode_frame(j->vad, j->x + i * SILERO_INPUT, j->xg + i * N_GATES);
 }
 
 void silero_forward(const steno_vad *vad, const float *x, size_t n_frames, float *h, float *c, steno_pool *pool,

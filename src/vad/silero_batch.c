@@ -135,11 +135,18 @@ Z static int conv_frames(const steno_vad *vad, int l, const float *src, int sstr
     return t_out;
 }
 
-Z static void encode_chunk(const steno_vad *vad, const float *x, int nf, float *xg) {
+/* A chunk's scratch (~290 KiB: on the heap, not on a thread's stack) */
+typedef struct chunk_scratch {
     float xp[CHUNK][SILERO_INPUT + 2 * PAD];
     float maps[2][CHUNK][N_FFT_BINS * N_STFT_FRAMES]; /* [129][4] magnitudes, then [c][t] maps */
     float cols[CHUNK * N_STFT_FRAMES * 129 * 3];
     float Y[CHUNK * N_STFT_FRAMES * 272];
+} chunk_scratch;
+
+Z static void encode_chunk(const steno_vad *vad, const float *x, int nf, float *xg, chunk_scratch *S) {
+    float (*xp)[SILERO_INPUT + 2 * PAD] = S->xp;
+    float (*maps)[CHUNK][N_FFT_BINS * N_STFT_FRAMES] = S->maps;
+    float *cols = S->cols, *Y = S->Y;
     float bias[4][128], bih[N_GATES];
     for (int l = 0; l < 4; l++) {
         memset(bias[l], 0, sizeof bias[l]);
@@ -175,11 +182,15 @@ Z static void encode_chunk(const steno_vad *vad, const float *x, int nf, float *
     dots(&vad->pih, bih, 0, es, nf, xg, N_GATES);
 }
 
-void silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg) {
+int silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg) {
+    chunk_scratch *S = aligned_alloc(64, (sizeof(chunk_scratch) + 63) & ~(size_t)63);
+    if (!S) return -1;
     for (size_t f = 0; f < n; f += CHUNK) {
         const int nf = n - f < CHUNK ? (int)(n - f) : CHUNK;
-        encode_chunk(vad, x + f * SILERO_INPUT, nf, xg + f * N_GATES);
+        encode_chunk(vad, x + f * SILERO_INPUT, nf, xg + f * N_GATES, S);
     }
+    free(S);
+    return 0;
 }
 
 int silero_batch_init(steno_vad *vad) {
@@ -196,8 +207,9 @@ int silero_batch_init(steno_vad *vad) {
     return 0;
 }
 #else
-void silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg) {
+int silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg) {
     (void)vad, (void)x, (void)n, (void)xg; /* never called: batched stays 0 */
+    return -1;
 }
 
 int silero_batch_init(steno_vad *vad) {

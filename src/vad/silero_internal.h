@@ -43,7 +43,8 @@ struct steno_vad {
 int silero_batch_init(steno_vad *vad);
 void silero_batch_free(steno_vad *vad);
 /** xg[f][N_GATES] = W_ih e_f + b_ih for frames f of x [n][SILERO_INPUT], e_f the encoder's output:
- *  bit-identical to silero.c's encode_frame (the same products, sums and finish, per output). */
-void silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg);
+ *  bit-identical to silero.c's encode_frame (the same products, sums and finish, per output).
+ *  Returns 0, or -1 when its scratch (~290 KiB, heap) cannot be had (nothing written). */
+int silero_encode_frames(const steno_vad *vad, const float *x, size_t n, float *xg);
 
 #endif

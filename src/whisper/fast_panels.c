@@ -3,13 +3,17 @@
  * A panel is a second copy of a matrix (the embedding and every decoder linear: tiny.en 56 MB,
  * base 97 MB), so none is made until a step first has VEC_PANEL_MIN_INPUTS rows; then all are
  * packed at once, on the pool, under a mutex (whisper_fast states that share weights share them).
- * The products from a panel are bit-identical to the row kernel's, so nothing else changes. */
+ * The products from a panel are bit-identical to the row kernel's, so nothing else changes.
+ * A decoder whose panels would pass FAST_PANEL_MAX_BYTES (medium: ~810 MB, large: ~1.4 GB) gets
+ * none: the row kernel serves it, and memory stays what it was. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/bigmem.h"
 #include "whisper/fast_internal.h"
+
+#define FAST_PANEL_MAX_BYTES ((size_t)512 << 20) /* tiny.en 56 MB, base 97, small ~280 */
 
 typedef struct panel_mat {
     const uint16_t *W; /* the weights [N][K] */
@@ -85,7 +89,10 @@ static int build(whisper_fast *f, fast_panels *p) {
         ADD(y->fc2, D, 4 * D);
     }
 #undef ADD
-    if (!p->n) return 1;
+    if (!p->n || sizeof(uint16_t) * total > FAST_PANEL_MAX_BYTES) {
+        p->n = 0; /* none: fast_panel gives NULL */
+        return 1;
+    }
     p->store = steno_bigmem_alloc(sizeof(uint16_t) * total);
     if (!p->store) return -1;
     for (int i = 0; i < p->n; i++) p->mats[i].P = p->store + (size_t)(uintptr_t)p->mats[i].P;

@@ -1,7 +1,7 @@
 /* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (attention_avx512.c) against vec_avx2's,
  * bit for bit (GEMVs, float32 and float16 attention, GELU): single input, listed
  * rows, and batches of 1..20, 40, 64, 65 and 70 inputs (groups of 8 down to 1; the chunking at 64
- * inputs, or fewer when 64 rows of n floats exceed the kernel's buffer, e.g. 16 at n 4096), with inputs
+ * inputs, or fewer when 64 rows of n floats exceed the kernel's buffer, e.g. 8 at n 4096), with inputs
  * that cannot take the scaled form (|x| >= 2^15, NaN, n not a multiple of 32) mixed in, and
  * biases on and off. Skipped, and said so, on a CPU without AVX512F/BW/DQ/VL. */
 #include <math.h>
