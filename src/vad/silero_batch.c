@@ -49,8 +49,16 @@ void silero_batch_free(steno_vad *vad) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#define Z __attribute__((target("avx2,fma,avx512f,avx512dq"), optimize("fp-contract=off")))
-#define ZI __attribute__((target("avx2,fma,avx512f,avx512dq"), optimize("fp-contract=off"), always_inline)) static inline
+/* No multiply-add may become an FMA (silero.c's dot multiplies, then adds): GCC by attribute,
+ * clang by pragma (it ignores the attribute) */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#define NO_FMA_CONTRACT
+#else
+#define NO_FMA_CONTRACT , optimize("fp-contract=off")
+#endif
+#define Z __attribute__((target("avx2,fma,avx512f,avx512dq") NO_FMA_CONTRACT))
+#define ZI __attribute__((target("avx2,fma,avx512f,avx512dq") NO_FMA_CONTRACT, always_inline)) static inline
 
 /* y[g][0..16) = bias + dot(rows of the block, x[g]) for G inputs (a constant after inlining);
  * relu: max(·, 0) as silero.c's `v > 0 ? v : 0` (a NaN goes to 0 in both) */
