@@ -231,11 +231,7 @@ steno_status whisper_decode_prefill(whisper_decode_ctx *c, const int *prompt, in
     if (c->fast) whisper_fast_decoder_reset(c->fdec);
     else whisper_decoder_reset(&c->dec);
     if ((st = step(c, c->seq, lay.n, c->logits)) != STENO_OK) return st;
-    /* a one-token prompt (English-only models) can go through the fast decoder's step hook (a
-     * cross-request batched step), which leaves no hidden state to recompute from: its logits are
-     * already the SOT position's, bit for bit those logits_at would give (screen off above) */
-    if (c->fast && lay.n == 1 && lay.sot_index == 0) memcpy(c->row, c->logits, sizeof(float) * (size_t)V);
-    else logits_at(c, lay.sot_index, c->row);
+    logits_at(c, lay.sot_index, c->row);
     whisper_log_softmax(c->row, V, c->logprobs);
     out->no_speech_prob = exp((double)c->logprobs[sp->no_speech]);
     return STENO_OK;

@@ -193,7 +193,12 @@ steno_status whisper_fast_group_step(whisper_fast_group *g, whisper_fast_decoder
         fast_linear_rows_act(f, dt, FL->fc2, L->fc2.b, g->mlp, R, D, 4 * D, g->h, g->qact);
         vec_add(g->x, g->h, (size_t)R * D);
     }
-    for (int i = 0; i < n; i++) ds[i]->n_past++;
+    for (int i = 0, r0 = 0; i < n; r0 += n_rows[i], i++) {
+        ds[i]->n_past++;
+        /* each row's final state where its own step leaves it (logits_at reads it: the SOT row's
+         * no-speech probability after a one-token prompt) */
+        memcpy(ds[i]->x, g->x + (size_t)r0 * D, sizeof(float) * (size_t)n_rows[i] * D);
+    }
     for (int b = 0; b < R; b++)
         vec_layernorm(g->x + (size_t)b * D, m->dec_ln.gamma, m->dec_ln.beta, D, g->h + (size_t)b * D);
     /* one pass over the embedding for every row, each row's logits straight to its decoder's
