@@ -7,6 +7,8 @@
 
 #include "core/bigmem.h"
 #include "core/error.h"
+#include "kernels/attention_amx.h"
+#include "kernels/gemm_amx.h"
 #include "whisper/draft_weights.h"
 #include "whisper/fast_internal.h"
 #include "whisper/fast_quant.h"
@@ -257,6 +259,20 @@ static int alloc_scratch(whisper_fast *f) {
     if (m->enc[0].fc1.w16) { /* the loader kept the encoder in float16 (fast_enc_gemm.c) */
         f->enc_scratch = malloc(sizeof(float) * (size_t)f->n_threads * ENC_COL_CHUNK * 4 * Da);
         if (!f->enc_scratch) return -1;
+        if (gemm_amx_available() && Da % 32 == 0) {
+            const size_t halves = (size_t)gemm_amx_rows((int)A) * 4 * Da;
+            f->amx_xh = aligned_alloc(64, sizeof(uint16_t) * halves);
+            f->amx_xl = aligned_alloc(64, sizeof(uint16_t) * halves);
+            if (!f->amx_xh || !f->amx_xl) return -1;
+            const int dh = (int)Da / m->n_audio_head;
+            if (dh % 32 == 0) {
+                f->amx_kv = aligned_alloc(64, sizeof(uint16_t) * 4 * (size_t)m->n_audio_head *
+                                                  att_amx_head_halves((int)A, dh));
+                f->amx_att_scratch_bytes = (att_amx_scratch_bytes((int)A) + 63) & ~(size_t)63;
+                f->amx_att_scratch = aligned_alloc(64, f->amx_att_scratch_bytes * (size_t)f->n_threads);
+                if (!f->amx_kv || !f->amx_att_scratch) return -1;
+            }
+        }
     }
     const size_t T1 = 2 * A;
     size_t big = A * 4 * Da;
@@ -381,6 +397,8 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
     f->pool = pool;
     f->n_threads = steno_pool_threads(pool);
     f->conv_scratch = f->enc_scratch = f->big = f->h = f->qkv = f->kt = f->att = NULL;
+    f->amx_xh = f->amx_xl = f->amx_kv = NULL;
+    f->amx_att_scratch = NULL;
     f->qact = NULL;
     f->def_hook = NULL;
     f->def_hook_ctx = NULL;
@@ -412,6 +430,10 @@ void whisper_fast_free(whisper_fast *f) {
     }
     free(f->conv_scratch);
     free(f->enc_scratch);
+    free(f->amx_xh);
+    free(f->amx_xl);
+    free(f->amx_kv);
+    free(f->amx_att_scratch);
     steno_bigmem_free(f->big);
     steno_bigmem_free(f->h);
     steno_bigmem_free(f->qkv);
@@ -516,8 +538,10 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
         enc_linear(f, &L->attn_qkv, h, T2, f->qkv, 0, NULL);
         const int ldk = vec_attention_ldk(T2);
         prepare_qkv(f, f->qkv, T2, D, dh, scale, f->kt, ldk, f->big); /* f->big: free until fc1 */
-        attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->big, (size_t)T2 * dh, dh, T2, T2, dh, H, 0, 0, 0, f->att};
-        attention(f, &aj);
+        if (!fast_enc_attention_amx(f, f->qkv, T2, D, dh, H, f->kt, ldk, f->big, f->att)) {
+            attn_job aj = {f->qkv, 3 * D, f->kt, ldk, f->big, (size_t)T2 * dh, dh, T2, T2, dh, H, 0, 0, 0, f->att};
+            attention(f, &aj);
+        }
         enc_linear(f, &L->attn_out, f->att, T2, h, 0, xa); /* and the residual: xa += h */
 
         fast_layernorm(f, &L->mlp_ln, xa, T2, h);

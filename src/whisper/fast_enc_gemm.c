@@ -19,10 +19,13 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "kernels/attention_amx.h"
+#include "kernels/gemm_amx.h"
 #include "whisper/fast_internal.h"
 
 typedef struct enc_job {
     const uint16_t *W; /* [N][K] halves */
+    const uint16_t *xh, *xl; /* AMX: x split (gemm_amx_split), else NULL */
     const float *b;    /* [N] or NULL */
     const float *x;    /* [T][K] */
     float *y;          /* [T][N] */
@@ -48,7 +51,13 @@ static void enc_task(void *ctx, int t, int n) {
     float *w = j->scratch + (size_t)t * ENC_COL_CHUNK * j->K;
     for (int c = t; c < n_chunks; c += n) {
         const int c0 = c * ENC_COL_CHUNK, cn = j->N - c0 < ENC_COL_CHUNK ? j->N - c0 : ENC_COL_CHUNK;
-        fast_gemm_f16_cols(j->W, j->b, j->x, j->T, j->K, c0, cn, w, j->y, j->N);
+        if (j->xh) {
+            uint16_t *bh = (uint16_t *)w, *bl = bh + gemm_amx_b_halves(j->K, cn);
+            gemm_amx_pack_f16(j->W, j->K, c0, cn, bh, bl);
+            gemm_amx_mul(j->xh, j->xl, j->T, j->K, bh, bl, cn, j->b ? j->b + c0 : NULL, j->y + c0, j->N);
+        } else {
+            fast_gemm_f16_cols(j->W, j->b, j->x, j->T, j->K, c0, cn, w, j->y, j->N);
+        }
         if (!j->gelu && !j->res) continue;
         for (int r = 0; r < j->T; r++) {
             float *yr = j->y + (size_t)r * j->N + c0;
@@ -58,9 +67,93 @@ static void enc_task(void *ctx, int t, int n) {
     }
 }
 
+typedef struct split_job {
+    const float *x;
+    uint16_t *xh, *xl;
+    int T, K;
+} split_job;
+
+static void split_task(void *ctx, int t, int n) {
+    const split_job *j = ctx;
+    const int per = (j->T + n - 1) / n, r0 = t * per, r1 = r0 + per < j->T ? r0 + per : j->T;
+    if (r0 < r1) gemm_amx_split(j->x, j->K, j->K, r0, r1, j->xh, j->xl);
+}
+
 void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const float *x, int T, int N, int K,
                        float *y, int gelu, float *res) {
-    enc_job j = {W, b, x, y, res, f->enc_scratch, T, N, K, gelu};
+    enc_job j = {W, NULL, NULL, b, x, y, res, f->enc_scratch, T, N, K, gelu};
+    if (f->amx_xh && K % 32 == 0 && N % 32 == 0 && T <= f->A && gemm_amx_available()) {
+        /* bf16x3 on AMX tiles (kernels/gemm_amx.h): x split once here, each chunk's weights packed
+         * in the task's scratch (cn·K·4 bytes, the size of its float32 widening) */
+        split_job s = {x, f->amx_xh, f->amx_xl, T, K};
+        const size_t pad = (size_t)(gemm_amx_rows(T) - T) * K; /* whole tiles: the pad rows zero, not stale */
+        memset(f->amx_xh + (size_t)T * K, 0, sizeof(uint16_t) * pad);
+        memset(f->amx_xl + (size_t)T * K, 0, sizeof(uint16_t) * pad);
+        steno_pool_run(f->pool, split_task, &s, f->n_threads);
+        j.xh = f->amx_xh;
+        j.xl = f->amx_xl;
+    }
     const int n_chunks = (N + ENC_COL_CHUNK - 1) / ENC_COL_CHUNK;
     steno_pool_run(f->pool, enc_task, &j, n_chunks < f->n_threads ? n_chunks : f->n_threads);
+}
+
+/* ---------------------------------------------------------------- self-attention on AMX tiles */
+
+typedef struct amx_att_job {
+    whisper_fast *f;
+    const float *kt, *vp; /* prepare_qkv's keys [D][ldk] (transposed) and values [H][T][dh] */
+    int T, Tp, D, dh, H, ldk;
+    float *out; /* [T][D] */
+} amx_att_job;
+
+/* the queries' halves, rows [r0, r1) of the scaled queries (qkv's first D columns) */
+typedef struct amx_q_job {
+    const float *q;
+    int ldq, T, D;
+    uint16_t *qh, *ql;
+} amx_q_job;
+
+static void amx_q_task(void *ctx, int t, int n) {
+    const amx_q_job *j = ctx;
+    const int per = (j->T + n - 1) / n, r0 = t * per, r1 = r0 + per < j->T ? r0 + per : j->T;
+    if (r0 < r1) gemm_amx_split(j->q, j->ldq, j->D, r0, r1, j->qh, j->ql);
+}
+
+static uint16_t *head_pack(const amx_att_job *j, int which, int h) {
+    const size_t per = att_amx_head_halves(j->T, j->dh);
+    return j->f->amx_kv + ((size_t)which * j->H + h) * per;
+}
+
+static void amx_pack_task(void *ctx, int h, int n) {
+    (void)n;
+    const amx_att_job *j = ctx;
+    att_amx_pack_head(j->kt + (size_t)h * j->dh * j->ldk, j->ldk, j->vp + (size_t)h * j->T * j->dh, j->dh, j->T, j->dh,
+                      head_pack(j, 0, h), head_pack(j, 1, h), head_pack(j, 2, h), head_pack(j, 3, h));
+}
+
+/* task t of n: blocks (head, 32 queries) t, t + n, …, in the task's own scratch */
+static void amx_rows_task(void *ctx, int t, int n) {
+    const amx_att_job *j = ctx;
+    const int qb = j->Tp / 32;
+    void *scratch = (char *)j->f->amx_att_scratch + (size_t)t * j->f->amx_att_scratch_bytes;
+    for (int i = t; i < j->H * qb; i += n) {
+        const int h = i / qb, q0 = (i % qb) * 32, nq = j->T - q0 < 32 ? j->T - q0 : 32;
+        att_amx_rows(j->f->amx_xh + (size_t)q0 * j->D + (size_t)h * j->dh, j->f->amx_xl + (size_t)q0 * j->D + (size_t)h * j->dh,
+                     j->D, nq, j->T, j->dh, head_pack(j, 0, h), head_pack(j, 1, h), head_pack(j, 2, h),
+                     head_pack(j, 3, h), scratch, j->out + (size_t)q0 * j->D + (size_t)h * j->dh, j->D);
+    }
+}
+
+int fast_enc_attention_amx(whisper_fast *f, const float *qkv, int T, int D, int dh, int H, const float *kt, int ldk,
+                           const float *vp, float *out) {
+    if (!f->amx_kv || dh % 32 || T > f->A || !gemm_amx_available()) return 0;
+    const int Tp = gemm_amx_rows(T);
+    memset(f->amx_xh + (size_t)T * D, 0, sizeof(uint16_t) * (size_t)(Tp - T) * D);
+    memset(f->amx_xl + (size_t)T * D, 0, sizeof(uint16_t) * (size_t)(Tp - T) * D);
+    amx_q_job q = {qkv, 3 * D, T, D, f->amx_xh, f->amx_xl};
+    steno_pool_run(f->pool, amx_q_task, &q, f->n_threads);
+    amx_att_job j = {f, kt, vp, T, Tp, D, dh, H, ldk, out};
+    steno_pool_run(f->pool, amx_pack_task, &j, H);
+    steno_pool_run(f->pool, amx_rows_task, &j, f->n_threads);
+    return 1;
 }

@@ -37,6 +37,12 @@ struct whisper_fast {
     float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
     float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
     float *enc_scratch;   /* float16 encoder: f16 → f32 rows, [n_threads][ENC_COL_CHUNK][4D]; else NULL */
+    /* float16 encoder on an AMX-BF16 CPU (kernels/gemm_amx.h): a linear's input split into bfloat16
+     * halves, [gemm_amx_rows(A)][4·n_audio_state] each; else NULL */
+    uint16_t *amx_xh, *amx_xl;
+    uint16_t *amx_kv;          /* AMX: the self-attention's packed keys and values, 4·[H][gemm_amx_rows(A)·dh] */
+    void *amx_att_scratch;     /* AMX: [n_threads] × amx_att_scratch_bytes, 64-byte aligned */
+    size_t amx_att_scratch_bytes;
     /* encoder activations, sized for audio_ctx; big holds the MLP hidden [A][4D], the im2col
      * matrices of the convolutions, and the decoder's per-window cross K/V projection */
     float *big, *h, *qkv, *kt, *att;
@@ -126,6 +132,12 @@ void fast_gemm_f16_cols(const uint16_t *W, const float *b, const float *x, int T
  *  f->enc_scratch (K <= 4·n_audio_state). */
 void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const float *x, int T, int N, int K,
                        float *y, int gelu, float *res);
+/** The encoder's self-attention on AMX tiles (kernels/attention_amx.h) for the float16 encoder:
+ * qkv [T][3D] as prepare_qkv leaves it (queries scaled), its keys kt [D][ldk] and values vp
+ * [H][T][dh]; writes out [T][D]. Returns 1, or 0 (nothing done) when this state has no AMX
+ * buffers, AMX is switched off (STENO_NO_AMX) or dh is not a multiple of 32. */
+int fast_enc_attention_amx(whisper_fast *f, const float *qkv, int T, int D, int dh, int H, const float *kt, int ldk,
+                           const float *vp, float *out);
 /** GELU in place over total floats, on f's pool. */
 void fast_gelu(whisper_fast *f, float *x, size_t total);
 /** Cross-attention of nq queries for layer l over d's window (halves: the float16 K/V copies when
