@@ -7,6 +7,7 @@
 
 #include "core/bigmem.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "kernels/attention_amx.h"
 #include "kernels/gemm_amx.h"
 #include "whisper/draft_weights.h"
@@ -316,6 +317,18 @@ steno_status whisper_fast_create(const whisper_model *m, vec_dtype dt, int audio
     f->cross_v_b = malloc(sizeof(float) * (size_t)L * D);
     if (!f->dec || !f->cross_k_w || !f->cross_v_w || !f->cross_k_b || !f->cross_v_b || alloc_scratch(f) != 0)
         goto nomem;
+    if (f->amx_xh) { /* the second convolution joins the AMX linears when its weights are halves (float16 models) */
+        const size_t n = (size_t)m->n_audio_state * 3 * m->n_audio_state;
+        f->conv2_w16 = malloc(sizeof(uint16_t) * n);
+        if (!f->conv2_w16) goto nomem;
+        vec_f32_to_f16(m->conv2_w, f->conv2_w16, n);
+        for (size_t i = 0; i < n; i++)
+            if (steno_fp16_to_f32(f->conv2_w16[i]) != m->conv2_w[i] && !isnan(m->conv2_w[i])) {
+                free(f->conv2_w16); /* a float32 model: keep sgemm, whose bits are exact for it */
+                f->conv2_w16 = NULL;
+                break;
+            }
+    }
     for (int l = 0; l < L; l++) {
         const nn_linear *kv = &m->dec[l].cross_kv;
         memcpy(f->cross_k_w + (size_t)l * D * D, kv->w, sizeof(float) * (size_t)D * D);
@@ -421,6 +434,7 @@ void whisper_fast_free(whisper_fast *f) {
         free(f->cross_v_w);
         free(f->cross_k_b);
         free(f->cross_v_b);
+        free(f->conv2_w16);
         steno_bigmem_free(f->f16);
         steno_bigmem_free(f->emb_q);
         free(f->emb_s);
@@ -527,8 +541,12 @@ steno_status whisper_fast_encode(whisper_fast *f, const float *mel, float *xa) {
             for (int c = 0; c < D; c++) row[c * 3 + k] = src ? src[c] : 0.0f;
         }
     }
-    linear(f, VEC_F32, m->conv2_w, m->conv2_b, col, T2, D, D * 3, xa);
-    fast_gelu(f, xa, (size_t)T2 * D);
+    if (f->conv2_w16 && gemm_amx_available()) {
+        fast_enc_linear16(f, f->conv2_w16, m->conv2_b, col, T2, D, D * 3, xa, 1, NULL); /* with the GELU */
+    } else {
+        linear(f, VEC_F32, m->conv2_w, m->conv2_b, col, T2, D, D * 3, xa);
+        fast_gelu(f, xa, (size_t)T2 * D);
+    }
     vec_add(xa, m->enc_pos, (size_t)T2 * D);
 
     const float scale = 1.0f / sqrtf((float)dh);

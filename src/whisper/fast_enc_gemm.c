@@ -15,7 +15,13 @@
  * in the last bit, and the fast path's parity gate (tests/py/test_fast_parity.py) holds either way.
  *
  * The epilogue (GELU, a residual add) runs on each chunk's columns right after its product, while
- * they are in cache: the same elementwise operations as separate passes, so the same bits. */
+ * they are in cache: the same elementwise operations as separate passes, so the same bits.
+ *
+ * On a CPU with AMX-BF16 (kernels/gemm_amx.h) the products run on tiles instead, bf16x3: the input
+ * split into bfloat16 halves once per linear, each chunk's weights packed into the task's scratch
+ * (the bytes its float32 widening took). Not sgemm's bits (about 2⁻¹⁶ of Σ|x·w| apart): gated by
+ * tokens like the float16 K/V (docs/WHISPER.md); identical for any thread count all the same.
+ * The self-attention joins them here (fast_enc_attention_amx, kernels/attention_amx.h). */
 #include <cblas.h>
 #include <string.h>
 

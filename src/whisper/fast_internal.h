@@ -40,6 +40,7 @@ struct whisper_fast {
     /* float16 encoder on an AMX-BF16 CPU (kernels/gemm_amx.h): a linear's input split into bfloat16
      * halves, [gemm_amx_rows(A)][4·n_audio_state] each; else NULL */
     uint16_t *amx_xh, *amx_xl;
+    uint16_t *conv2_w16;       /* AMX: the second convolution's weights as halves (float16 models); else NULL */
     uint16_t *amx_kv;          /* AMX: the self-attention's packed keys and values, 4·[H][gemm_amx_rows(A)·dh] */
     void *amx_att_scratch;     /* AMX: [n_threads] × amx_att_scratch_bytes, 64-byte aligned */
     size_t amx_att_scratch_bytes;
