@@ -1,5 +1,6 @@
 /* amx_impl.h — what gemm_amx.c and attention_amx.c share: the target, the bfloat16 split of 16
- * floats, the tile configuration (8 tiles of 16 rows × 64 bytes). Not a public header. */
+ * floats, the tile configuration (8 tiles of 16 rows × 64 bytes), and the bf16x3 block loop over
+ * C0..C3 (a 32 × 32 float32 block), A tiles T4/T5 and B tiles T6/T7. Not a public header. */
 #ifndef STENO_KERNELS_AMX_IMPL_H
 #define STENO_KERNELS_AMX_IMPL_H
 
@@ -39,6 +40,49 @@ AMXI void amx_tiles_on(void) {
     for (int i = 0; i < 8; i++) cfg.rows[i] = 16, cfg.colsb[i] = 64;
     _tile_loadconfig(&cfg);
 }
+/* C0..C3 = 0 */
+AMXI void amx_zero4(void) {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+}
+
+/* the 32 × 32 float32 block C0..C3 into c (row stride ldc floats): C0 C1 over C2 C3 */
+AMXI void amx_store4(float *c, int ldc) {
+    const size_t ld = (size_t)ldc * sizeof(float);
+    _tile_stored(0, c, ld);
+    _tile_stored(1, c + 16, ld);
+    _tile_stored(2, c + (size_t)16 * ldc, ld);
+    _tile_stored(3, c + (size_t)16 * ldc + 16, ld);
+}
+
+/* C0..C3 += (A rows a0, a0 + 16 of lo, then hi halves) · (B tiles b0, b1 of hi, then lo halves)
+ * over kn 32-input blocks: A blocks advance by 32 halves, B blocks by 512 */
+#define AMX_BF16X3_BLOCKS(alo, ahi, lda_bytes, a_row16, bhi0, bhi1, blo0, blo1, kn)                        \
+    for (int kb = 0; kb < (kn); kb++) {                                                                     \
+        const size_t ka = (size_t)kb * 32, kw = (size_t)kb * 512;                                           \
+        _tile_loadd(4, (alo) + ka, lda_bytes);                                                              \
+        _tile_loadd(5, (alo) + (a_row16) + ka, lda_bytes);                                                  \
+        _tile_loadd(6, (bhi0) + kw, 64);                                                                    \
+        _tile_loadd(7, (bhi1) + kw, 64);                                                                    \
+        _tile_dpbf16ps(0, 4, 6);                                                                            \
+        _tile_dpbf16ps(1, 4, 7);                                                                            \
+        _tile_dpbf16ps(2, 5, 6);                                                                            \
+        _tile_dpbf16ps(3, 5, 7);                                                                            \
+        _tile_loadd(4, (ahi) + ka, lda_bytes);                                                              \
+        _tile_loadd(5, (ahi) + (a_row16) + ka, lda_bytes);                                                  \
+        _tile_dpbf16ps(0, 4, 6);                                                                            \
+        _tile_dpbf16ps(1, 4, 7);                                                                            \
+        _tile_dpbf16ps(2, 5, 6);                                                                            \
+        _tile_dpbf16ps(3, 5, 7);                                                                            \
+        _tile_loadd(6, (blo0) + kw, 64);                                                                    \
+        _tile_loadd(7, (blo1) + kw, 64);                                                                    \
+        _tile_dpbf16ps(0, 4, 6);                                                                            \
+        _tile_dpbf16ps(1, 4, 7);                                                                            \
+        _tile_dpbf16ps(2, 5, 6);                                                                            \
+        _tile_dpbf16ps(3, 5, 7);                                                                            \
+    }
 #endif
 
 #endif

@@ -81,33 +81,6 @@ AMXF void att_amx_pack_head(const float *kt, int ldk, const float *v, int ldv, i
             }
 }
 
-/* C0..C3 += (A rows a0, a0 + 16 of lo, then hi halves) · (B tiles b0, b1 of hi, then lo halves)
- * over kn 32-input blocks: A blocks advance by 32 halves, B blocks by 512 */
-#define AMX_BF16X3_BLOCKS(alo, ahi, lda_bytes, a_row16, bhi0, bhi1, blo0, blo1, kn)                        \
-    for (int kb = 0; kb < (kn); kb++) {                                                                     \
-        const size_t ka = (size_t)kb * 32, kw = (size_t)kb * 512;                                           \
-        _tile_loadd(4, (alo) + ka, lda_bytes);                                                              \
-        _tile_loadd(5, (alo) + (a_row16) + ka, lda_bytes);                                                  \
-        _tile_loadd(6, (bhi0) + kw, 64);                                                                    \
-        _tile_loadd(7, (bhi1) + kw, 64);                                                                    \
-        _tile_dpbf16ps(0, 4, 6);                                                                            \
-        _tile_dpbf16ps(1, 4, 7);                                                                            \
-        _tile_dpbf16ps(2, 5, 6);                                                                            \
-        _tile_dpbf16ps(3, 5, 7);                                                                            \
-        _tile_loadd(4, (ahi) + ka, lda_bytes);                                                              \
-        _tile_loadd(5, (ahi) + (a_row16) + ka, lda_bytes);                                                  \
-        _tile_dpbf16ps(0, 4, 6);                                                                            \
-        _tile_dpbf16ps(1, 4, 7);                                                                            \
-        _tile_dpbf16ps(2, 5, 6);                                                                            \
-        _tile_dpbf16ps(3, 5, 7);                                                                            \
-        _tile_loadd(6, (blo0) + kw, 64);                                                                    \
-        _tile_loadd(7, (blo1) + kw, 64);                                                                    \
-        _tile_dpbf16ps(0, 4, 6);                                                                            \
-        _tile_dpbf16ps(1, 4, 7);                                                                            \
-        _tile_dpbf16ps(2, 5, 6);                                                                            \
-        _tile_dpbf16ps(3, 5, 7);                                                                            \
-    }
-
 AMXF void att_amx_rows(const uint16_t *qh, const uint16_t *ql, int ldq, int nq, int T, int dh, const uint16_t *kh,
                        const uint16_t *kl, const uint16_t *vh, const uint16_t *vl, void *scratch, float *out,
                        int out_stride) {
@@ -120,16 +93,10 @@ AMXF void att_amx_rows(const uint16_t *qh, const uint16_t *ql, int ldq, int nq, 
 
     const size_t kstep = (size_t)KBd * 512; /* halves per 16 keys */
     for (int n0 = 0; n0 < Tp; n0 += 32) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
+        amx_zero4();
         const uint16_t *kh0 = kh + (size_t)(n0 / 16) * kstep, *kl0 = kl + (size_t)(n0 / 16) * kstep;
         AMX_BF16X3_BLOCKS(ql, qh, (size_t)ldq * 2, (size_t)16 * ldq, kh0, kh0 + kstep, kl0, kl0 + kstep, KBd)
-        _tile_stored(0, s + n0, (size_t)Tp * 4);
-        _tile_stored(1, s + n0 + 16, (size_t)Tp * 4);
-        _tile_stored(2, s + (size_t)16 * Tp + n0, (size_t)Tp * 4);
-        _tile_stored(3, s + (size_t)16 * Tp + n0 + 16, (size_t)Tp * 4);
+        amx_store4(s + n0, Tp);
     }
 
     for (int r = 0; r < 32; r++) {
@@ -162,16 +129,10 @@ AMXF void att_amx_rows(const uint16_t *qh, const uint16_t *ql, int ldq, int nq, 
 
     const size_t vstep = (size_t)KBt * 512; /* halves per 16 value columns */
     for (int c0 = 0; c0 < dh; c0 += 32) {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
+        amx_zero4();
         const uint16_t *vh0 = vh + (size_t)(c0 / 16) * vstep, *vl0 = vl + (size_t)(c0 / 16) * vstep;
         AMX_BF16X3_BLOCKS(pl, ph, (size_t)Tp * 2, (size_t)16 * Tp, vh0, vh0 + vstep, vl0, vl0 + vstep, KBt)
-        _tile_stored(0, o, 128);
-        _tile_stored(1, o + 16, 128);
-        _tile_stored(2, o + 16 * 32, 128);
-        _tile_stored(3, o + 16 * 32 + 16, 128);
+        amx_store4(o, 32);
         for (int r = 0; r < nq; r++) {
             const __m512 sc = _mm512_set1_ps(inv[r]);
             float *orow = out + (size_t)r * out_stride + c0;

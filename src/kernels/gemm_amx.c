@@ -94,43 +94,14 @@ AMXF void gemm_amx_mul(const uint16_t *xh, const uint16_t *xl, int T, int K, con
     const size_t sa = (size_t)K * 2, bstep = (size_t)KB * 512; /* halves per 16 outputs */
     float c[32][32] __attribute__((aligned(64)));
     for (int m0 = 0; m0 < Tp; m0 += 32) {
-        const uint16_t *h0 = xh + (size_t)m0 * K, *h1 = h0 + (size_t)16 * K;
-        const uint16_t *l0 = xl + (size_t)m0 * K, *l1 = l0 + (size_t)16 * K;
+        const uint16_t *h0 = xh + (size_t)m0 * K, *l0 = xl + (size_t)m0 * K;
         const int mr = T - m0 < 32 ? T - m0 : 32;
         for (int j0 = 0; j0 < cn; j0 += 32) {
             const uint16_t *wh0 = bh + (size_t)(j0 / 16) * bstep, *wh1 = wh0 + bstep;
             const uint16_t *wl0 = bl + (size_t)(j0 / 16) * bstep, *wl1 = wl0 + bstep;
-            _tile_zero(0);
-            _tile_zero(1);
-            _tile_zero(2);
-            _tile_zero(3);
-            for (int kb = 0; kb < KB; kb++) {
-                const size_t ka = (size_t)kb * 32, kw = (size_t)kb * 512;
-                _tile_loadd(4, l0 + ka, sa);
-                _tile_loadd(5, l1 + ka, sa);
-                _tile_loadd(6, wh0 + kw, 64);
-                _tile_loadd(7, wh1 + kw, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-                _tile_loadd(4, h0 + ka, sa);
-                _tile_loadd(5, h1 + ka, sa);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-                _tile_loadd(6, wl0 + kw, 64);
-                _tile_loadd(7, wl1 + kw, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-            }
-            _tile_stored(0, &c[0][0], 128);
-            _tile_stored(1, &c[0][16], 128);
-            _tile_stored(2, &c[16][0], 128);
-            _tile_stored(3, &c[16][16], 128);
+            amx_zero4();
+            AMX_BF16X3_BLOCKS(l0, h0, sa, (size_t)16 * K, wh0, wh1, wl0, wl1, KB)
+            amx_store4(&c[0][0], 32);
             const __m512 b0 = b ? _mm512_loadu_ps(b + j0) : _mm512_setzero_ps();
             const __m512 b1 = b ? _mm512_loadu_ps(b + j0 + 16) : _mm512_setzero_ps();
             for (int r = 0; r < mr; r++) {
