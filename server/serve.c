@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/blas_core.h"
+#include "kernels/gemm_amx.h"
 #include "kernels/vec.h"
 #include "server/metrics.h"
 #include "server/serve_internal.h"
@@ -294,8 +295,9 @@ int steno_server_run(const server_opts *opts) {
     }
     S.ready = 1;
     if (S.whisper_id[0])
-        fprintf(stderr, "steno serve: speech model %s (%s; Whisper kernels %s; OpenBLAS kernels %s)\n", S.whisper_id,
-                S.o.whisper_path, vec_isa_name(), steno_blas_core_name());
+        fprintf(stderr, "steno serve: speech model %s (%s; Whisper kernels %s%s; OpenBLAS kernels %s)\n", S.whisper_id,
+                S.o.whisper_path, vec_isa_name(), gemm_amx_available() ? ", AMX-BF16 encoder" : "",
+                steno_blas_core_name());
     if (S.llm_id[0])
         fprintf(stderr, "steno serve: text model %s (%s, context %d per slot, --compute %s)\n", S.llm_id, S.o.llm_path,
                 sched_n_ctx(S.sched), S.o.llm_compute == STENO_LLM_COMPUTE_FAST ? "fast" : "ggml");

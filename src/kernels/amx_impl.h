@@ -7,7 +7,6 @@
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #include <immintrin.h>
 #include <stdint.h>
-#include <string.h>
 
 #define AMX_TARGET "amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,f16c,fma,avx2"
 #define AMXF __attribute__((target(AMX_TARGET)))
@@ -32,14 +31,22 @@ typedef struct {
     uint8_t rows[16];
 } amx_tile_config;
 
-/* the calling thread's tiles: 8 × (16 rows × 64 bytes); pair with _tile_release() */
+/* the calling thread's tiles: 8 × (16 rows × 64 bytes); pair with _tile_release(). The
+ * configuration is a static object: GCC's ldtilecfg asm names only its first 8 bytes as an
+ * input, so the stores of a local one could be dropped as dead. */
 AMXI void amx_tiles_on(void) {
-    amx_tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++) cfg.rows[i] = 16, cfg.colsb[i] = 64;
+    static const amx_tile_config cfg = {
+        .palette = 1,
+        .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+        .rows = {16, 16, 16, 16, 16, 16, 16, 16},
+    };
     _tile_loadconfig(&cfg);
 }
+
+/* GCC's tileloadd asm declares no memory input: ordinary stores that a tile load reads back in
+ * the same function must not be moved past it */
+AMXI void amx_stores_before_tile_loads(void) { __asm__ volatile("" ::: "memory"); }
+
 /* C0..C3 = 0 */
 AMXI void amx_zero4(void) {
     _tile_zero(0);

@@ -11,6 +11,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #include <math.h>
+#include <string.h>
 
 #include "kernels/amx_impl.h"
 #include "kernels/simd_avx512.h"
@@ -127,6 +128,7 @@ AMXF void att_amx_rows(const uint16_t *qh, const uint16_t *ql, int ldq, int nq, 
         inv[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
     }
 
+    amx_stores_before_tile_loads(); /* the probabilities' halves above */
     const size_t vstep = (size_t)KBt * 512; /* halves per 16 value columns */
     for (int c0 = 0; c0 < dh; c0 += 32) {
         amx_zero4();

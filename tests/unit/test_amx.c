@@ -10,7 +10,8 @@
  * 2. att_amx_rows: T = 1, 33, 200, 1500 keys, dh = 64 and 128, query blocks of 1, 7 and 32;
  *    each output within 2⁻¹⁴·max|v| of the float64 softmax attention (measured up to 2⁻¹⁶), and a query's output the
  *    same bits whatever block it is computed in.
- * 3. STENO_NO_AMX=1 turns gemm_amx_available() off.
+ * 3. STENO_NO_AMX=1 turns gemm_amx_available() off (checked with the variable cleared first, and
+ *    restored after: the kernels are tested even when the test runs with STENO_NO_AMX=1).
  * On a CPU without AMX-BF16 (or a kernel that does not grant the tile state) only 3 runs, and the
  * test says so: the fast path then keeps sgemm and the float32 attention (test_fast_* cover them). */
 #include <math.h>
@@ -173,14 +174,21 @@ static void check_attention(int T, int dh) {
 }
 
 int main(void) {
+    /* the switch, whatever the environment the test was started with (restored after) */
+    const char *env0 = getenv("STENO_NO_AMX");
+    char *saved = env0 ? strdup(env0) : NULL;
+    unsetenv("STENO_NO_AMX");
     const int on = gemm_amx_available();
     setenv("STENO_NO_AMX", "1", 1);
     CHECK(!gemm_amx_available(), "STENO_NO_AMX=1 left AMX on");
     unsetenv("STENO_NO_AMX");
     CHECK(gemm_amx_available() == on, "the answer changed after STENO_NO_AMX was unset");
+    if (saved) setenv("STENO_NO_AMX", saved, 1);
+    free(saved);
     if (!on) {
-        printf("test_amx: this CPU or kernel offers no AMX-BF16 tiles: only the switch was checked (the fast "
-               "path keeps sgemm and the float32 attention here)\n");
+        printf("test_amx: AMX-BF16 is off here (no AMX-BF16 tiles on this CPU or kernel, or STENO_NO_AVX512 / "
+               "STENO_NO_SIMD set): only the switch was checked (the fast path keeps sgemm and the float32 "
+               "attention)\n");
     } else {
         const int shapes[][3] = {{1, 64, 32}, {31, 384, 96}, {33, 384, 256}, {1500, 384, 256}, {200, 1536, 384},
                                  {64, 64, 64}};
