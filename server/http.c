@@ -176,7 +176,7 @@ static int job_error_status(const sched_outcome *o) {
 }
 
 static void job_error_message(const sched_outcome *o, const char *what, double timeout, char *msg, size_t cap) {
-    if (o->deadline_passed) snprintf(msg, cap, "the %s did not finish within %.0f s (--request-timeout)", what, timeout);
+    if (o->deadline_passed) snprintf(msg, cap, "the %s did not finish within %g s (--request-timeout)", what, timeout);
     else snprintf(msg, cap, "%s", o->errmsg[0] ? o->errmsg : "failed");
 }
 
