@@ -73,16 +73,17 @@ static void enc_task(void *ctx, int t, int n) {
     }
 }
 
+/* rows [0, T) of x (row stride ldx, K columns) split into bfloat16 halves, rows shared among tasks */
 typedef struct split_job {
     const float *x;
+    int ldx, T, K;
     uint16_t *xh, *xl;
-    int T, K;
 } split_job;
 
 static void split_task(void *ctx, int t, int n) {
     const split_job *j = ctx;
     const int per = (j->T + n - 1) / n, r0 = t * per, r1 = r0 + per < j->T ? r0 + per : j->T;
-    if (r0 < r1) gemm_amx_split(j->x, j->K, j->K, r0, r1, j->xh, j->xl);
+    if (r0 < r1) gemm_amx_split(j->x, j->ldx, j->K, r0, r1, j->xh, j->xl);
 }
 
 void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const float *x, int T, int N, int K,
@@ -91,7 +92,7 @@ void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const
     if (f->amx_xh && K % 32 == 0 && N % 32 == 0 && T <= f->A && gemm_amx_available()) {
         /* bf16x3 on AMX tiles (kernels/gemm_amx.h): x split once here, each chunk's weights packed
          * in the task's scratch (cn·K·4 bytes, the size of its float32 widening) */
-        split_job s = {x, f->amx_xh, f->amx_xl, T, K};
+        split_job s = {x, K, T, K, f->amx_xh, f->amx_xl};
         const size_t pad = (size_t)(gemm_amx_rows(T) - T) * K; /* whole tiles: the pad rows zero, not stale */
         memset(f->amx_xh + (size_t)T * K, 0, sizeof(uint16_t) * pad);
         memset(f->amx_xl + (size_t)T * K, 0, sizeof(uint16_t) * pad);
@@ -111,19 +112,6 @@ typedef struct amx_att_job {
     int T, Tp, D, dh, H, ldk;
     float *out; /* [T][D] */
 } amx_att_job;
-
-/* the queries' halves, rows [r0, r1) of the scaled queries (qkv's first D columns) */
-typedef struct amx_q_job {
-    const float *q;
-    int ldq, T, D;
-    uint16_t *qh, *ql;
-} amx_q_job;
-
-static void amx_q_task(void *ctx, int t, int n) {
-    const amx_q_job *j = ctx;
-    const int per = (j->T + n - 1) / n, r0 = t * per, r1 = r0 + per < j->T ? r0 + per : j->T;
-    if (r0 < r1) gemm_amx_split(j->q, j->ldq, j->D, r0, r1, j->qh, j->ql);
-}
 
 static uint16_t *head_pack(const amx_att_job *j, int which, int h) {
     const size_t per = att_amx_head_halves(j->T, j->dh);
@@ -156,8 +144,8 @@ int fast_enc_attention_amx(whisper_fast *f, const float *qkv, int T, int D, int 
     const int Tp = gemm_amx_rows(T);
     memset(f->amx_xh + (size_t)T * D, 0, sizeof(uint16_t) * (size_t)(Tp - T) * D);
     memset(f->amx_xl + (size_t)T * D, 0, sizeof(uint16_t) * (size_t)(Tp - T) * D);
-    amx_q_job q = {qkv, 3 * D, T, D, f->amx_xh, f->amx_xl};
-    steno_pool_run(f->pool, amx_q_task, &q, f->n_threads);
+    split_job q = {qkv, 3 * D, T, D, f->amx_xh, f->amx_xl}; /* the scaled queries: qkv's first D columns */
+    steno_pool_run(f->pool, split_task, &q, f->n_threads);
     amx_att_job j = {f, kt, vp, T, Tp, D, dh, H, ldk, out};
     steno_pool_run(f->pool, amx_pack_task, &j, H);
     steno_pool_run(f->pool, amx_rows_task, &j, f->n_threads);
