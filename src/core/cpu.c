@@ -71,7 +71,20 @@ static int probe_avx512_skx(void) {
     return (b & need) == need;
 }
 STENO_CPU_CACHED(steno_cpu_has_avx512_skx, probe_avx512_skx)
+
+static int probe_amd(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    char v[13];
+    memcpy(v, &b, 4);
+    memcpy(v + 4, &d, 4);
+    memcpy(v + 8, &c, 4);
+    v[12] = 0;
+    return strcmp(v, "AuthenticAMD") == 0;
+}
+STENO_CPU_CACHED(steno_cpu_is_amd, probe_amd)
 #else
+int steno_cpu_is_amd(void) { return 0; }
 int steno_cpu_has_avx2_fma_f16c(void) { return 0; }
 int steno_cpu_has_avx512_skx(void) { return 0; }
 int steno_cpu_has_avxvnni(void) { return 0; }

@@ -23,6 +23,10 @@ int steno_cpu_has_avx512vnni(void);
  *  opmask and ZMM state, else 0. */
 int steno_cpu_has_avx512_skx(void);
 
+/** 1 when CPUID leaf 0 names the vendor "AuthenticAMD", else 0 (always 0 off x86). For kernels
+ *  whose best instruction mix differs between vendors while the bits do not (vec_panel_avx512.c). */
+int steno_cpu_is_amd(void);
+
 /** 0 when the environment variable STENO_NO_AVX512 is set to anything but "" or "0", else 1: the
  *  switch that keeps the 256-bit kernels on an AVX-512 CPU (the two give the same bits; tests
  *  compare them). Read on every call, so a test may change it between calls; thread-safe as long

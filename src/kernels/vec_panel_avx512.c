@@ -19,10 +19,25 @@
  * The panel (vec_f16_panel_pack): per block of 32 rows, per partial q = 4j + t (t = 0: A lane j,
  * 1: B lane j, 2: A lane j + 8, 3: B lane j + 8), per chunk c, the 32 rows' halves at that column:
  * each block is read front to back once per group of inputs. Rows past the last whole block, and
- * a call's rows outside whole blocks, go to vec_avx512_gemv_f16_batch. */
+ * a call's rows outside whole blocks, go to vec_avx512_gemv_f16_batch.
+ *
+ * Two instruction mixes, the same bits (each accumulator's FMA chain is the same either way):
+ * register broadcasts — one vbroadcastss per input serves both weight vectors (2 weight loads and
+ * G broadcasts per 2·G FMAs) — or embedded ones, the two weight vectors in two passes with every
+ * FMA reading its input as a {1to16} memory operand (2·G + 2 loads, no broadcast instruction).
+ * On Zen 4 (AMD EPYC, 2 vCPUs) a broadcast instruction takes a vector-pipe slot beside the FMAs:
+ * the embedded form ran 40.7 against 35.0 G MAC/s (384 × 51 864, 40 inputs, one thread;
+ * +15–19 % at 10–20 inputs: bench/vec_isa_bench.c panel). On Intel a broadcast from memory is a
+ * load-port µop only, and the embedded form's extra loads would meet two FMA ports with two
+ * 512-bit load ports: the register form stays there. STENO_PANEL_EMBEDDED=0|1 chooses (tests
+ * run both); unset, AMD CPUs take the embedded form. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cpu.h"
 #include "kernels/simd_avx512.h"
 #include "kernels/vec_impl.h"
 
@@ -53,7 +68,7 @@ static void prepare_p(const float *x, int n, int g, int G, float *xp) {
 /* One block of 32 rows (panel P) against G inputs (a constant after inlining); outputs at
  * Y[g][r .. r + 32). acc/tmp buffers in L1: t1 = s[j], t2 = s[j + 8], v[j]. */
 ZI void panel_block(const uint16_t *P, const uint16_t *pf, const float *xp, int G, int nc, const float *b,
-                    float *const *Y, int r) {
+                    float *const *Y, int r, int EB) {
     __m512 v[8][PANEL_G][2], t1[PANEL_G][2] = {{_mm512_setzero_ps()}};
     for (int j = 0; j < 8; j++) {
         for (int t = 0; t < 4; t++) {
@@ -62,17 +77,32 @@ ZI void panel_block(const uint16_t *P, const uint16_t *pf, const float *xp, int 
             const float *xq = xp + (size_t)q * nc * G;
             __m512 acc[PANEL_G][2];
             for (int g = 0; g < G; g++) acc[g][0] = acc[g][1] = _mm512_setzero_ps();
+            if (EB) {
+                /* each broadcast feeds one FMA, so GCC folds it into the FMA's memory operand
+                 * (both passes unrolled: acc's indices stay constants, in registers) */
+#pragma GCC unroll 2
+                for (int h = 0; h < 2; h++) {
 #pragma GCC unroll 4
-            for (int c = 0; c < nc; c++) {
-                /* the next block's line at the same place (one line per chunk): the hardware
-                 * prefetchers alone left the first group waiting on every partial's first load */
-                if (pf) _mm_prefetch((const char *)(pf + (size_t)q * nc * 32 + 32 * c), _MM_HINT_T1);
-                const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + 32 * c)));
-                const __m512 w1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + 32 * c + 16)));
-                for (int g = 0; g < G; g++) {
-                    const __m512 xb = _mm512_set1_ps(xq[c * G + g]);
-                    acc[g][0] = _mm512_fmadd_ps(w0, xb, acc[g][0]);
-                    acc[g][1] = _mm512_fmadd_ps(w1, xb, acc[g][1]);
+                    for (int c = 0; c < nc; c++) {
+                        if (pf && !h) _mm_prefetch((const char *)(pf + (size_t)q * nc * 32 + 32 * c), _MM_HINT_T1);
+                        const __m512 wh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + 32 * c + 16 * h)));
+                        for (int g = 0; g < G; g++)
+                            acc[g][h] = _mm512_fmadd_ps(wh, _mm512_set1_ps(xq[c * G + g]), acc[g][h]);
+                    }
+                }
+            } else {
+#pragma GCC unroll 4
+                for (int c = 0; c < nc; c++) {
+                    /* the next block's line at the same place (one line per chunk): the hardware
+                     * prefetchers alone left the first group waiting on every partial's first load */
+                    if (pf) _mm_prefetch((const char *)(pf + (size_t)q * nc * 32 + 32 * c), _MM_HINT_T1);
+                    const __m512 w0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + 32 * c)));
+                    const __m512 w1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(w + 32 * c + 16)));
+                    for (int g = 0; g < G; g++) {
+                        const __m512 xb = _mm512_set1_ps(xq[c * G + g]);
+                        acc[g][0] = _mm512_fmadd_ps(w0, xb, acc[g][0]);
+                        acc[g][1] = _mm512_fmadd_ps(w1, xb, acc[g][1]);
+                    }
                 }
             }
             for (int g = 0; g < G; g++)
@@ -93,11 +123,19 @@ ZI void panel_block(const uint16_t *P, const uint16_t *pf, const float *xp, int 
         }
 }
 
+/* the instruction mix (see the top): STENO_PANEL_EMBEDDED, read per call so that a test may switch */
+static int panel_embedded(void) {
+    const char *e = getenv("STENO_PANEL_EMBEDDED");
+    if (e && *e) return strcmp(e, "0") != 0;
+    return steno_cpu_is_amd();
+}
+
 /* The whole blocks [a, e) of the panel. Its own frame holds the inputs' copies, and it calls no
  * other kernel: the row kernel's frame (~270 KiB) never sits on top of this one. */
 __attribute__((noinline)) Z static void panel_rows(const uint16_t *P, const float *b, const float *X, int ldx, int nx,
                                                    int n, int a, int e, float *const *Y) {
     float xbuf[XP_FLOATS] __attribute__((aligned(64)));
+    const int eb = panel_embedded();
     const int nc = n / 32, cap = XP_FLOATS / n < 64 ? XP_FLOATS / n : 64;
     for (int i0 = 0; i0 < nx; i0 += cap) {
         const int in = nx - i0 < cap ? nx - i0 : cap;
@@ -118,20 +156,23 @@ __attribute__((noinline)) Z static void panel_rows(const uint16_t *P, const floa
                 float *const *yg = Y + i0 + g0;
                 for (int r = c0; r < c1; r += 32) {
                     const uint16_t *blk = P + (size_t)r * n, *next = !g0 && r + 32 < e ? blk + (size_t)32 * n : NULL;
+#define PANEL_BLOCK(G)                                                                                 \
+    (eb ? panel_block(blk, next, xg, G, nc, b, yg, r, 1) : panel_block(blk, next, xg, G, nc, b, yg, r, 0))
                     switch (in - g0 < gs ? in - g0 : gs) { /* constant sizes keep acc in registers */
-                    case 12: panel_block(blk, next, xg, 12, nc, b, yg, r); break;
-                    case 11: panel_block(blk, next, xg, 11, nc, b, yg, r); break;
-                    case 10: panel_block(blk, next, xg, 10, nc, b, yg, r); break;
-                    case 9: panel_block(blk, next, xg, 9, nc, b, yg, r); break;
-                    case 8: panel_block(blk, next, xg, 8, nc, b, yg, r); break;
-                    case 7: panel_block(blk, next, xg, 7, nc, b, yg, r); break;
-                    case 6: panel_block(blk, next, xg, 6, nc, b, yg, r); break;
-                    case 5: panel_block(blk, next, xg, 5, nc, b, yg, r); break;
-                    case 4: panel_block(blk, next, xg, 4, nc, b, yg, r); break;
-                    case 3: panel_block(blk, next, xg, 3, nc, b, yg, r); break;
-                    case 2: panel_block(blk, next, xg, 2, nc, b, yg, r); break;
-                    default: panel_block(blk, next, xg, 1, nc, b, yg, r); break;
+                    case 12: PANEL_BLOCK(12); break;
+                    case 11: PANEL_BLOCK(11); break;
+                    case 10: PANEL_BLOCK(10); break;
+                    case 9: PANEL_BLOCK(9); break;
+                    case 8: PANEL_BLOCK(8); break;
+                    case 7: PANEL_BLOCK(7); break;
+                    case 6: PANEL_BLOCK(6); break;
+                    case 5: PANEL_BLOCK(5); break;
+                    case 4: PANEL_BLOCK(4); break;
+                    case 3: PANEL_BLOCK(3); break;
+                    case 2: PANEL_BLOCK(2); break;
+                    default: PANEL_BLOCK(1); break;
                     }
+#undef PANEL_BLOCK
                 }
             }
         }

@@ -5,6 +5,8 @@
  * split; the chunking at 64), widths that take a panel (multiples of 32 up to 4096) and two that do
  * not (388, 4128: the row kernel serves), biases on and off, subnormal halves, an input with a NaN
  * and one with ±inf. Also: the same outputs when the rows are split in two calls at any point.
+ * Both instruction mixes of the panel kernel (STENO_PANEL_EMBEDDED=0 and 1: register and embedded
+ * broadcasts) on every case, whatever this CPU's default.
  * On a CPU without AVX-512 no panel is made (vec_f16_panel_halves = 0): the fallback is checked
  * and the test says so. */
 #include <math.h>
@@ -28,6 +30,8 @@ int main(void) {
     const int ns[] = {32, 384, 512, 1536, 4096, 388, 4128};
     const int Rs[] = {32, 100, 259};
     int panels = 0;
+    for (int mix = 0; mix < 2; mix++) {
+    setenv("STENO_PANEL_EMBEDDED", mix ? "1" : "0", 1);
     for (size_t c = 0; c < sizeof ns / sizeof ns[0]; c++)
         for (size_t rc = 0; rc < sizeof Rs / sizeof Rs[0]; rc++) {
             const int n = ns[c], R = Rs[rc];
@@ -80,8 +84,9 @@ int main(void) {
                     }
                 }
             }
-            CHECK(ok, "n %d rows %d: panel outputs differ from the row kernel's", n, R);
-            CHECK(split_ok, "n %d rows %d: a split call differs", n, R);
+            CHECK(ok, "n %d rows %d (%s broadcasts): panel outputs differ from the row kernel's", n, R,
+                  mix ? "embedded" : "register");
+            CHECK(split_ok, "n %d rows %d (%s broadcasts): a split call differs", n, R, mix ? "embedded" : "register");
             free(W);
             free(P);
             free(b);
@@ -89,8 +94,11 @@ int main(void) {
             free(Ya);
             free(Yb);
         }
+    }
+    unsetenv("STENO_PANEL_EMBEDDED");
     if (!panels) printf("test_vec_panel: this CPU's kernels take no panel (%s): only the fallback was checked\n",
                         vec_isa_name());
-    else printf("test_vec_panel: %d panels checked (%s)\n", panels, vec_isa_name());
+    else printf("test_vec_panel: %d panels checked, each with register and embedded broadcasts (%s)\n", panels / 2,
+                vec_isa_name());
     return test_summary("test_vec_panel");
 }
