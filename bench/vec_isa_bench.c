@@ -4,6 +4,9 @@
  *                           fraction FRAC of the weight halves subnormal: GMAC/s
  *   panel N R NX REPS       the AVX-512 float16 GEMV of NX inputs from the row kernel and from the
  *                           panel (vec_panel_avx512.c): GMAC/s each, and whether every bit agrees
+ *   xattn NQ REPS           the decoder's float16 cross-attention (vec_attention_f16) of NQ queries
+ *                           over 1500 keys, head_dim 64 (NQ = 5: one window's beams): µs per call,
+ *                           and whether the two tables' outputs agree bit for bit
  *   attn LDK LDV REPS       one encoder head (1500 × 1500, head_dim 64) with key stride LDK and
  *                           value row stride LDV (floats): ms per head
  * Each table twice, interleaved. Needs a CPU with AVX-512 for the second table.
@@ -32,8 +35,8 @@ static double now(void) {
 static float frand(void) { return (float)rand() / (float)RAND_MAX - 0.5f; }
 
 int main(int argc, char **argv) {
-    if (argc < 2 || (strcmp(argv[1], "gemv") && strcmp(argv[1], "attn") && strcmp(argv[1], "panel"))) {
-        fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | attn LDK LDV REPS\n");
+    if (argc < 2 || (strcmp(argv[1], "gemv") && strcmp(argv[1], "attn") && strcmp(argv[1], "panel") && strcmp(argv[1], "xattn"))) {
+        fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | xattn NQ REPS | attn LDK LDV REPS\n");
         return 2;
     }
     if (!steno_cpu_has_avx512_skx()) {
@@ -88,6 +91,31 @@ int main(int argc, char **argv) {
         printf("bits %s\n", memcmp(Y0, Y1, (size_t)nx * R * 4) ? "DIFFER" : "equal");
         return 0;
     }
+    if (!strcmp(argv[1], "xattn") && argc >= 4) {
+        const int nq = atoi(argv[2]), reps = atoi(argv[3]), nk = 1500, dh = 64, ldk = vec_attention_ldk(nk);
+        if (nq < 1 || nq > 64) {
+            fprintf(stderr, "vec_isa_bench: NQ must be 1..64\n");
+            return 2;
+        }
+        float *Q = malloc((size_t)nq * dh * 4), *Kt = calloc((size_t)dh * ldk, 4), *Vf = malloc((size_t)nk * dh * 4);
+        float *O[2] = {malloc((size_t)nq * dh * 4), malloc((size_t)nq * dh * 4)};
+        uint16_t *Kb = malloc((size_t)(ldk / 16) * dh * 16 * 2), *V = malloc((size_t)nk * dh * 2);
+        for (int i = 0; i < nq * dh; i++) Q[i] = frand() * 0.3f;
+        for (int d = 0; d < dh; d++)
+            for (int j = 0; j < nk; j++) Kt[(size_t)d * ldk + j] = frand();
+        for (size_t i = 0; i < (size_t)nk * dh; i++) Vf[i] = frand();
+        vec_pack_keys_f16(Kt, ldk, dh, nk, Kb);
+        vec_f32_to_f16_lanes(Vf, V, (size_t)nk * dh);
+        for (int round = 0; round < 2; round++)
+            for (int k = 0; k < 2; k++) {
+                const double t0 = now();
+                for (int r = 0; r < reps; r++) tab[k]->attention_f16(Q, dh, Kb, V, dh, nk, dh, nq, O[k], dh);
+                const double dt = (now() - t0) / reps;
+                printf("%-6s cross-attention f16 nq %d nk %d: %.1f us per call\n", name[k], nq, nk, dt * 1e6);
+            }
+        printf("bits %s\n", memcmp(O[0], O[1], (size_t)nq * dh * 4) ? "DIFFER" : "equal");
+        return 0;
+    }
     if (!strcmp(argv[1], "attn") && argc >= 5) {
         const int nq = 1500, nk = 1500, dh = 64, ldk = atoi(argv[2]), ldv = atoi(argv[3]), reps = atoi(argv[4]);
         if (ldk < 1504 || ldv < dh) {
@@ -109,6 +137,6 @@ int main(int argc, char **argv) {
             }
         return 0;
     }
-    fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | attn LDK LDV REPS\n");
+    fprintf(stderr, "usage: vec_isa_bench gemv N R NX REPS FRAC | panel N R NX REPS | xattn NQ REPS | attn LDK LDV REPS\n");
     return 2;
 }
