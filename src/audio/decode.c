@@ -214,6 +214,8 @@ static steno_status fail_open(const decoder *d, int ret) {
     if (ret == AVERROR(EACCES) || ret == AVERROR(EISDIR) || ret == AVERROR(EIO))
         return fail_av(d, STENO_E_IO, "cannot open", ret);
     if (ret == AVERROR(ENOMEM)) return steno_fail(STENO_E_NOMEM, "%s: out of memory", d->name);
+    /* say so rather than "not an audio file" (the server's upload check says the same) */
+    if (!d->live && d->head_n == 0) return steno_fail(STENO_E_FORMAT, "%s: empty file (0 bytes)", d->name);
     return fail_av(d, STENO_E_FORMAT, "not an audio file", ret);
 }
 

@@ -341,6 +341,8 @@ static void test_made_up_files(const char *dir) {
     check("write zero_bytes.wav", write_file(path, "", 0));
     st = steno_audio_load(path, &x, &n);
     check("an empty file is STENO_E_FORMAT", st == STENO_E_FORMAT);
+    check("message: 'zero_bytes.wav: empty file (0 bytes)'",
+          strstr(steno_errmsg(), "zero_bytes.wav: empty file (0 bytes)") != NULL);
     printf("empty file: %s\n", steno_errmsg());
     check("NULL path is STENO_E_INVALID_ARG", steno_audio_load(NULL, &x, &n) == STENO_E_INVALID_ARG);
 
