@@ -163,7 +163,7 @@ static void classify(const char *path, int is_dir, model_kind *k) {
         snprintf(p, sizeof p, "%s/%s", path, e->d_name);
         if (has_suffix(e->d_name, ".gguf")) found = kind_gguf(p, k);
         else if (has_suffix(e->d_name, ".bin")) found = kind_llama2c(p, k);
-        else if (!strncmp(e->d_name, "silero_vad", 10) && has_suffix(e->d_name, ".safetensors")) {
+        else if (!strcmp(e->d_name, strrchr(STENO_VAD_MODEL_FILE, '/') + 1)) {
             /* scripts/fetch_vad.sh's conversion (tools/convert_silero_vad.py): float32 tensors */
             snprintf(k->format, sizeof k->format, "Silero VAD");
             snprintf(k->dtype, sizeof k->dtype, "float32");
