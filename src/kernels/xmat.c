@@ -410,8 +410,10 @@ typedef struct {
     const size_t *goff; /* byte offset of column group i's packed data; group i starts at row cols0[i] */
     const int *cols0;
     int ngroups;
-    /* nm matrices over the same activations; matrix m's row groups are numbered from off[m] */
-    int nm;
+    /* nm matrices over the same activations; matrix m's work units are numbered from off[m]: its
+     * row groups, or with fn2 its pairs of row groups (an odd count's last unit one group), so that
+     * no task's range ends on a lone group the one-group kernel would run at half the rows */
+    int nm, unit;
     const steno_xmat *const *W;
     float *const *Y;
     const int64_t *ldy;
@@ -422,6 +424,8 @@ static void xm_range(const xm_job *j, const steno_xmat *W, float *Y, int64_t ldy
     const int64_t nb = W->n_in / 32;
     const size_t gbytes = (size_t)nb * W->block_bytes;
     float out[STENO_XMAT_MAX_COLS * 16];
+    lo *= j->unit;
+    hi = hi * j->unit < W->n_groups ? hi * j->unit : W->n_groups;
     /* tiles of 4 column groups (up to 32 activation rows, ~23 KB of packed activations at n_in 576)
      * stay in L1/L2 while the thread's weight groups pass over them */
     for (int i0 = 0; i0 < j->ngroups; i0 += 4) {
@@ -434,9 +438,13 @@ static void xm_range(const xm_job *j, const steno_xmat *W, float *Y, int64_t ldy
                 const int8_t *ya = (const int8_t *)(j->ya + j->goff[i]);
                 const float *yd = (const float *)(ya + (size_t)nb * nc * 32);
                 const void *ye = yd + (size_t)nb * nc;
-                if (pair) { /* groups g and g + 1: rows 8g .. 8g + 15 */
+                if (pair) { /* groups g and g + 1: rows 8g .. 8g + 15, stored in place when all 16 exist */
                     const int rows = W->n_out - g * 8 < 16 ? (int)(W->n_out - g * 8) : 16;
-                    j->fn2((int)nb, wg, gbytes, ya, yd, ye, nc, out);
+                    if (rows == 16) {
+                        j->fn2((int)nb, wg, gbytes, ya, yd, ye, nc, Y + (int64_t)c0 * ldy + g * 8, ldy);
+                        continue;
+                    }
+                    j->fn2((int)nb, wg, gbytes, ya, yd, ye, nc, out, 16);
                     for (int c = 0; c < nc; c++)
                         memcpy(Y + (int64_t)(c0 + c) * ldy + g * 8, out + c * 16, sizeof(float) * (size_t)rows);
                 } else {
@@ -461,7 +469,9 @@ static void xm_worker(void *arg, int ith, int nth) {
     }
 }
 
-/* quantizing and packing column group i of the activations */
+/* quantizing and packing the activations: one task per column (row of X), which writes only its
+ * own slots (block b of column c of group i at b·nc + c), so the columns of one group run on
+ * different threads with the same bytes */
 typedef struct {
     const steno_type_traits *ta;
     int act, wtype;
@@ -472,49 +482,56 @@ typedef struct {
     uint8_t *ya;
     const size_t *goff;
     const int *cols0;
+    const steno_xmat_pre *pre;
 } xm_prep;
 
-static void xm_prep_task(void *arg, int i, int n_tasks) {
+static void xm_prep_task(void *arg, int col, int n_tasks) {
     (void)n_tasks;
     const xm_prep *p = arg;
     const int64_t n = p->n, nb = n / 32;
-    const int c0 = p->cols0[i], nc = p->cols0[i + 1] - c0;
+    int i = 0;
+    while (col >= p->cols0[i + 1]) i++;
+    const int c0 = p->cols0[i], nc = p->cols0[i + 1] - c0, c = col - c0;
     int8_t *codes = (int8_t *)(p->ya + p->goff[i]);
     float *yd = (float *)(codes + (size_t)nb * nc * 32);
     uint8_t *ye = (uint8_t *)(yd + (size_t)nb * nc);
     const int K = p->wtype == STENO_T_Q4_0 ? 8 : p->wtype == STENO_T_Q5_0 ? 16 : 128;
-    for (int c = 0; c < nc; c++) {
-        uint8_t *row = p->xq + (size_t)(c0 + c) * p->xq_row;
-        p->ta->from_float(p->X + (int64_t)(c0 + c) * n, row, n);
-        for (int64_t b = 0; b < nb; b++) {
-            const size_t at = (size_t)b * nc + c;
-            if (p->act == STENO_T_Q8_1) {
-                const block_q8_1 *y = (const block_q8_1 *)row + b;
-                memcpy(codes + at * 32, y->qs, 32);
-                yd[at] = steno_fp16_to_f32(y->d);
-                const float s = steno_fp16_to_f32(y->s);
-                memcpy(ye + at * 4, &s, 4);
-            } else {
-                const block_q8_0 *y = (const block_q8_0 *)row + b;
-                memcpy(codes + at * 32, y->qs, 32);
-                yd[at] = steno_fp16_to_f32(y->d);
-                if (p->wtype == STENO_T_Q6_K) { /* −32·Σy of each 16-element half */
-                    int32_t off[2] = {0, 0};
-                    for (int q = 0; q < 32; q++) off[q / 16] -= 32 * y->qs[q];
-                    memcpy(ye + at * 8, off, 8);
-                    continue;
-                }
-                int32_t sum = 0;
-                for (int q = 0; q < 32; q++) sum += y->qs[q];
-                const int32_t off = -K * sum;
-                memcpy(ye + at * 4, &off, 4);
+    uint8_t *row = p->xq + (size_t)col * p->xq_row;
+    if (p->pre) p->pre->fn(p->pre->ctx, col);
+    p->ta->from_float(p->X + (int64_t)col * n, row, n);
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t at = (size_t)b * nc + c;
+        if (p->act == STENO_T_Q8_1) {
+            const block_q8_1 *y = (const block_q8_1 *)row + b;
+            memcpy(codes + at * 32, y->qs, 32);
+            yd[at] = steno_fp16_to_f32(y->d);
+            const float s = steno_fp16_to_f32(y->s);
+            memcpy(ye + at * 4, &s, 4);
+        } else {
+            const block_q8_0 *y = (const block_q8_0 *)row + b;
+            memcpy(codes + at * 32, y->qs, 32);
+            yd[at] = steno_fp16_to_f32(y->d);
+            if (p->wtype == STENO_T_Q6_K) { /* −32·Σy of each 16-element half */
+                int32_t off[2] = {0, 0};
+                for (int q = 0; q < 32; q++) off[q / 16] -= 32 * y->qs[q];
+                memcpy(ye + at * 8, off, 8);
+                continue;
             }
+            int32_t sum = 0;
+            for (int q = 0; q < 32; q++) sum += y->qs[q];
+            const int32_t off = -K * sum;
+            memcpy(ye + at * 4, &off, 4);
         }
     }
 }
 
 int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *Wm, const float *X, int T,
                      float *const *Ym, const int64_t *ldym) {
+    return steno_matmul_x_pre(pool, work, NULL, nm, Wm, X, T, Ym, ldym);
+}
+
+int steno_matmul_x_pre(steno_pool *pool, steno_work *work, const steno_xmat_pre *pre, int nm,
+                       const steno_xmat *const *Wm, const float *X, int T, float *const *Ym, const int64_t *ldym) {
     if (nm < 1 || nm > STENO_MATMUL_MAX_N) return -1;
     const steno_xmat *W = Wm[0];
     for (int q = 1; q < nm; q++)
@@ -547,11 +564,13 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
         c0 += nc;
         cols0[i + 1] = c0;
     }
-    xm_prep p = {ta, act, W->type, X, n, xq, xq_row, ya, goff, cols0};
-    /* a prompt's rows are worth the workers; each column's bytes are the same either way */
-    if (T >= 8 && steno_pool_threads(pool) > 1) steno_pool_run(pool, xm_prep_task, &p, ngroups);
+    xm_prep p = {ta, act, W->type, X, n, xq, xq_row, ya, goff, cols0, pre};
+    /* Rows of a batched step or a prompt are worth the workers (on the caller alone, 8 rows' prep
+     * and the forward's per-row steps in pre left the other core idle for ~5 % of an 8-row SmolLM2
+     * step); each column's bytes are the same either way */
+    if (T >= 4 && steno_pool_threads(pool) > 1) steno_pool_run(pool, xm_prep_task, &p, T);
     else
-        for (int i = 0; i < ngroups; i++) xm_prep_task(&p, i, ngroups);
+        for (int c = 0; c < T; c++) xm_prep_task(&p, c, T);
     const int ti = W->type == STENO_T_Q4_0   ? 0
                    : W->type == STENO_T_Q4_1 ? 1
                    : W->type == STENO_T_Q8_0 ? 2
@@ -560,9 +579,9 @@ int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xma
                                              : 5;
     /* STENO_NO_AVX512 (read per call: tests compare the two, the same bits) keeps the ymm kernels */
     const steno_xmat_fn2 fn2 = steno_cpu_avx512_allowed() ? k->x16[ti] : NULL;
-    xm_job j = {fn, fn2, T, m, ya, goff, cols0, ngroups, nm, Wm, Ym, ldym, {0}};
-    for (int q = 0; q < nm; q++) j.off[q + 1] = j.off[q] + (long)Wm[q]->n_groups;
-    if ((int64_t)T * j.off[nm] * 8 * W->n_in < 32768) xm_worker(&j, 0, 1);
+    xm_job j = {fn, fn2, T, m, ya, goff, cols0, ngroups, nm, fn2 ? 2 : 1, Wm, Ym, ldym, {0}};
+    for (int q = 0; q < nm; q++) j.off[q + 1] = j.off[q] + (long)(Wm[q]->n_groups + j.unit - 1) / j.unit;
+    if ((int64_t)T * j.off[nm] * j.unit * 8 * W->n_in < 32768) xm_worker(&j, 0, 1);
     else steno_pool_run(pool, xm_worker, &j, steno_n_tasks(pool));
     return 0;
 }

@@ -80,6 +80,23 @@ int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, cons
 int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *W, const float *X, int T,
                      float *const *Y, const int64_t *ldy);
 
+/** A per-row step the activations' conversion runs just before it quantizes row t of X: the
+ *  forward's RMSNorm (with the residual add before it) or SwiGLU of that row, done on the thread
+ *  that converts the row instead of on the caller before the product (at 8 rows of a batched
+ *  step, those serial ops left the second core idle for ~5 % of the step). fn(ctx, t) writes
+ *  row t of X (and may update other per-row state of t), touching no other row; rows run in any
+ *  order, on any thread, each exactly once. */
+typedef struct steno_xmat_pre {
+    void (*fn)(void *ctx, int t);
+    void *ctx;
+} steno_xmat_pre;
+
+/** steno_matmul_x_n with pre (NULL: none) run on every row of X before its conversion; X is read
+ *  only after that row's pre. The same products, bit for bit, as pre over all rows and then
+ *  steno_matmul_x_n. */
+int steno_matmul_x_pre(steno_pool *pool, steno_work *work, const steno_xmat_pre *pre, int nm,
+                       const steno_xmat *const *W, const float *X, int T, float *const *Y, const int64_t *ldy);
+
 /** The activation type whose blocks steno_matmul_x quantizes X to for weights of `type`: STENO_T_Q8_1
  *  for q4_1 and q4_K, else STENO_T_Q8_0 (for q4_K this is not llama.cpp's q8_K). */
 int steno_xmat_act_type(int type);
@@ -112,10 +129,10 @@ typedef void (*steno_xmat_fn)(int nb, const uint8_t *g, const int8_t *ya, const 
                               float *out);
 
 /** Two groups at once (groups g and g + 1, the second's block groups gs bytes after the first's):
- *  out[c·16 + r], r < 8 the rows of group g, r >= 8 those of g + 1, each equal to the one-group
- *  kernel's output to the bit. */
+ *  out[c·ldo + r], r < 8 the rows of group g, r >= 8 those of g + 1, each equal to the one-group
+ *  kernel's output to the bit (ldo >= 16: the product's rows are written in place). */
 typedef void (*steno_xmat_fn2)(int nb, const uint8_t *g, size_t gs, const int8_t *ya, const float *yd, const void *ye,
-                               int nc, float *out);
+                               int nc, float *out, int64_t ldo);
 
 typedef struct steno_xmat_kernels {
     steno_xmat_fn q4_0, q4_1, q8_0, q5_0, q4_K, q6_K;

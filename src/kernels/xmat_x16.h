@@ -41,9 +41,9 @@ X16_INLINE void x16_nibbles(const uint8_t *o, size_t gs, __m512i *ch) {
     }
 }
 
-/* TYPE 0: q4_0, 1: q4_1, 2: q8_0, 3: q5_0 (xmat_impl.h xm_kernel); out[c·16 + lane] */
+/* TYPE 0: q4_0, 1: q4_1, 2: q8_0, 3: q5_0 (xmat_impl.h xm_kernel); out[c·ldo + lane] */
 X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, const int8_t *ya, const float *yd,
-                           const void *ye, const int NC, float *out) {
+                           const void *ye, const int NC, float *out, int64_t ldo) {
     const size_t bb = TYPE == 0 ? 144 : TYPE == 1 ? 160 : TYPE == 3 ? 176 : 272;
     const size_t so = TYPE == 2 ? 256 : TYPE == 3 ? 160 : 128;
     __m512 acc[8];
@@ -90,28 +90,28 @@ X16_INLINE void x16_kernel(const int TYPE, int nb, const uint8_t *g, size_t gs, 
             if (TYPE == 1) acc[c] = _mm512_fmadd_ps(mx, _mm512_set1_ps(((const float *)ye)[at]), acc[c]);
         }
     }
-    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm512_storeu_ps(out + 16 * c, acc[c]);
+    _Pragma("GCC unroll 8") for (int c = 0; c < NC; c++) _mm512_storeu_ps(out + ldo * c, acc[c]);
 }
 
 #define X16_ONE(T, TI, K)                                                                                      \
     X16_TGT static void x16_##T##_##K(int nb, const uint8_t *g, size_t gs, const int8_t *ya, const float *yd, \
-                                      const void *ye, float *out) {                                           \
-        x16_kernel(TI, nb, g, gs, ya, yd, ye, K, out);                                                         \
+                                      const void *ye, float *out, int64_t ldo) {                              \
+        x16_kernel(TI, nb, g, gs, ya, yd, ye, K, out, ldo);                                                    \
     }
 #define X16_TYPE(T, TI)                                                                                       \
     X16_ONE(T, TI, 1) X16_ONE(T, TI, 2) X16_ONE(T, TI, 3) X16_ONE(T, TI, 4)                                   \
     X16_ONE(T, TI, 5) X16_ONE(T, TI, 6) X16_ONE(T, TI, 7) X16_ONE(T, TI, 8)                                   \
     static void x16_##T(int nb, const uint8_t *g, size_t gs, const int8_t *ya, const float *yd, const void *ye, \
-                        int nc, float *out) {                                                                 \
+                        int nc, float *out, int64_t ldo) {                                                    \
         switch (nc) {                                                                                         \
-        case 1: x16_##T##_1(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 2: x16_##T##_2(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 3: x16_##T##_3(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 4: x16_##T##_4(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 5: x16_##T##_5(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 6: x16_##T##_6(nb, g, gs, ya, yd, ye, out); break;                                               \
-        case 7: x16_##T##_7(nb, g, gs, ya, yd, ye, out); break;                                               \
-        default: x16_##T##_8(nb, g, gs, ya, yd, ye, out); break;                                              \
+        case 1: x16_##T##_1(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 2: x16_##T##_2(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 3: x16_##T##_3(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 4: x16_##T##_4(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 5: x16_##T##_5(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 6: x16_##T##_6(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        case 7: x16_##T##_7(nb, g, gs, ya, yd, ye, out, ldo); break;                                               \
+        default: x16_##T##_8(nb, g, gs, ya, yd, ye, out, ldo); break;                                              \
         }                                                                                                     \
     }
 

@@ -314,6 +314,16 @@ steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int
  * the order of their first member; the results do not depend on the grouping (bit-identical). */
 int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T, float *const *Y,
                  const int64_t *ldy) {
+    return llm_matmul_n_pre(c, NULL, nm, W, X, T, Y, ldy);
+}
+
+int llm_matmul_n_pre(steno_llm_ctx *c, const steno_xmat_pre *pre, int nm, const steno_mat *const *W, const float *X,
+                     int T, float *const *Y, const int64_t *ldy) {
+    /* the first group computed is W[0]'s: pre goes into its conversion, or runs here */
+    if (pre && !(c->p.compute == STENO_LLM_COMPUTE_FAST && W[0]->x8)) {
+        for (int t = 0; t < T; t++) pre->fn(pre->ctx, t);
+        pre = NULL;
+    }
     int done[STENO_MATMUL_MAX_N] = {0};
     for (int a = 0; a < nm; a++) {
         if (done[a]) continue;
@@ -332,7 +342,8 @@ int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const floa
                     xw[nx] = W[b]->x8, xy[nx] = Y[b], xl[nx++] = ldy[b];
                     done[b] = 1;
                 }
-            if (steno_matmul_x_n(c->pool, &c->work, nx, xw, X, T, xy, xl)) return -1;
+            if (steno_matmul_x_pre(c->pool, &c->work, pre, nx, xw, X, T, xy, xl)) return -1;
+            pre = NULL;
             continue;
         }
         const steno_mat *gw[STENO_MATMUL_MAX_N];

@@ -10,6 +10,42 @@
 #include "kernels/ops.h"
 #include "llm/model.h"
 
+/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/xmat.h; llama.c
+ * has the Llama ones): run by the fast path's activation conversion on the row it converts, in
+ * parallel, or on the caller. The same arithmetic per row either way. */
+typedef struct {
+    const llm_hparams *hp;
+    float *x, *xb;
+    float *res;           /* NULL, or [T][E]: normed in place by res_norm, then added into x */
+    const float *res_norm;
+    const float *w;       /* the norm of x into xb */
+} g3_norm_rows;
+
+static void g3_pre_norm(void *arg, int t) {
+    const g3_norm_rows *r = arg;
+    const int E = r->hp->n_embd;
+    float *x = r->x + (size_t)t * E;
+    if (r->res) {
+        float *y = r->res + (size_t)t * E;
+        steno_rmsnorm_ggml(y, y, r->res_norm, E, r->hp->norm_eps);
+        for (int i = 0; i < E; i++) x[i] = y[i] + x[i];
+    }
+    steno_rmsnorm_ggml(r->xb + (size_t)t * E, x, r->w, E, r->hp->norm_eps);
+}
+
+typedef struct {
+    float *hb;
+    const float *hb2;
+    int F, f32;
+} g3_geglu_rows;
+
+static void g3_pre_geglu(void *arg, int t) {
+    const g3_geglu_rows *r = arg;
+    float *h = r->hb + (size_t)t * r->F;
+    if (r->f32) steno_geglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
+    else steno_geglu_ggml(h, h, r->hb2 + (size_t)t * r->F, r->F);
+}
+
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
@@ -29,18 +65,28 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         for (int i = 0; i < E; i++) xt[i] *= hp->embd_scale;
     }
 
+    /* Without a dump hook the post-norms, residual adds and pre-norms run inside the next product's
+     * conversion (the MLP's in the next layer's, the last one after the loop); with one, each step
+     * runs whole where the dumps expect its result. */
+    const int fuse = !c->dump;
+    const g3_geglu_rows gg = {hb, hb2, F, c->p.compute == STENO_LLM_COMPUTE_F32};
     for (int l = 0; l < hp->n_layer; l++) {
         const llm_layer *L = &m->layers[l];
         const float base = hp->is_swa[l] ? hp->rope_base_swa : hp->rope_base;
         const float fscale = hp->is_swa[l] ? 1.0f : hp->rope_freq_scale;
 
         /* attention block */
-        steno_rmsnorm_ggml_rows(xb, x, L->attn_norm, T, E, hp->norm_eps);
-        llm_dump(c, "attn_norm", l, xb, T, E);
+        g3_norm_rows nr = {hp, x, xb, fuse && l > 0 ? xb2 : NULL, l > 0 ? m->layers[l - 1].post_ffn_norm : NULL,
+                           L->attn_norm};
+        steno_xmat_pre pre = {g3_pre_norm, &nr};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) g3_pre_norm(&nr, t);
+            llm_dump(c, "attn_norm", l, xb, T, E);
+        }
         const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {q, k, v};
         const int64_t lqkv[3] = {nq, nk, nv};
-        if (llm_matmul_n(c, 3, wqkv, xb, T, yqkv, lqkv))
+        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 3, wqkv, xb, T, yqkv, lqkv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Qpre", l, q, T, nq);
         llm_dump(c, "Vcur", l, v, T, nv);
@@ -60,28 +106,40 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "attn_out", l, xb2, T, E);
-        steno_rmsnorm_ggml_rows(xb2, xb2, L->post_attn_norm, T, E, hp->norm_eps);
-        for (size_t i = 0; i < (size_t)T * E; i++) x[i] = xb2[i] + x[i];
-        llm_dump(c, "sa_out", l, x, T, E);
 
-        /* feed-forward block: GeGLU between two norms */
-        steno_rmsnorm_ggml_rows(xb, x, L->ffn_norm, T, E, hp->norm_eps);
+        /* feed-forward block: post-attention norm and residual, GeGLU between two norms */
+        nr = (g3_norm_rows){hp, x, xb, xb2, L->post_attn_norm, L->ffn_norm};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) g3_pre_norm(&nr, t);
+            llm_dump(c, "sa_out", l, x, T, E);
+        }
         const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
         float *ygu[2] = {hb, hb2};
         const int64_t lgu[2] = {F, F};
-        if (llm_matmul_n(c, 2, wgu, xb, T, ygu, lgu))
+        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_gate", l, hb, T, F);
         llm_dump(c, "ffn_up", l, hb2, T, F);
-        if (c->p.compute == STENO_LLM_COMPUTE_F32) steno_geglu(hb, hb, hb2, T * F);
-        else steno_geglu_ggml(hb, hb, hb2, T * F);
-        llm_dump(c, "ffn_geglu", l, hb, T, F);
-        if (llm_matmul(c, &L->ffn_down, hb, T, xb2, E))
+        steno_xmat_pre pre_gg = {g3_pre_geglu, (void *)&gg};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) g3_pre_geglu(pre_gg.ctx, t);
+            llm_dump(c, "ffn_geglu", l, hb, T, F);
+        }
+        const steno_mat *wd = &L->ffn_down;
+        float *yd = xb2;
+        const int64_t ld = E;
+        if (llm_matmul_n_pre(c, fuse ? &pre_gg : NULL, 1, &wd, hb, T, &yd, &ld))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
-        steno_rmsnorm_ggml_rows(xb2, xb2, L->post_ffn_norm, T, E, hp->norm_eps);
+        if (!fuse) {
+            steno_rmsnorm_ggml_rows(xb2, xb2, L->post_ffn_norm, T, E, hp->norm_eps);
+            for (size_t i = 0; i < (size_t)T * E; i++) x[i] = xb2[i] + x[i];
+            llm_dump(c, "l_out", l, x, T, E);
+        }
+    }
+    if (fuse) { /* the last layer's post-FFN norm and residual */
+        steno_rmsnorm_ggml_rows(xb2, xb2, m->layers[hp->n_layer - 1].post_ffn_norm, T, E, hp->norm_eps);
         for (size_t i = 0; i < (size_t)T * E; i++) x[i] = xb2[i] + x[i];
-        llm_dump(c, "l_out", l, x, T, E);
     }
     for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;
     return STENO_OK;

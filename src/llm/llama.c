@@ -10,6 +10,39 @@
 #include "kernels/ops.h"
 #include "llm/model.h"
 
+/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/xmat.h): run by the
+ * fast path's activation conversion on the row it converts, in parallel, or by llm_matmul_n_pre on
+ * the caller. Each row's arithmetic is the same either way (element-wise adds, one row's norm). */
+typedef struct {
+    const llm_hparams *hp;
+    float *x, *xb;
+    const float *res; /* NULL, or [T][E] added into x first (the previous block's residual) */
+    const float *w;
+} norm_rows;
+
+static void pre_norm(void *arg, int t) {
+    const norm_rows *r = arg;
+    const int E = r->hp->n_embd;
+    float *x = r->x + (size_t)t * E, *y = r->xb + (size_t)t * E;
+    if (r->res)
+        for (int i = 0; i < E; i++) x[i] += r->res[(size_t)t * E + i];
+    if (r->hp->llama2c) steno_rmsnorm_llama2c(y, x, r->w, E, r->hp->norm_eps);
+    else steno_rmsnorm_ggml(y, x, r->w, E, r->hp->norm_eps);
+}
+
+typedef struct {
+    float *hb;
+    const float *hb2;
+    int F, ggml;
+} swiglu_rows;
+
+static void pre_swiglu(void *arg, int t) {
+    const swiglu_rows *r = arg;
+    float *h = r->hb + (size_t)t * r->F;
+    if (r->ggml) steno_ggml_swiglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
+    else steno_swiglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
+}
+
 steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
@@ -25,18 +58,25 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
     /* token embedding */
     for (int t = 0; t < T; t++) steno_mat_row_f32(&m->tok_embd, tokens[t], x + (size_t)t * E);
 
+    /* Without a dump hook the residual adds and norms run inside the next product's conversion
+     * (the add after the MLP in the next layer's, the last one after the loop); with one, each step
+     * runs whole where the dumps expect its result. */
+    const int fuse = !c->dump;
+    const swiglu_rows sw = {hb, hb2, F, !hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available()};
     for (int l = 0; l < hp->n_layer; l++) {
         const llm_layer *L = &m->layers[l];
 
         /* attention: RMSNorm, QKV projections, RoPE, cache, attention, output projection */
-        if (hp->llama2c)
-            for (int t = 0; t < T; t++) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->attn_norm, E, hp->norm_eps);
-        else steno_rmsnorm_ggml_rows(xb, x, L->attn_norm, T, E, hp->norm_eps);
-        llm_dump(c, "attn_norm", l, xb, T, E);
+        norm_rows nr = {hp, x, xb, fuse && l > 0 ? xb2 : NULL, L->attn_norm};
+        steno_xmat_pre pre = {pre_norm, &nr};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) pre_norm(&nr, t);
+            llm_dump(c, "attn_norm", l, xb, T, E);
+        }
         const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {q, k, v};
         const int64_t lqkv[3] = {nq, nk, nv};
-        if (llm_matmul_n(c, 3, wqkv, xb, T, yqkv, lqkv))
+        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 3, wqkv, xb, T, yqkv, lqkv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "Vcur", l, v, T, nv);
         llm_dump(c, "Qpre", l, q, T, nq);
@@ -57,28 +97,36 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         if (llm_matmul(c, &L->wo, att, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "attn_out", l, xb2, T, E);
-        for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
-        llm_dump(c, "ffn_inp", l, x, T, E);
 
-        /* feed-forward: RMSNorm, SwiGLU */
-        if (hp->llama2c)
-            for (int t = 0; t < T; t++) steno_rmsnorm_llama2c(xb + (size_t)t * E, x + (size_t)t * E, L->ffn_norm, E, hp->norm_eps);
-        else steno_rmsnorm_ggml_rows(xb, x, L->ffn_norm, T, E, hp->norm_eps);
+        /* feed-forward: residual, RMSNorm, SwiGLU */
+        nr = (norm_rows){hp, x, xb, xb2, L->ffn_norm};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) pre_norm(&nr, t);
+            llm_dump(c, "ffn_inp", l, x, T, E);
+        }
         const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
         float *ygu[2] = {hb, hb2};
         const int64_t lgu[2] = {F, F};
-        if (llm_matmul_n(c, 2, wgu, xb, T, ygu, lgu))
+        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
-        if (!hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available())
-            steno_ggml_swiglu(hb, hb, hb2, T * F);
-        else steno_swiglu(hb, hb, hb2, T * F);
-        llm_dump(c, "ffn_swiglu", l, hb, T, F);
-        if (llm_matmul(c, &L->ffn_down, hb, T, xb2, E))
+        steno_xmat_pre pre_sw = {pre_swiglu, (void *)&sw};
+        if (!fuse) {
+            for (int t = 0; t < T; t++) pre_swiglu(pre_sw.ctx, t);
+            llm_dump(c, "ffn_swiglu", l, hb, T, F);
+        }
+        const steno_mat *wd = &L->ffn_down;
+        float *yd = xb2;
+        const int64_t ld = E;
+        if (llm_matmul_n_pre(c, fuse ? &pre_sw : NULL, 1, &wd, hb, T, &yd, &ld))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
-        for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
-        llm_dump(c, "l_out", l, x, T, E);
+        if (!fuse) {
+            for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
+            llm_dump(c, "l_out", l, x, T, E);
+        }
     }
+    if (fuse)
+        for (size_t i = 0; i < (size_t)T * E; i++) x[i] += xb2[i];
     for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;
     return STENO_OK;
 }

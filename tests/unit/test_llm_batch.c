@@ -13,7 +13,8 @@
  * is reused by sequences of different lengths). Each sequence's tokens and logits must be
  * bit-identical to its solo run, for every cache kind (plain, rotating ring after a wrap,
  * TurboQuant 3-bit, Q8 affine; Gemma 3 the first three, stories260K the first two: its head_dim 8
- * cannot be quantized), for 1 and 2 threads (the cache-on pass with 1 unless STENO_TEST_FULL=1),
+ * cannot be quantized) and, for SmolLM2 and Gemma 3, the plain cache under --compute fast (the
+ * fast path's kernels), for 1 and 2 threads (the cache-on pass with 1 unless STENO_TEST_FULL=1),
  * and with the prompt cache off and on: on, a row
  * that finishes saves its state (prompt_cache_store) and an arriving prompt starts from the entry
  * sharing the longest prefix (prompt_cache_restore) — each next turn restores its earlier turn's
@@ -67,6 +68,7 @@ typedef struct {
     const char *name;
     steno_kv_quant quant;
     int max_kv_size, keep;
+    steno_llm_compute compute;
 } kind;
 
 static steno_llm_ctx *new_ctx(const steno_llm *m, const kind *k, int threads, int n_batch) {
@@ -77,6 +79,7 @@ static steno_llm_ctx *new_ctx(const steno_llm *m, const kind *k, int threads, in
     p.kv_quant = k->quant;
     p.max_kv_size = k->max_kv_size;
     p.keep = k->keep;
+    p.compute = k->compute;
     if (k->max_kv_size) p.kv_reserve = 4; /* a ring of 28 + 4 + CHUNK - 1 slots: the longer prompts wrap it */
     steno_llm_ctx *c = NULL;
     if (steno_llm_ctx_new(m, &p, &c) != STENO_OK) fprintf(stderr, "FAIL: context: %s\n", steno_errmsg());
@@ -228,11 +231,12 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
         pr[i].n = 7 + (i * 13) % 36; /* 7..36, all different */
         for (int t = 0; t < pr[i].n; t++) pr[i].tok[t] = RND();
     }
-    const kind kinds[] = {{"plain", STENO_KV_QUANT_PLAIN, 0, 0},
-                          {"rotating(32,keep 4)", STENO_KV_QUANT_PLAIN, 32, 4},
-                          {"tq3", STENO_KV_QUANT_TQ3, 0, 0},
-                          {"q8", STENO_KV_QUANT_Q8, 0, 0}};
-    for (int ki = 0; ki < 4; ki++) {
+    const kind kinds[] = {{"plain", STENO_KV_QUANT_PLAIN, 0, 0, STENO_LLM_COMPUTE_GGML},
+                          {"rotating(32,keep 4)", STENO_KV_QUANT_PLAIN, 32, 4, STENO_LLM_COMPUTE_GGML},
+                          {"tq3", STENO_KV_QUANT_TQ3, 0, 0, STENO_LLM_COMPUTE_GGML},
+                          {"q8", STENO_KV_QUANT_Q8, 0, 0, STENO_LLM_COMPUTE_GGML},
+                          {"plain, --compute fast", STENO_KV_QUANT_PLAIN, 0, 0, STENO_LLM_COMPUTE_FAST}};
+    for (int ki = 0; ki < 5; ki++) {
         if (!(kind_mask >> ki & 1)) continue;
         /* the solo reference once (its thread-count invariance is test_llm_stories' and
          * test_llm_parity's); the batched run with 1 and 2 threads against it */
@@ -276,13 +280,16 @@ int main(void) {
     char path[4200];
     snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", test_shared_dir());
     /* kinds by bit: 1 plain, 2 rotating, 4 tq3, 8 q8 (stories260K's head_dim 8 cannot be
-     * quantized). CI's time: all for SmolLM2, three for Gemma 3 (q8 left out; its 512-token
+     * quantized), 16 plain with the fast path's arithmetic (its x8 kernels convert 4 or more rows
+     * in parallel and run the forward's per-row steps inside that conversion; stories260K is f32,
+     * which the fast path leaves to llama.cpp's arithmetic). CI's time: all for SmolLM2, four for
+     * Gemma 3 (q8 left out; its 512-token
      * sliding-window rings do not wrap with these prompts, the rotating kind's 32-slot rings do);
      * under the sanitizers stories260K's two and SmolLM2's tq3 (with the prompt cache on only:
      * the same pass, plus the cache) */
     run_model("stories260K", path, 1 | 2, sanitize ? 1 : 2, 3);
     const char *models[] = {"smollm2", "gemma3"};
-    const unsigned mask[2] = {sanitize ? 4 : 15, sanitize ? 0 : 1 | 2 | 4};
+    const unsigned mask[2] = {sanitize ? 4 : 31, sanitize ? 0 : 1 | 2 | 4 | 16};
     for (int i = 0; i < 2; i++) {
         if (!mask[i]) continue;
         if (steno_llm_resolve(models[i], path, sizeof path) != STENO_OK) {

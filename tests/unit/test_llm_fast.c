@@ -14,8 +14,10 @@
  *    margin between its own token and fast's is below 0.1 (a probability ratio under 1.11;
  *    printed, with --compute f32's margin between the two, which says which of them evaluation
  *    precision prefers), after which the texts are not compared further.
- * 3. Invariance: fast logits of 96 tokens, one batch on 1 thread against chunks of 7 on 2 threads:
- *    bit-identical (memcmp).
+ * 3. Invariance: fast logits of 96 tokens, one batch on 1 thread against chunks of 7 on 2 threads,
+ *    and against one batch on 2 threads with a layer-dump hook set (which runs the norms, residual
+ *    adds and SwiGLU/GeGLU whole on the caller instead of inside the products' conversion, in
+ *    parallel): bit-identical (memcmp).
  * Numbers are printed for docs/LLM.md. Models from the cache as test_llm_parity; a missing model
  * is a FAILURE. */
 #include <cjson/cJSON.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/model.h"
 #include "steno_llm.h"
 #include "test_util.h"
 
@@ -144,16 +147,27 @@ static void greedy(const steno_llm *m, const char *model, const cJSON *cs, int n
     free(lg), free(lf), free(le), free(toks);
 }
 
+static void no_dump(void *u, const char *name, int layer, const float *d, int rows, int cols) {
+    (void)u, (void)name, (void)layer, (void)d, (void)rows, (void)cols;
+}
+
 static void invariance(const steno_llm *m, const char *model, const int *toks, int nv) {
     enum { N = 96 };
     float *a = malloc(sizeof(float) * N * nv), *b = malloc(sizeof(float) * N * nv);
-    steno_llm_ctx *c1 = ctx(m, STENO_LLM_COMPUTE_FAST, N + 8, N, 1), *c2 = ctx(m, STENO_LLM_COMPUTE_FAST, N + 8, 7, 2);
+    steno_llm_ctx *c1 = ctx(m, STENO_LLM_COMPUTE_FAST, N + 8, N, 1), *c2 = ctx(m, STENO_LLM_COMPUTE_FAST, N + 8, 7, 2),
+                  *c3 = ctx(m, STENO_LLM_COMPUTE_FAST, N + 8, N, 2);
     CHECK(steno_llm_eval(c1, toks, N, a, 1) == STENO_OK && steno_llm_eval(c2, toks, N, b, 1) == STENO_OK, "eval");
-    const int same = memcmp(a, b, sizeof(float) * N * nv) == 0;
+    int same = memcmp(a, b, sizeof(float) * N * nv) == 0;
     printf("%s: fast logits of %d tokens, one batch on 1 thread vs chunks of 7 on 2 threads: %s\n", model, N,
            same ? "bit-identical" : "DIFFERENT");
     CHECK(same, "%s: fast path depends on batch or threads", model);
-    steno_llm_ctx_free(c1), steno_llm_ctx_free(c2);
+    c3->dump = no_dump;
+    CHECK(steno_llm_eval(c3, toks, N, b, 1) == STENO_OK, "eval");
+    same = memcmp(a, b, sizeof(float) * N * nv) == 0;
+    printf("%s: the same with the per-row steps outside the products (dump hook): %s\n", model,
+           same ? "bit-identical" : "DIFFERENT");
+    CHECK(same, "%s: the per-row steps inside the products' conversion change the logits", model);
+    steno_llm_ctx_free(c1), steno_llm_ctx_free(c2), steno_llm_ctx_free(c3);
     free(a), free(b);
 }
 
