@@ -361,6 +361,22 @@ int llm_matmul_n_pre(steno_llm_ctx *c, const steno_xmat_pre *pre, int nm, const 
     return 0;
 }
 
+void llm_pre_glu(void *arg, int t) {
+    const llm_glu_rows *r = arg;
+    float *h = r->hb + (size_t)t * r->F;
+    r->fn(h, h, r->hb2 + (size_t)t * r->F, r->F);
+}
+
+int llm_glu_down(steno_llm_ctx *c, const llm_glu_rows *glu, int fuse, const char *name, int layer, const steno_mat *W,
+                 int T, float *Y, int64_t ldy) {
+    const steno_xmat_pre pre = {llm_pre_glu, (void *)glu};
+    if (!fuse) {
+        for (int t = 0; t < T; t++) llm_pre_glu(pre.ctx, t);
+        llm_dump(c, name, layer, glu->hb, T, glu->F);
+    }
+    return llm_matmul_n_pre(c, fuse ? &pre : NULL, 1, &W, glu->hb, T, &Y, &ldy);
+}
+
 steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float *logits) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;

@@ -33,19 +33,6 @@ static void g3_pre_norm(void *arg, int t) {
     steno_rmsnorm_ggml(r->xb + (size_t)t * E, x, r->w, E, r->hp->norm_eps);
 }
 
-typedef struct {
-    float *hb;
-    const float *hb2;
-    int F, f32;
-} g3_geglu_rows;
-
-static void g3_pre_geglu(void *arg, int t) {
-    const g3_geglu_rows *r = arg;
-    float *h = r->hb + (size_t)t * r->F;
-    if (r->f32) steno_geglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
-    else steno_geglu_ggml(h, h, r->hb2 + (size_t)t * r->F, r->F);
-}
-
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
@@ -69,7 +56,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
      * conversion (the MLP's in the next layer's, the last one after the loop); with one, each step
      * runs whole where the dumps expect its result. */
     const int fuse = !c->dump;
-    const g3_geglu_rows gg = {hb, hb2, F, c->p.compute == STENO_LLM_COMPUTE_F32};
+    const llm_glu_rows gg = {hb, hb2, F, c->p.compute == STENO_LLM_COMPUTE_F32 ? steno_geglu : steno_geglu_ggml};
     for (int l = 0; l < hp->n_layer; l++) {
         const llm_layer *L = &m->layers[l];
         const float base = hp->is_swa[l] ? hp->rope_base_swa : hp->rope_base;
@@ -120,15 +107,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_gate", l, hb, T, F);
         llm_dump(c, "ffn_up", l, hb2, T, F);
-        steno_xmat_pre pre_gg = {g3_pre_geglu, (void *)&gg};
-        if (!fuse) {
-            for (int t = 0; t < T; t++) g3_pre_geglu(pre_gg.ctx, t);
-            llm_dump(c, "ffn_geglu", l, hb, T, F);
-        }
-        const steno_mat *wd = &L->ffn_down;
-        float *yd = xb2;
-        const int64_t ld = E;
-        if (llm_matmul_n_pre(c, fuse ? &pre_gg : NULL, 1, &wd, hb, T, &yd, &ld))
+        if (llm_glu_down(c, &gg, fuse, "ffn_geglu", l, &L->ffn_down, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
         if (!fuse) {

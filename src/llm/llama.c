@@ -30,19 +30,6 @@ static void pre_norm(void *arg, int t) {
     else steno_rmsnorm_ggml(y, x, r->w, E, r->hp->norm_eps);
 }
 
-typedef struct {
-    float *hb;
-    const float *hb2;
-    int F, ggml;
-} swiglu_rows;
-
-static void pre_swiglu(void *arg, int t) {
-    const swiglu_rows *r = arg;
-    float *h = r->hb + (size_t)t * r->F;
-    if (r->ggml) steno_ggml_swiglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
-    else steno_swiglu(h, h, r->hb2 + (size_t)t * r->F, r->F);
-}
-
 steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
@@ -62,7 +49,8 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
      * (the add after the MLP in the next layer's, the last one after the loop); with one, each step
      * runs whole where the dumps expect its result. */
     const int fuse = !c->dump;
-    const swiglu_rows sw = {hb, hb2, F, !hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available()};
+    const int ggml_swiglu = !hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available();
+    const llm_glu_rows sw = {hb, hb2, F, ggml_swiglu ? steno_ggml_swiglu : steno_swiglu};
     for (int l = 0; l < hp->n_layer; l++) {
         const llm_layer *L = &m->layers[l];
 
@@ -109,15 +97,7 @@ steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const
         const int64_t lgu[2] = {F, F};
         if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
-        steno_xmat_pre pre_sw = {pre_swiglu, (void *)&sw};
-        if (!fuse) {
-            for (int t = 0; t < T; t++) pre_swiglu(pre_sw.ctx, t);
-            llm_dump(c, "ffn_swiglu", l, hb, T, F);
-        }
-        const steno_mat *wd = &L->ffn_down;
-        float *yd = xb2;
-        const int64_t ld = E;
-        if (llm_matmul_n_pre(c, fuse ? &pre_sw : NULL, 1, &wd, hb, T, &yd, &ld))
+        if (llm_glu_down(c, &sw, fuse, "ffn_swiglu", l, &L->ffn_down, T, xb2, E))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         llm_dump(c, "ffn_out", l, xb2, T, E);
         if (!fuse) {

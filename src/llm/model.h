@@ -155,6 +155,22 @@ int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const floa
 int llm_matmul_n_pre(steno_llm_ctx *c, const steno_xmat_pre *pre, int nm, const steno_mat *const *W, const float *X,
                      int T, float *const *Y, const int64_t *ldy);
 
+/** The gated unit of the MLP row by row, as a prologue of the down projection: row t of hb
+ *  ([T][F]) becomes fn(gate = hb row t, up = hb2 row t) (SwiGLU or GeGLU, element-wise). */
+typedef struct {
+    float *hb;
+    const float *hb2;
+    int F;
+    void (*fn)(float *h, const float *g, const float *u, int n);
+} llm_glu_rows;
+void llm_pre_glu(void *arg, int t);
+
+/** The MLP's down projection Y = glu(hb, hb2) · Wᵀ ([T][ldy]): the gated unit inside the product's
+ *  conversion when fuse, else whole on the caller first and dumped as `name` (llm_dump). 0 or -1
+ *  (NOMEM). */
+int llm_glu_down(steno_llm_ctx *c, const llm_glu_rows *glu, int fuse, const char *name, int layer, const steno_mat *W,
+                 int T, float *Y, int64_t ldy);
+
 /** Fills kp's quantization fields from the context params (context.c). */
 void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);
 
