@@ -14,7 +14,8 @@
  * bit-identical to its solo run, for every cache kind (plain, rotating ring after a wrap,
  * TurboQuant 3-bit, Q8 affine; Gemma 3 the first three, stories260K the first two: its head_dim 8
  * cannot be quantized) and, for SmolLM2 and Gemma 3, the plain cache under --compute fast (the
- * fast path's kernels), for 1 and 2 threads (the cache-on pass with 1 unless STENO_TEST_FULL=1),
+ * fast path's kernels); with STENO_TEST_FULL=1 also Q4 affine, TurboQuant 4- and 2-bit and
+ * Gemma 3's Q8 — every kind steno has; for 1 and 2 threads (the cache-on pass with 1 unless STENO_TEST_FULL=1),
  * and with the prompt cache off and on: on, a row
  * that finishes saves its state (prompt_cache_store) and an arriving prompt starts from the entry
  * sharing the longest prefix (prompt_cache_restore) — each next turn restores its earlier turn's
@@ -235,8 +236,11 @@ static void run_model(const char *label, const char *path, unsigned kind_mask, i
                           {"rotating(32,keep 4)", STENO_KV_QUANT_PLAIN, 32, 4, STENO_LLM_COMPUTE_GGML},
                           {"tq3", STENO_KV_QUANT_TQ3, 0, 0, STENO_LLM_COMPUTE_GGML},
                           {"q8", STENO_KV_QUANT_Q8, 0, 0, STENO_LLM_COMPUTE_GGML},
-                          {"plain, --compute fast", STENO_KV_QUANT_PLAIN, 0, 0, STENO_LLM_COMPUTE_FAST}};
-    for (int ki = 0; ki < 5; ki++) {
+                          {"plain, --compute fast", STENO_KV_QUANT_PLAIN, 0, 0, STENO_LLM_COMPUTE_FAST},
+                          {"q4", STENO_KV_QUANT_Q4, 0, 0, STENO_LLM_COMPUTE_GGML},
+                          {"tq4", STENO_KV_QUANT_TQ4, 0, 0, STENO_LLM_COMPUTE_GGML},
+                          {"tq2", STENO_KV_QUANT_TQ2, 0, 0, STENO_LLM_COMPUTE_GGML}};
+    for (int ki = 0; ki < (int)(sizeof kinds / sizeof kinds[0]); ki++) {
         if (!(kind_mask >> ki & 1)) continue;
         /* the solo reference once (its thread-count invariance is test_llm_stories' and
          * test_llm_parity's); the batched run with 1 and 2 threads against it */
@@ -282,14 +286,16 @@ int main(void) {
     /* kinds by bit: 1 plain, 2 rotating, 4 tq3, 8 q8 (stories260K's head_dim 8 cannot be
      * quantized), 16 plain with the fast path's arithmetic (its x8 kernels convert 4 or more rows
      * in parallel and run the forward's per-row steps inside that conversion; stories260K is f32,
-     * which the fast path leaves to llama.cpp's arithmetic). CI's time: all for SmolLM2, four for
-     * Gemma 3 (q8 left out; its 512-token
+     * which the fast path leaves to llama.cpp's arithmetic); with STENO_TEST_FULL=1 also 32 q4,
+     * 64 tq4, 128 tq2 and Gemma 3's q8: every cache kind. CI's time: the first five for SmolLM2,
+     * four for Gemma 3 (q8 left out; its 512-token
      * sliding-window rings do not wrap with these prompts, the rotating kind's 32-slot rings do);
      * under the sanitizers stories260K's two and SmolLM2's tq3 (with the prompt cache on only:
      * the same pass, plus the cache) */
     run_model("stories260K", path, 1 | 2, sanitize ? 1 : 2, 3);
     const char *models[] = {"smollm2", "gemma3"};
-    const unsigned mask[2] = {sanitize ? 4 : 31, sanitize ? 0 : 1 | 2 | 4 | 16};
+    const unsigned more = g_full ? 32 | 64 | 128 : 0;
+    const unsigned mask[2] = {sanitize ? 4 : 31 | more, sanitize ? 0 : 1 | 2 | 4 | 16 | (more ? 8 | more : 0)};
     for (int i = 0; i < 2; i++) {
         if (!mask[i]) continue;
         if (steno_llm_resolve(models[i], path, sizeof path) != STENO_OK) {
