@@ -12,7 +12,8 @@ tok/s from steno's stderr line and the ratio to plain, the best run's (on a shar
 least disturbed run is the steadier estimate of the uncontended speed), the paired ratio (the
 median over repetitions of a mode's tok/s divided by the plain run of the same repetition: the
 modes of one repetition run back to back, in an order rotated each repetition, so a drift of the
-machine's speed between repetitions cancels), plus the acceptance.
+machine's speed between repetitions cancels) with its 95 % confidence interval (distribution-free,
+tools/bench_stats.py; it needs --reps 6 or more), plus the acceptance.
 Every speculative text must equal the plain one (checked; a difference is an error).
 
 Usage: python3 tools/bench_spec.py [--steno build/steno] [--model smollm2] [--threads 2] [--reps 3]
@@ -25,6 +26,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+from bench_stats import median_ci
 
 WORKLOADS = {
     "summary": "Repeat the following paragraph word for word, then summarize it in one sentence.\n\n"
@@ -103,8 +106,8 @@ def main():
             if m != "plain" and m not in want:
                 del MODES[m]
     print(f"| workload | mode | decode tok/s (median of {args.reps}) | vs plain | best run | vs plain's best "
-          f"| paired ratio (median, min–max) | drafts accepted |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"| paired ratio (median, min–max) | 95 % CI of the paired median | drafts accepted |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for w, text in WORKLOADS.items():
         tps = {m: [] for m in MODES}
         acc = {}
@@ -126,8 +129,10 @@ def main():
             med = statistics.median(tps[m])
             a = acc.get(m)
             pr = [t / b for t, b in zip(tps[m], tps["plain"])]
+            ci = median_ci(pr)
             print(f"| {w} | {m} | {med:.1f} | {med / base:.2f}x | {max(tps[m]):.1f} | {max(tps[m]) / top:.2f}x | "
                   f"{statistics.median(pr):.3f}x ({min(pr):.2f}–{max(pr):.2f}) | "
+                  f"{f'{ci[0]:.3f}–{ci[1]:.3f}' if ci else '- (reps < 6)'} | "
                   f"{f'{a[0]} / {a[1]} ({100 * a[0] / max(a[1], 1):.0f} %)' if a else '-'} |")
 
 

@@ -7,7 +7,8 @@ repetition, the configurations' order rotated each repetition (interleaved), and
 table of medians: decoder tokens/s by wall time and by CPU time (the process's CPU seconds in the
 decoder: steadier than wall time on a shared machine), the process's wall time, the acceptance
 rate, the ratio of decoder tokens/s to plain's, and the paired ratio (the median over repetitions of
-each run's decoder tokens/s over the same repetition's plain run). The tokens of every run are checked equal to
+each run's decoder tokens/s over the same repetition's plain run) with its 95 % confidence interval
+(distribution-free, tools/bench_stats.py; --reps 6 or more). The tokens of every run are checked equal to
 plain's (the bench refuses to report a drafter that changed them).
 
 usage: python3 tools/bench_whisper_spec.py [--steno build/steno] [--model base] [--threads 1]
@@ -24,6 +25,8 @@ import subprocess
 import tempfile
 import sys
 import time
+
+from bench_stats import median_ci
 
 CONFIGS = [("plain", ["--draft-kind", "none"]),
            ("ngram", ["--draft-kind", "ngram"]),
@@ -110,8 +113,8 @@ def main():
                     rep, name, cname, r["tokens"], r["sec"], r["cpu"], r["wall"], r["acc"], r["drafted"]), flush=True)
     print()
     print("| input | drafter | decoder tok/s (wall) | × plain | decoder tok/s (CPU) | × plain | paired × plain "
-          "(median, min–max) | process wall s | accepted / drafted |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "(median, min–max) | 95 % CI of the paired median | process wall s | accepted / drafted |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, _ in sets:
         plain = res[(name, "plain")]
         p_w = statistics.median(r["tokens"] / r["sec"] for r in plain)
@@ -127,10 +130,12 @@ def main():
             # each repetition's decoder tok/s (wall) over that repetition's plain run: a drift of
             # the machine's speed between repetitions cancels
             pr = [(r["tokens"] / r["sec"]) / (q["tokens"] / q["sec"]) for r, q in zip(rs, plain)]
+            ci = median_ci(pr)
             acc = "%d / %d (%.0f %%)" % (rs[0]["acc"], rs[0]["drafted"],
                                          100.0 * rs[0]["acc"] / rs[0]["drafted"]) if rs[0]["drafted"] else "—"
-            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.3f (%.2f–%.2f) | %.1f | %s |" % (
-                name, cname, w, w / p_w, c, c / p_c, statistics.median(pr), min(pr), max(pr), wall, acc))
+            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.3f (%.2f–%.2f) | %s | %.1f | %s |" % (
+                name, cname, w, w / p_w, c, c / p_c, statistics.median(pr), min(pr), max(pr),
+                "%.3f–%.3f" % ci if ci else "— (reps < 6)", wall, acc))
 
 
 if __name__ == "__main__":
