@@ -66,6 +66,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const int threads = atoi(argv[2]), n_predict = atoi(argv[3]), reps = atoi(argv[4]);
+    if (threads < 1 || n_predict < 1 || n_predict > MAXTOK || reps < 1)
+        return fprintf(stderr, "THREADS and REPS must be >= 1, N within 1..%d\n", MAXTOK), 2;
     char path[4096];
     steno_llm *m;
     if (steno_llm_resolve(argv[1], path, sizeof path) || steno_llm_load(path, NULL, &m))
