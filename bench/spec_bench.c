@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/spec_verdict.h"
+#include "steno.h"
 #include "steno_llm.h"
 
 #define MAXM 8
@@ -76,7 +77,9 @@ int main(int argc, char **argv) {
     if (!f) return fprintf(stderr, "%s: cannot open\n", argv[5]), 1;
     static char text[1 << 16];
     const size_t tl = fread(text, 1, sizeof text - 1, f);
+    const int more = fgetc(f) != EOF;
     fclose(f);
+    if (more) return fprintf(stderr, "%s: longer than %zu bytes\n", argv[5], sizeof text - 1), 2;
     int *prompt = NULL, np = 0;
     if (steno_llm_tokenize(m, text, tl, 1, 1, &prompt, &np)) return fprintf(stderr, "tokenize\n"), 1;
 
@@ -86,12 +89,16 @@ int main(int argc, char **argv) {
     int nm = 0;
     char modes[1024];
     snprintf(modes, sizeof modes, "%s", argv[6]);
-    for (char *tok = strtok(modes, ","); tok && nm < MAXM; tok = strtok(NULL, ",")) {
+    for (char *tok = strtok(modes, ","); tok; tok = strtok(NULL, ",")) {
+        if (nm == MAXM) return fprintf(stderr, "at most %d modes\n", MAXM), 2;
         name[nm] = tok;
         sp[nm] = steno_spec_default_params();
         if (!strcmp(tok, "plain")) sp[nm].kind = STENO_DRAFT_NONE;
         else if (!strcmp(tok, "ngram")) sp[nm].kind = STENO_DRAFT_NGRAM;
-        else if (!strncmp(tok, "layers:", 7)) sp[nm].kind = STENO_DRAFT_LAYERS, sp[nm].draft_layers = atoi(tok + 7);
+        else if (!strncmp(tok, "layers:", 7)) {
+            sp[nm].kind = STENO_DRAFT_LAYERS, sp[nm].draft_layers = atoi(tok + 7);
+            if (sp[nm].draft_layers < 1) return fprintf(stderr, "%s: need layers:K with K >= 1\n", tok), 2;
+        }
         else if (!strncmp(tok, "model:", 6)) {
             if (steno_llm_load(tok + 6, NULL, &dm[nm])) return fprintf(stderr, "%s: cannot load\n", tok + 6), 1;
             sp[nm].kind = STENO_DRAFT_MODEL, sp[nm].draft_model = dm[nm];
@@ -99,7 +106,7 @@ int main(int argc, char **argv) {
             return fprintf(stderr, "%s: unknown mode\n", tok), 2;
         nm++;
     }
-    if (strcmp(name[0], "plain")) return fprintf(stderr, "the first mode must be plain\n"), 2;
+    if (nm == 0 || strcmp(name[0], "plain")) return fprintf(stderr, "the first mode must be plain\n"), 2;
 
     steno_llm_info info;
     steno_llm_get_info(m, &info);
@@ -126,7 +133,7 @@ int main(int argc, char **argv) {
             steno_gen_stats st;
             steno_spec_stats ss;
             if (steno_llm_generate_spec(c, s, prompt, np, n_predict, on_token, t, &sp[mi], &st, &ss))
-                return fprintf(stderr, "%s: generate failed\n", name[mi]), 1;
+                return fprintf(stderr, "%s: %s\n", name[mi], steno_errmsg()), 1;
             steno_sampler_free(s);
             if (t != &ref && (t->n != ref.n || memcmp(t->tok, ref.tok, sizeof(int) * (size_t)ref.n)))
                 return fprintf(stderr, "%s: tokens differ from plain decoding's\n", name[mi]), 1;
