@@ -381,7 +381,10 @@ try:
     t.check(rc1 == 0, f"r1 exited 0 after SIGTERM (got {rc1})")
     log1 = r1.log()
     tail = log1[log1.find("SIGTERM: finishing"):] if "SIGTERM: finishing" in log1 else ""
-    if not t.check("SIGTERM: finishing 1 request(s)" in log1 and f"POST {TRANSCRIBE} 200 " in tail,
+    # The count may include the drainer's own last /metrics poll: its client has read the answer,
+    # but the server counts a request until libmicrohttpd reports it completed (CI saw "2" once).
+    m = re.search(r"SIGTERM: finishing (\d+) request\(s\)", log1)
+    if not t.check(m is not None and 1 <= int(m.group(1)) <= 2 and f"POST {TRANSCRIBE} 200 " in tail,
                    "r1 finished its in-flight request after SIGTERM"):
         print("---- r1 log (tail)\n" + log1[-3000:], flush=True)
     t.check(proxy.wait_status("r0", "UP", 1) and proxy.wait_status("r1", "DOWN", 5),
