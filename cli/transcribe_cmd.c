@@ -1002,6 +1002,18 @@ int steno_cmd_transcribe(int argc, char **argv) {
                                 "target passes",
                         kind_names[o.draft_kind], ds.accepted, ds.drafted,
                         ds.drafted ? 100.0 * (double)ds.accepted / (double)ds.drafted : 0.0, ds.rounds, ds.target_calls);
+            if (speculate) {
+                /* in-run accounting: the rounds against what plain steps of this run would have
+                 * taken for their tokens (filters and the prompt, alike in both, left out) */
+                fprintf(stderr, "; drafting and verify passes %.3f s for %ld tokens", ds.round_seconds, ds.round_tokens);
+                const double step = ds.plain_steps > 0 ? ds.plain_step_seconds / (double)ds.plain_steps : 0.0;
+                if (ds.plain_steps > 0)
+                    fprintf(stderr, ", plain steps %.2f ms each: %.3fx of plain steps in-run", 1e3 * step,
+                            (ds.plain_step_seconds + (double)ds.round_tokens * step) /
+                                (ds.plain_step_seconds + ds.round_seconds));
+                else
+                    fputs(", no plain steps", stderr);
+            }
             fputc('\n', stderr);
         }
         if (!lang) {

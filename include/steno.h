@@ -234,6 +234,16 @@ typedef struct steno_decode_stats {
     long rounds;           /* verify passes that checked at least one drafted token */
     long drafted;          /* drafted tokens */
     long accepted;         /* drafted tokens equal to the target's own choice */
+    /* The time of speculation inside the run, against the same run's plain steps (a drafter's
+     * cost measured without comparing two runs, whose spread on a shared machine can exceed the
+     * difference): single-token target passes of the speculative loop and their wall seconds
+     * (the forward pass alone); the seconds of all drafting (also a lookup that found nothing)
+     * and of the verify passes, and the tokens those verify passes emitted. Plain decoding would
+     * have spent about round_tokens × plain_step_seconds / plain_steps on those tokens. */
+    long plain_steps;
+    double plain_step_seconds;
+    long round_tokens;
+    double round_seconds;
 } steno_decode_stats;
 
 /** The task token of a multilingual model's SOT sequence (<|transcribe|> or <|translate|>). */

@@ -188,6 +188,10 @@ void whisper_spec_add_stats(const whisper_spec *s, steno_decode_stats *st) {
     st->rounds += s->st.rounds;
     st->drafted += s->st.drafted;
     st->accepted += s->st.accepted;
+    st->plain_steps += s->st.plain_steps;
+    st->plain_step_seconds += s->st.plain_step_seconds;
+    st->round_tokens += s->st.round_tokens;
+    st->round_seconds += s->st.round_seconds;
 }
 
 /* Prompt lookup: the continuation of the latest earlier occurrence of the last g tokens (g from
@@ -318,8 +322,16 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
                 s->st.drafted += kd;
             }
             if (st != STENO_OK) break;
-            if (kd == 0) steno_spec_cost_plain(&s->cost, now_s() - t_pass);
-            else steno_spec_cost_round(&s->cost, t_pass - t_draft, kd, now_s() - t_pass);
+            const double t_end = now_s();
+            if (kd == 0) {
+                steno_spec_cost_plain(&s->cost, t_end - t_pass);
+                s->st.plain_steps++;
+                s->st.plain_step_seconds += t_end - t_pass;
+                s->st.round_seconds += t_pass - t_draft; /* a lookup that found nothing */
+            } else {
+                steno_spec_cost_round(&s->cost, t_pass - t_draft, kd, t_end - t_pass);
+                s->st.round_seconds += t_end - t_draft;
+            }
         }
         /* each position's logits under the filters with its own prefix: the plain loop's choice */
         for (int j = 0; j < n_rows; j++) {
@@ -340,6 +352,7 @@ steno_status whisper_spec_sample(whisper_decode_ctx *c, const whisper_prefill *p
         /* the target's cache keeps seq[0..n−1): the inputs of the consumed rows */
         if (passed) whisper_fast_decoder_rollback(c->fdec, n0 - 1 + consumed);
         s->st.accepted += accepted;
+        if (passed && kd > 0) s->st.round_tokens += consumed;
         if (passed) steno_spec_cost_outcome(&s->cost, kd, accepted);
         if (passed) update_k(s, kd, accepted, consumed, now_s() - t_round);
         /* no acceptance would pay for its drafts, or the acceptance seen does not */

@@ -7,7 +7,8 @@ Contract checked:
     --draft-layers 2; model: tiny.en itself as the draft; ngram with a fixed --num-draft-tokens 3)
     every segment equals plain decoding's: tokens, text, start/end, temperature and avg_logprob
     (the verify pass gives each position the very logits of a single-token step, screen included);
-    stderr has the acceptance line "speculation (KIND): A of D drafted tokens accepted";
+    stderr has the acceptance line "speculation (KIND): A of D drafted tokens accepted", and its
+    in-run accounting counts A + N tokens for the N rounds (one more than the accepted per round);
   * with --word-timestamps True and quant, the words (timings, probabilities) are plain's;
   * base on one multilingual clip (language detected) with quant and ngram: the same;
   * usage errors exit 2 with one line: an unknown --draft-kind, --draft-layers at or above the
@@ -20,6 +21,7 @@ Standard library only. Each case prints PASS/FAIL; the last line is "N passed, N
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -84,6 +86,15 @@ def same_as_plain(model, paths, variants, extra=()):
         assert len(lines) == len(paths), "%s: %d acceptance lines for %d files:\n%s" % (
             " ".join(args), len(lines), len(paths), err[-1500:])
         assert all("speculation (%s)" % kind in ln for ln in lines), lines[0]
+        for ln in lines:  # the in-run accounting: each verify round emits its accepted drafts and one token more
+            m = re.search(r": (\d+) of (\d+) drafted tokens accepted \([\d.]+ %\) in (\d+) rounds; \d+ target passes; "
+                          r"drafting and verify passes ([\d.]+) s for (\d+) tokens(?:, no plain steps|, plain steps "
+                          r"([\d.]+) ms each: ([\d.]+)x of plain steps in-run)$", ln)
+            assert m, "%s: no in-run accounting in %r" % (" ".join(args), ln)
+            acc, rounds, tokens = int(m.group(1)), int(m.group(3)), int(m.group(5))
+            assert tokens == acc + rounds, "%s: %d round tokens, %d accepted + %d rounds" % (
+                " ".join(args), tokens, acc, rounds)
+            assert m.group(6) is None or (float(m.group(6)) > 0 and float(m.group(7)) > 0), ln
         print("  %s: %s" % (" ".join(args), "; ".join(ln.split("; ", 1)[1] for ln in lines)))
 
 
