@@ -8,8 +8,10 @@ table of medians: decoder tokens/s by wall time and by CPU time (the process's C
 decoder: steadier than wall time on a shared machine), the process's wall time, the acceptance
 rate, the ratio of decoder tokens/s to plain's, and the paired ratio (the median over repetitions of
 each run's decoder tokens/s over the same repetition's plain run) with its 95 % confidence interval
-(distribution-free, tools/bench_stats.py; --reps 6 or more). The tokens of every run are checked equal to
-plain's (the bench refuses to report a drafter that changed them).
+(distribution-free, tools/bench_stats.py; --reps 6 or more), and the in-run accounting of the
+decoder lines (docs/WHISPER.md "Stats": the speculative rounds against the same run's plain steps,
+over all files of the run; median and interval over repetitions). The tokens of every run are
+checked equal to plain's (the bench refuses to report a drafter that changed them).
 
 usage: python3 tools/bench_whisper_spec.py [--steno build/steno] [--model base] [--threads 1]
                                            [--reps 3] [--shared /work/shared] [--configs a,b]
@@ -40,6 +42,10 @@ DEV = ["jfk.wav", "ls_test-clean_1221-135766-0001.wav", "ls_dev-clean_1272-14123
        "asterisk_en_demo-congrats.wav", "picovoice_leopard_test_es.wav", "picovoice_leopard_test_de.wav"]
 LINE = re.compile(r"decoder: (\d+) tokens in ([\d.]+) s \([\d.]+ tokens/s\), ([\d.]+) s of CPU"
                   r"(?:; speculation \([^)]*\): (\d+) of (\d+) drafted)?")
+# the in-run accounting (docs/WHISPER.md "Stats"): rounds N, target passes M (plain steps M − N),
+# the rounds' seconds and tokens, the mean plain step
+INRUN = re.compile(r"in (\d+) rounds; (\d+) target passes; drafting and verify passes ([\d.]+) s for (\d+) tokens"
+                   r"(?:, plain steps ([\d.]+) ms each)?")
 
 
 def run(a, model, files, extra):
@@ -53,6 +59,16 @@ def run(a, model, files, extra):
         if p.returncode != 0:
             raise SystemExit("failed: %s\n%s" % (" ".join(cmd), err[-2000:]))
         toks, sec, cpu, acc, dr = 0, 0.0, 0.0, 0, 0
+        plain_n, plain_s, round_s, round_t = 0, 0.0, 0.0, 0
+        for m in INRUN.finditer(err):
+            if m.group(5) is not None:
+                n = int(m.group(2)) - int(m.group(1))
+                plain_n += n
+                plain_s += n * float(m.group(5)) / 1e3
+            round_s += float(m.group(3))
+            round_t += int(m.group(4))
+        # F = (plain seconds + K · mean plain step) / (plain seconds + rounds' seconds), over all files
+        inrun = (plain_s + round_t * plain_s / plain_n) / (plain_s + round_s) if plain_n else None
         for m in LINE.finditer(err):
             toks += int(m.group(1))
             sec += float(m.group(2))
@@ -63,7 +79,8 @@ def run(a, model, files, extra):
         for f in files:
             with open(os.path.join(out, os.path.splitext(os.path.basename(f))[0] + ".json")) as fh:
                 tokens.append([t for s in json.load(fh)["segments"] for t in s["tokens"]])
-        return {"tokens": toks, "sec": sec, "cpu": cpu, "acc": acc, "drafted": dr, "wall": wall, "out": tokens}
+        return {"tokens": toks, "sec": sec, "cpu": cpu, "acc": acc, "drafted": dr, "wall": wall, "out": tokens,
+                "inrun": inrun}
 
 
 def main():
@@ -113,8 +130,9 @@ def main():
                     rep, name, cname, r["tokens"], r["sec"], r["cpu"], r["wall"], r["acc"], r["drafted"]), flush=True)
     print()
     print("| input | drafter | decoder tok/s (wall) | × plain | decoder tok/s (CPU) | × plain | paired × plain "
-          "(median, min–max) | 95 % CI of the paired median | process wall s | accepted / drafted |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "(median, min–max) | 95 % CI of the paired median | process wall s | accepted / drafted | in-run × plain "
+          "steps (median, 95 % CI) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, _ in sets:
         plain = res[(name, "plain")]
         p_w = statistics.median(r["tokens"] / r["sec"] for r in plain)
@@ -133,9 +151,12 @@ def main():
             ci = median_ci(pr)
             acc = "%d / %d (%.0f %%)" % (rs[0]["acc"], rs[0]["drafted"],
                                          100.0 * rs[0]["acc"] / rs[0]["drafted"]) if rs[0]["drafted"] else "—"
-            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.3f (%.2f–%.2f) | %s | %.1f | %s |" % (
+            fs = [r["inrun"] for r in rs if r["inrun"] is not None]
+            fci = median_ci(fs) if len(fs) >= 6 else None
+            inrun = "—" if not fs else "%.3f%s" % (statistics.median(fs), " (%.3f–%.3f)" % fci if fci else "")
+            print("| %s | %s | %.1f | %.2f | %.1f | %.2f | %.3f (%.2f–%.2f) | %s | %.1f | %s | %s |" % (
                 name, cname, w, w / p_w, c, c / p_c, statistics.median(pr), min(pr), max(pr),
-                "%.3f–%.3f" % ci if ci else "— (reps < 6)", wall, acc))
+                "%.3f–%.3f" % ci if ci else "— (reps < 6)", wall, acc, inrun))
 
 
 if __name__ == "__main__":
