@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_median.h"
 #include "core/spec_verdict.h"
 #include "steno.h"
 #include "steno_llm.h"
@@ -39,25 +40,6 @@ static int on_token(void *user, int token, const char *piece, int len) {
     tokens *t = user;
     if (t->n < MAXTOK) t->tok[t->n++] = token;
     return 0;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* the sign test's 95 % interval for the median of n sorted values: ranks k and n + 1 − k */
-static int ci_rank(int n) {
-    double tail = 0.0;
-    int k = 0;
-    while (k < n) {
-        /* C(n, k) / 2^n, in logs against overflow */
-        const double c = exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) - n * log(2.0));
-        if (tail + c > 0.025) break;
-        tail += c;
-        k++;
-    }
-    return k; /* 0: too few values */
 }
 
 int main(int argc, char **argv) {

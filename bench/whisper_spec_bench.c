@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_median.h"
 #include "core/spec_verdict.h"
 #include "steno.h"
 
@@ -58,25 +59,6 @@ static double now_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* the sign test's 95 % interval for the median of n sorted values: ranks k and n + 1 − k
- * (tools/bench_stats.py median_ci) */
-static int ci_rank(int n) {
-    double tail = 0.0;
-    int k = 0;
-    while (k < n) {
-        const double c = exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) - n * log(2.0));
-        if (tail + c > 0.025) break;
-        tail += c;
-        k++;
-    }
-    return k; /* 0: too few values */
 }
 
 static double median_sorted(const double *v, int n) { return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]); }

@@ -25,18 +25,18 @@ extern "C" {
 /** The version of this header (SemVer; docs/API.md). CMakeLists.txt refuses to configure when it
  *  differs from project(VERSION), so it is also the version of the library built with it.
  *  STENO_VERSION_NUMBER = major * 10000 + minor * 100 + patch, for #if tests. */
-#define STENO_VERSION "2.0.0"
-#define STENO_VERSION_MAJOR 2
+#define STENO_VERSION "3.0.0"
+#define STENO_VERSION_MAJOR 3
 #define STENO_VERSION_MINOR 0
 #define STENO_VERSION_PATCH 0
 #define STENO_VERSION_NUMBER (STENO_VERSION_MAJOR * 10000 + STENO_VERSION_MINOR * 100 + STENO_VERSION_PATCH)
 #define STENO_SAMPLE_RATE 16000
 
-/** The version of the library actually loaded ("2.0.0"), which may be newer than the header a
+/** The version of the library actually loaded ("3.0.0"), which may be newer than the header a
  *  program was compiled with (same SONAME: same major, see docs/API.md). Static storage, never
  *  freed; thread-safe; never fails. */
 const char *steno_version(void);
-/** The same as a number: major * 10000 + minor * 100 + patch (20000 for 2.0.0), comparable with
+/** The same as a number: major * 10000 + minor * 100 + patch (30000 for 3.0.0), comparable with
  *  STENO_VERSION_NUMBER. Thread-safe; never fails. */
 int steno_version_number(void);
 

@@ -1,4 +1,4 @@
-"""setup.py — only marks the wheel as platform-specific: it bundles steno/_native/libsteno.so.2
+"""setup.py — only marks the wheel as platform-specific: it bundles steno/_native/libsteno.so.3
 (a Linux shared library, loaded with ctypes, so any Python 3 can use it: tag py3-none-<platform>).
 Everything else is in pyproject.toml. Build with scripts/build_wheel.sh."""
 

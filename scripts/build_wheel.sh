@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# build_wheel.sh BUILD_DIR OUT_DIR — the steno Python wheel (python/) with libsteno.so.2 inside.
+# build_wheel.sh BUILD_DIR OUT_DIR — the steno Python wheel (python/) with libsteno.so.3 inside.
 #
 # Builds the CMake target steno_shared in BUILD_DIR (configuring a Release build there first when
 # BUILD_DIR has no CMakeCache.txt), stages python/ with the library copied to
-# steno/_native/libsteno.so.2, and packs it with pip (isolated build: the pinned setuptools/wheel of
+# steno/_native/libsteno.so.3, and packs it with pip (isolated build: the pinned setuptools/wheel of
 # python/pyproject.toml, from PyPI) into OUT_DIR/steno-<version>-py3-none-<platform>.whl.
-# Prints the wheel's path as the last line. The wheel's libsteno.so.2 links the system's FFmpeg,
+# Prints the wheel's path as the last line. The wheel's libsteno.so.3 links the system's FFmpeg,
 # OpenBLAS, cJSON, PCRE2 and libcrypto (scripts/install_deps.sh).
 set -euo pipefail
 if [ $# -ne 2 ]; then
@@ -22,7 +22,7 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
     cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 cmake --build "$BUILD" --target steno_shared -j "$JOBS" >/dev/null
-LIB="$BUILD/libsteno.so.2"
+LIB="$BUILD/libsteno.so.3"
 [ -e "$LIB" ] || { echo "$0: $LIB was not built" >&2; exit 1; }
 
 STAGE="$BUILD/py-stage"
@@ -32,7 +32,7 @@ cp "$ROOT/python/pyproject.toml" "$ROOT/python/setup.py" "$ROOT/python/README.md
 cp -r "$ROOT/python/steno" "$STAGE/steno"
 find "$STAGE" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p "$STAGE/steno/_native"
-cp -L "$LIB" "$STAGE/steno/_native/libsteno.so.2"
+cp -L "$LIB" "$STAGE/steno/_native/libsteno.so.3"
 
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"

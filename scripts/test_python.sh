@@ -5,7 +5,7 @@
 #    (scripts/build_wheel.sh BUILD_DIR BUILD_DIR/dist);
 # 2. creates a fresh venv BUILD_DIR/py-venv and installs the wheel, pinned pytest and numpy (PyPI);
 # 3. runs pytest on python/tests from BUILD_DIR with that venv: `import steno` is the installed
-#    package with its bundled libsteno.so.2 (PYTHONPATH and STENO_LIBRARY are unset).
+#    package with its bundled libsteno.so.3 (PYTHONPATH and STENO_LIBRARY are unset).
 # Needs the tiny.en Whisper model (scripts/fetch_model.sh), SmolLM2 (scripts/fetch_llm_models.sh)
 # and ../shared (audio clips, stories260K); a missing one fails its tests.
 set -euo pipefail

@@ -8,7 +8,7 @@
     >>> llm = steno.LLM("smollm2")
     >>> llm.chat([{"role": "user", "content": "Hi!"}], temperature=0)
 
-The bindings call the C library libsteno.so.2 (bundled in the wheel; $STENO_LIBRARY overrides it).
+The bindings call the C library libsteno.so.3 (bundled in the wheel; $STENO_LIBRARY overrides it).
 See docs/PYTHON.md.
 """
 
@@ -24,7 +24,7 @@ from .whisper import (
     resolve_model,
 )
 
-__version__ = "2.0.0"
+__version__ = "3.0.0"
 
 __all__ = [
     "LIBRARY_PATH",

@@ -6,9 +6,9 @@ and compares them with ctypes). Defaults are never hard-coded here: the *_defaul
 functions of the library are called and their result adjusted.
 
 The shared library is found in this order:
-  1. $STENO_LIBRARY (a path to libsteno.so.2, or any name ctypes.CDLL accepts);
-  2. the copy bundled in the wheel: steno/_native/libsteno.so.2;
-  3. the system loader's libsteno.so.2 (LD_LIBRARY_PATH, ldconfig).
+  1. $STENO_LIBRARY (a path to libsteno.so.3, or any name ctypes.CDLL accepts);
+  2. the copy bundled in the wheel: steno/_native/libsteno.so.3;
+  3. the system loader's libsteno.so.3 (LD_LIBRARY_PATH, ldconfig).
 
 ctypes.CDLL releases the GIL around every foreign call, so a transcription or a generation running
 in one Python thread lets other Python threads run (and call into steno) at the same time.
@@ -314,7 +314,7 @@ STRUCTS: Dict[str, Type[Structure]] = {
 
 # --- loading ----------------------------------------------------------------------------------
 
-_BUNDLED = Path(__file__).resolve().parent / "_native" / "libsteno.so.2"
+_BUNDLED = Path(__file__).resolve().parent / "_native" / "libsteno.so.3"
 
 
 _SSE_ONLY_CORES = {"prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "atom",
@@ -368,7 +368,7 @@ def _load() -> "tuple[ctypes.CDLL, str]":
     else:
         if _BUNDLED.exists():
             candidates.append(str(_BUNDLED))
-        candidates.append("libsteno.so.2")
+        candidates.append("libsteno.so.3")
     for c in candidates:
         try:
             return ctypes.CDLL(c), c
@@ -377,7 +377,7 @@ def _load() -> "tuple[ctypes.CDLL, str]":
     raise ImportError(
         "steno: cannot load the steno shared library; tried: "
         + "; ".join(tried)
-        + ". Set STENO_LIBRARY to the path of libsteno.so.2, or install the steno wheel "
+        + ". Set STENO_LIBRARY to the path of libsteno.so.3, or install the steno wheel "
         "(scripts/build_wheel.sh), which bundles it. Its dependencies are Debian packages "
         "(scripts/install_deps.sh: FFmpeg's libav*, OpenBLAS, cJSON, PCRE2, libcrypto)."
     )

@@ -24,7 +24,7 @@ GREEDY = dict(beam_size=1, best_of=1)  # the CLI's default decoding (greedy, bes
 def test_installed_package_is_used():
     # the tests run against the installed wheel, not the repository's python/ folder
     assert not Path(steno.__file__).resolve().is_relative_to((REPO / "python").resolve()), steno.__file__
-    assert Path(steno.LIBRARY_PATH).name == "libsteno.so.2"
+    assert Path(steno.LIBRARY_PATH).name == "libsteno.so.3"
     if not os.environ.get("STENO_LIBRARY"):
         assert Path(steno.LIBRARY_PATH).parent.name == "_native", steno.LIBRARY_PATH
 
