@@ -119,13 +119,13 @@ int main(int argc, char **argv) {
     if (nm == 0 || strcmp(name[0], "plain")) return fprintf(stderr, "the first mode must be plain\n"), 2;
 
     steno_whisper *w;
-    if (steno_whisper_load(argv[1], threads, &w)) return fprintf(stderr, "%s: %s\n", argv[1], steno_errmsg()), 1;
+    if (steno_whisper_load(argv[1], threads, &w)) return fprintf(stderr, "%s\n", steno_errmsg()), 1; /* names it */
     float *pcm[MAXF];
     size_t npcm[MAXF];
     double audio_s = 0.0;
     for (int f = 0; f < nf; f++) {
         if (steno_audio_load(argv[5 + f], &pcm[f], &npcm[f]))
-            return fprintf(stderr, "%s: %s\n", argv[5 + f], steno_errmsg()), 1;
+            return fprintf(stderr, "%s\n", steno_errmsg()), 1; /* names the file */
         audio_s += (double)npcm[f] / 16000.0;
     }
 
