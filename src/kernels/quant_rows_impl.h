@@ -60,12 +60,12 @@ RW_INLINE __m256 rw_load_n(const float *p, const int k) {
 }
 
 /* The NR columns' block scale products dx·dy[c] (c < NR ≤ 12) in two vectors, one multiply per
- * 8 columns instead of one per column; rw_scale_of broadcasts column c's in-lane (vpermilps of a
+ * 8 columns instead of one per column; RW_SCALE_OF broadcasts column c's in-lane (vpermilps of a
  * 128-bit half duplicated once per block). The same IEEE products as _mm256_mul_ps(set1(dx),
  * broadcast(dy[c])), so the sums keep their bits, and the multiply ports do two ops per block and
- * column instead of three. */
-/* from this many columns on; fewer keep the per-column multiply (measured on Zen 4, one thread,
- * bench/matmul_rows.c: 4–8 % faster q8_0 at T = 8 and 16, q5_0 ~2 %; at T = 4 q5_0 was 6 % slower) */
+ * column instead of three. Used from RW_SCALES_FROM columns on; fewer keep the per-column multiply
+ * (Zen 4, one thread, bench/matmul_rows.c: the q8_0 head 5–7 % faster at T = 8 and 16, q5_0 1–2 %;
+ * at T = 4 q5_0 was 6 % slower; docs/PERFORMANCE.md session 30). */
 #define RW_SCALES_FROM 8
 
 typedef struct {
