@@ -16,7 +16,9 @@
  * median wall time of all files (encoder included), drafted / accepted per run, and the in-run
  * accounting of steno_decode_stats (median and interval over runs): the speculative rounds' time
  * against what the same run's plain steps would have taken for their tokens — a cost measured
- * within one run, which the spread between runs does not blur.
+ * within one run, which the spread between runs does not blur ("-": no run had a plain step to
+ * measure against; F > 1: the drafter paid). MODEL_DIR is a model directory
+ * (~/.cache/steno/models/base), not a name.
  *
  *   cc -O2 -std=c17 -Iinclude -Isrc bench/whisper_spec_bench.c build/libsteno.a \
  *      $(pkg-config --libs openblas libavformat libavcodec libswresample libavutil libcjson libpcre2-8 zlib) \
@@ -25,6 +27,7 @@
  * Modes: plain, ngram, quant (q8_0 drafter), quant4 (q4_0), layers (half the decoder layers) or
  * layers:K; adaptive draft length unless "@N" follows (quant@8: 8 drafted tokens every round). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,14 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* a whole decimal number in lo..hi, or lo − 1 */
+static int parse_int(const char *t, int lo, int hi) {
+    char *end;
+    errno = 0;
+    const long v = strtol(t, &end, 10);
+    return errno || end == t || *end || v < lo || v > hi ? lo - 1 : (int)v;
+}
+
 static double median_sorted(const double *v, int n) { return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]); }
 
 /* one row of the table: the median of values[r] and of values[r] / plain[r], with the interval */
@@ -78,8 +89,8 @@ int main(int argc, char **argv) {
                         "(modes: plain|ngram|quant|quant4|layers|layers:K, each optionally @N)\n", argv[0]);
         return 2;
     }
-    const int threads = atoi(argv[2]), reps = atoi(argv[3]), nf = argc - 5;
-    if (threads < 1 || reps < 1) return fprintf(stderr, "THREADS and REPS must be >= 1\n"), 2;
+    const int threads = parse_int(argv[2], 1, 1024), reps = parse_int(argv[3], 1, 100000), nf = argc - 5;
+    if (threads < 1 || reps < 1) return fprintf(stderr, "THREADS (1..1024) and REPS (1..100000): whole numbers\n"), 2;
     if (nf > MAXF) return fprintf(stderr, "at most %d files\n", MAXF), 2;
 
     const char *name[MAXM];
@@ -94,11 +105,12 @@ int main(int argc, char **argv) {
         steno_transcribe_params *p = &tp[nm];
         *p = steno_transcribe_default_params();
         char kind[64];
+        if (strlen(tok) >= sizeof kind) return fprintf(stderr, "%.40s...: mode name too long\n", tok), 2;
         snprintf(kind, sizeof kind, "%s", tok);
         char *at = strchr(kind, '@');
         if (at) {
             *at = 0;
-            p->num_draft_tokens = atoi(at + 1);
+            p->num_draft_tokens = parse_int(at + 1, 1, 32);
             if (p->num_draft_tokens < 1 || p->num_draft_tokens > 32)
                 return fprintf(stderr, "%s: @N takes 1..32\n", tok), 2;
         }
@@ -110,8 +122,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(kind, "quant4")) p->draft_kind = STENO_WDRAFT_QUANT, p->draft_weights = STENO_WEIGHTS_Q4_0;
         else if (!strcmp(kind, "layers")) p->draft_kind = STENO_WDRAFT_LAYERS;
         else if (!strncmp(kind, "layers:", 7)) {
-            p->draft_kind = STENO_WDRAFT_LAYERS, p->draft_layers = atoi(kind + 7);
-            if (p->draft_layers < 1) return fprintf(stderr, "%s: need layers:K with K >= 1\n", tok), 2;
+            p->draft_kind = STENO_WDRAFT_LAYERS, p->draft_layers = parse_int(kind + 7, 1, 1024);
+            if (p->draft_layers < 1) return fprintf(stderr, "%s: need layers:K with K a whole number >= 1\n", tok), 2;
         } else
             return fprintf(stderr, "%s: unknown mode\n", tok), 2;
         nm++;
@@ -157,6 +169,8 @@ int main(int argc, char **argv) {
             const double el = now_s() - t0;
             if (t != &ref && (t->n != ref.n || memcmp(t->tok, ref.tok, sizeof(int) * ref.n)))
                 return fprintf(stderr, "%s: tokens differ from plain decoding's\n", name[mi]), 1;
+            if (ds.tokens == 0 || !(ds.decode_seconds > 0) || !(ds.decode_cpu_seconds > 0))
+                return fprintf(stderr, "%s: the decoder ran no tokens (audio too short?): nothing to time\n", name[mi]), 1;
             if (rep >= 0) {
                 tps[mi * reps + rep] = (double)ds.tokens / ds.decode_seconds;
                 cps[mi * reps + rep] = (double)ds.tokens / ds.decode_cpu_seconds;
@@ -186,12 +200,16 @@ int main(int argc, char **argv) {
         qsort(tmp, (size_t)reps, sizeof(double), cmp_d);
         printf("%.2f | %.1f / %.1f | ", median_sorted(tmp, reps), (double)accepted[mi] / reps,
                (double)drafted[mi] / reps);
-        for (int r = 0; r < reps; r++) tmp[r] = acct[mi * reps + r];
-        if (isnan(tmp[0])) printf("- |\n");
+        int na = 0; /* runs with plain steps to measure against (none: "-") */
+        for (int r = 0; r < reps; r++)
+            if (!isnan(acct[mi * reps + r])) tmp[na++] = acct[mi * reps + r];
+        if (na == 0) printf("- |\n");
         else {
-            qsort(tmp, (size_t)reps, sizeof(double), cmp_d);
-            printf("%.3f", median_sorted(tmp, reps));
-            if (k > 0) printf(" (%.3f–%.3f)", tmp[k - 1], tmp[reps - k]);
+            qsort(tmp, (size_t)na, sizeof(double), cmp_d);
+            const int ka = ci_rank(na);
+            printf("%.3f", median_sorted(tmp, na));
+            if (ka > 0) printf(" (%.3f–%.3f)", tmp[ka - 1], tmp[na - ka]);
+            if (na < reps) printf(", %d of %d runs", na, reps);
             printf(" |\n");
         }
     }

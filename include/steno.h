@@ -234,16 +234,15 @@ typedef struct steno_decode_stats {
     long rounds;           /* verify passes that checked at least one drafted token */
     long drafted;          /* drafted tokens */
     long accepted;         /* drafted tokens equal to the target's own choice */
-    /* The time of speculation inside the run, against the same run's plain steps (a drafter's
+    /* The time of speculation inside the run, against the same run's plain steps: a drafter's
      * cost measured without comparing two runs, whose spread on a shared machine can exceed the
-     * difference): single-token target passes of the speculative loop and their wall seconds
-     * (the forward pass alone); the seconds of all drafting (also a lookup that found nothing)
-     * and of the verify passes, and the tokens those verify passes emitted. Plain decoding would
-     * have spent about round_tokens × plain_step_seconds / plain_steps on those tokens. */
-    long plain_steps;
-    double plain_step_seconds;
-    long round_tokens;
-    double round_seconds;
+     * difference. Plain decoding would have spent about round_tokens × plain_step_seconds /
+     * plain_steps on the rounds' tokens. Like target_calls, all 0 without a drafter.
+     * Invariants: plain_steps + rounds = target_calls; round_tokens = accepted + rounds. */
+    long plain_steps;          /* single-token target passes of the speculative loop */
+    double plain_step_seconds; /* their wall time (the forward pass alone) */
+    long round_tokens;         /* tokens emitted by the verify passes */
+    double round_seconds;      /* all drafting (also lookups that found nothing) and the verify passes */
 } steno_decode_stats;
 
 /** The task token of a multilingual model's SOT sequence (<|transcribe|> or <|translate|>). */
@@ -312,7 +311,9 @@ typedef struct steno_transcribe_params {
      * the batched mode (steno_transcribe_batched) refuses a drafter. */
     steno_whisper_draft draft_kind;     /* STENO_WDRAFT_NONE */
     int num_draft_tokens;               /* most drafted tokens per round, 1..32; 0: adaptive (up to 8,
-                                           longer while drafts are accepted, 0 while they are not) */
+                                           longer while drafts are accepted, 0 while they are not; a
+                                           drafter measured unable to pay is remembered for the rest of
+                                           the process and not drafted with again: timing, never tokens) */
     int draft_layers;                   /* LAYERS: 1..n_text_layers − 1; 0: half of them */
     steno_weights draft_weights;        /* QUANT: STENO_WEIGHTS_Q8_0 or Q4_0 (F16, the zero value,
                                            means Q8_0); needs f16/f32 model weights */
