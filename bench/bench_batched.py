@@ -10,6 +10,9 @@ Engines (each a child process; the wall time includes loading the model, as benc
                                                                       previous text, fallback)
   steno-bN      steno transcribe --threads T --batch-size N FILE    (beam 5, without timestamps)
   steno-bN-greedy  the same with --beam-size 1 (not faster-whisper's default; for the row step alone)
+  steno-bN-q8_0 steno-bN with --weights q8_0 (Lab: int8 weights and activations, the x8 kernels;
+                its WER is in the table beside faster-whisper int8's)
+  steno-seq-q8_0  steno-seq with --weights q8_0
   fw-bN-int8    BatchedInferencePipeline(WhisperModel(dir, compute_type="int8", cpu_threads=T))
   fw-bN-float32   .transcribe(FILE, language="en", batch_size=N), defaults otherwise
 Workloads: long120 (tedlium_long_120s.flac) and long10m (bench/run_bench.py build_long: the
@@ -71,6 +74,8 @@ def main():
 
     engines = [("steno-seq", steno_cmd([]), steno_text), ("steno-b%d" % N, steno_cmd(["--batch-size", str(N)]), steno_text),
                ("steno-b%d-greedy" % N, steno_cmd(["--batch-size", str(N), "--beam-size", "1"]), steno_text),
+               ("steno-b%d-q8_0" % N, steno_cmd(["--batch-size", str(N), "--weights", "q8_0"]), steno_text),
+               ("steno-seq-q8_0", steno_cmd(["--weights", "q8_0"]), steno_text),
                ("fw-b%d-int8" % N, fw_cmd("int8"), fw_text), ("fw-b%d-float32" % N, fw_cmd("float32"), fw_text)]
     if a.baseline:
         if not os.access(a.baseline, os.X_OK):

@@ -183,6 +183,7 @@ void wq_quantize(int type, const float *w, int n_out, int n_in, void *dst, wq_ma
     out->n_in = n_in;
     out->q = dst;
     out->scales = out->biases = NULL;
+    out->x = (steno_xmat){0};
     if (is_mlx(type)) {
         const int bits = mlx_bits(type), G = mlx_g(type), ng = n_in / G;
         const size_t words = (size_t)n_in * bits / 32;

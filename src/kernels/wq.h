@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "kernels/quant.h"
+#include "kernels/xmat.h"
 
 enum {
     WQ_MLX_Q4_G32 = 100,
@@ -46,6 +47,10 @@ typedef struct wq_mat {
     const void *q;
     size_t q_row;
     const uint16_t *scales, *biases;
+    /* The same codes repacked eight rows at a time (kernels/xmat.h) where the loader made that copy
+     * (x.data != NULL; q8_0, q5_0, q4_0, q4_1): the linears then run the x8 kernels and their
+     * arithmetic (whisper/fast_quant.h), q stays for the rows read one at a time (the embedding). */
+    steno_xmat x;
 } wq_mat;
 
 /** Parses a format name: "q8_0", "q5_0", "q5_1", "q4_0", "q4_1", "mlx-q4g32", "mlx-q4g64",

@@ -525,6 +525,14 @@ static void xm_prep_task(void *arg, int col, int n_tasks) {
     }
 }
 
+size_t steno_matmul_x_work_bytes(int type, int64_t n_in, int T) {
+    const int m = kernels()->max_cols, ngroups = (T + m - 1) / m;
+    const size_t per_col = (size_t)(n_in / 32) * (32 + 4 + (type == STENO_T_Q6_K ? 8 : 4));
+    const size_t xq_bytes = (steno_row_size(steno_xmat_act_type(type), n_in) * (size_t)T + 63) & ~(size_t)63;
+    const size_t meta = (sizeof(size_t) + sizeof(int)) * (size_t)(ngroups + 1);
+    return xq_bytes + per_col * (size_t)T + meta + 128;
+}
+
 int steno_matmul_x_n(steno_pool *pool, steno_work *work, int nm, const steno_xmat *const *Wm, const float *X, int T,
                      float *const *Ym, const int64_t *ldym) {
     return steno_matmul_x_pre(pool, work, NULL, nm, Wm, X, T, Ym, ldym);
@@ -551,8 +559,7 @@ int steno_matmul_x_pre(steno_pool *pool, steno_work *work, const steno_xmat_pre 
     const int m = k->max_cols, ngroups = (T + m - 1) / m;
     const size_t per_col = (size_t)nb * (32 + 4 + (W->type == STENO_T_Q6_K ? 8 : 4));
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
-    const size_t meta = (sizeof(size_t) + sizeof(int)) * (size_t)(ngroups + 1);
-    uint8_t *buf = steno_work_get(work, xq_bytes + per_col * (size_t)T + meta + 128);
+    uint8_t *buf = steno_work_get(work, steno_matmul_x_work_bytes(W->type, n, T));
     if (!buf) return -1;
     uint8_t *xq = buf, *ya = buf + xq_bytes;
     size_t *goff = (size_t *)(((uintptr_t)(ya + per_col * (size_t)T) + 63) & ~(uintptr_t)63);

@@ -74,6 +74,11 @@ void steno_xmat_free(steno_xmat *x);
 int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,
                    int64_t ldy);
 
+/** The scratch bytes steno_matmul_x(_n, _pre) takes from its steno_work for T activation rows of
+ *  n_in values against weights of `type`: a caller that grows its work to this before the first
+ *  product (steno_work_get) makes every later product of at most T rows allocation-free. */
+size_t steno_matmul_x_work_bytes(int type, int64_t n_in, int T);
+
 /** steno_matmul_x of nm (1..STENO_MATMUL_MAX_N) matrices of one type and n_in over the same
  *  activations (a layer's Q/K/V, gate/up): one conversion, one pool job; each Y_m bit-identical to
  *  steno_matmul_x(W_m). -1 when out of memory or the matrices differ in type or width. */

@@ -111,7 +111,7 @@ static void linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b,
                    int K, float *y) {
     if (dt == DT_Q) {
         fastq_linear(f->pool, f->n_threads, W, b, x, T, T > 1, y, f->qact, f->conv_scratch,
-                     (size_t)COL_CHUNK * 4 * f->m->n_text_state);
+                     (size_t)COL_CHUNK * 4 * f->m->n_text_state, &f->xwork);
         return;
     }
     if (T == 1) {
@@ -134,7 +134,7 @@ void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, c
 void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                           int K, float *y, void *act) {
     if (dt == DT_Q) {
-        fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, act, NULL, 0);
+        fastq_linear(f->pool, f->n_threads, W, b, x, B, 0, y, act, NULL, 0, &f->xwork);
         return;
     }
     gemv_job j = {dt, W, b, x, y, N, K, B, NULL, dt == VEC_F16 ? fast_panel(f, W, B) : NULL};
@@ -292,6 +292,11 @@ static int alloc_scratch(whisper_fast *f) {
         const size_t bytes = (size_t)m->n_text_ctx * wq_act_bytes(m->wq_type, 4 * (int)D);
         f->qact = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
         if (!f->qact) return -1;
+        /* the encoder's widest product (fc2: A rows of 4·Da) sizes the x8 scratch once */
+        const size_t rows = A > (size_t)m->n_text_ctx ? A : (size_t)m->n_text_ctx;
+        const size_t K = 4 * (Da > D ? Da : D);
+        if (m->tok_emb_q.x.data && !steno_work_get(&f->xwork, steno_matmul_x_work_bytes(m->wq_type, (int64_t)K, (int)rows)))
+            return -1;
     }
     return f->conv_scratch && f->big && f->h && f->qkv && f->kt && f->att ? 0 : -1;
 }
@@ -414,6 +419,7 @@ steno_status whisper_fast_share(const whisper_fast *src, steno_pool *pool, whisp
     f->amx_xh = f->amx_xl = f->amx_kv = NULL;
     f->amx_att_scratch = NULL;
     f->qact = NULL;
+    f->xwork = (steno_work){0};
     f->def_hook = NULL;
     f->def_hook_ctx = NULL;
     f->enc_hook = NULL;
@@ -455,6 +461,7 @@ void whisper_fast_free(whisper_fast *f) {
     steno_bigmem_free(f->kt);
     steno_bigmem_free(f->att);
     free(f->qact);
+    steno_work_free(&f->xwork);
     free(f);
 }
 

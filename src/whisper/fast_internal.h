@@ -49,6 +49,7 @@ struct whisper_fast {
     float *big, *h, *qkv, *kt, *att;
     size_t big_floats;
     unsigned char *qact; /* quantized weights: activation rows quantized, [n_text_ctx] rows */
+    steno_work xwork;    /* quantized weights with x8 copies: steno_matmul_x's scratch, this state's own */
     fast_panels *panels;  /* float16 weights: built on a first step with many rows; else NULL */
     int shared; /* 1: the weights above belong to another whisper_fast (whisper_fast_share) */
     /* whisper_fast_set_step_hook: the step hook decoders created from here start with */

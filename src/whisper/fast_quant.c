@@ -3,6 +3,8 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "kernels/vec.h"
+
 typedef struct q_job {
     const wq_mat *W;
     const float *b, *x;
@@ -42,8 +44,15 @@ static void gemm_task(void *ctx, int t, int n) {
 }
 
 void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,
-                  float *y, void *act, float *tiles, size_t tile_stride) {
+                  float *y, void *act, float *tiles, size_t tile_stride, steno_work *work) {
     const int N = W->n_out, K = W->n_in;
+    /* the x8 copy: one product for every T, gemm or not (each output the same operations whatever
+     * T and the split); only when work cannot grow (out of memory) the kernels below instead */
+    if (W->x.data && work && steno_matmul_x(pool, work, &W->x, x, T, y, N) == 0) {
+        if (b)
+            for (int t = 0; t < T; t++) vec_add(y + (size_t)t * N, b, (size_t)N);
+        return;
+    }
     q_job j = {W, b, x, y, T, act, wq_act_bytes(W->type, K), tiles, tile_stride};
     if (gemm) {
         const int n_chunks = (N + FASTQ_COL_CHUNK - 1) / FASTQ_COL_CHUNK;

@@ -1,6 +1,14 @@
 /* fast_quant.h — the fast path's linear layers on quantized weights (kernels/wq.h): whisper.cpp's
  * ggml block formats and MLX affine, read in place (no float copy of the weights is made).
- *   - single-token steps and batched rows (GEMV): the activation rows are quantized once per call
+ *   - q8_0, q5_0, q4_0, q4_1 (the types with an x8 copy, wq_mat.x): every product, single-token
+ *     step, batched rows, prompt and encoder alike, is kernels/xmat.h's steno_matmul_x — the
+ *     activation rows quantized to q8_0/q8_1 blocks, each block's exact integer dot added with one
+ *     fmaf (xmat.h "Arithmetic"; the LLM fast path's kernels: AVX512-VNNI, AVX-VNNI or AVX2, the
+ *     same bits on each). Each output takes the same operations whatever T, so a batched row equals
+ *     the single-token step and the encoder's GEMMs run on integer dot products too (whisper.cpp
+ *     also quantizes the activations of its quantized matmuls). The ggml rows below remain for
+ *     the types without an x8 layout (q5_1, MLX), and when the work buffer cannot grow;
+ *   - other types, single-token steps and batched rows (GEMV): the activation rows are quantized once per call
  *     (q8_0/q8_1 blocks, as ggml does), then every output element is one wq_gemv dot product of one
  *     weight row, rows cut among the pool's tasks;
  *   - prompts and the encoder (GEMM, T > 1): the weight rows are cut into a fixed grid of
@@ -17,11 +25,13 @@
 
 #define FASTQ_COL_CHUNK 64
 
-/** y[T][N] = x[T][K] Wᵀ + b (b [N] or NULL), W [N][K] quantized. gemm 0: T independent rows by
- *  GEMV, act holds T · wq_act_bytes(W->type, K) bytes (64-byte aligned); gemm 1: tiles holds
- *  n_threads · FASTQ_COL_CHUNK · K floats (tile_stride floats apart). */
+/** y[T][N] = x[T][K] Wᵀ + b (b [N] or NULL), W [N][K] quantized. With W->x.data and work (the
+ *  caller's scratch; sized ahead by steno_matmul_x_work_bytes, it allocates nothing): the x8
+ *  product, gemm, act and tiles unused. Otherwise gemm 0: T independent rows by GEMV, act holds
+ *  T · wq_act_bytes(W->type, K) bytes (64-byte aligned); gemm 1: tiles holds n_threads ·
+ *  FASTQ_COL_CHUNK · K floats (tile_stride floats apart). Not reentrant on one work or pool. */
 void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,
-                  float *y, void *act, float *tiles, size_t tile_stride);
+                  float *y, void *act, float *tiles, size_t tile_stride, steno_work *work);
 
 /** Bytes of the matrices of a model's quantized linears as stored (for reports). */
 size_t fastq_mat_bytes(const wq_mat *W);

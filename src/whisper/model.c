@@ -20,10 +20,11 @@ typedef struct loader {
     int wq;             /* 0, or quantize the matrices asked for to this wq type */
     float *arena;
     uint16_t *arena16;
-    unsigned char *arena_q;
+    unsigned char *arena_q, *arena_x;
     float *scratch;      /* one tensor in float32 on its way to arena_q */
     size_t used, used16; /* elements */
     size_t used_q, max_q; /* bytes; elements of the largest quantized tensor */
+    size_t used_x;        /* bytes of the x8 copies (arena_x) */
     steno_status st;
 } loader;
 
@@ -100,11 +101,19 @@ static void take_quant_parts(loader *L, const char *const *names, int n, int64_t
                            L->path, names[0], (long long)d1, wq_name(L->wq), wq_group(L->wq));
         return;
     }
+    /* the x8 copy the linears' products read (fast_quant.h); the ggml rows stay for row lookups */
+    const steno_mat sm = {L->wq, d1, rows, bytes / (size_t)rows, L->path /* any non-NULL: only sizes are read */, NULL};
+    const size_t xbytes = L->wq < WQ_MLX_Q4_G32 && steno_xmat_supported(&sm) ? steno_xmat_bytes(&sm) : 0;
     if (L->arena_q) {
         for (int k = 0; k < n; k++) wt_to_f32(v[k], 0, v[k]->n_elems, L->scratch + (size_t)k * (size_t)(d0 * d1));
         wq_quantize(L->wq, L->scratch, rows, (int)d1, L->arena_q + L->used_q, q);
+        if (xbytes) {
+            const steno_mat src = {q->type, q->n_in, q->n_out, q->q_row, q->q, NULL};
+            steno_xmat_pack_into(&src, &q->x, L->arena_x + L->used_x);
+        }
     }
     L->used_q += (bytes + 63) & ~(size_t)63;
+    L->used_x += (xbytes + 63) & ~(size_t)63;
     if ((size_t)(rows * d1) > L->max_q) L->max_q = (size_t)(rows * d1);
 }
 
@@ -286,8 +295,10 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
     m->arena = L.used ? steno_bigmem_alloc(L.used * sizeof(float)) : NULL;
     m->arena16 = L.used16 ? steno_bigmem_alloc(L.used16 * sizeof(uint16_t)) : NULL;
     m->arena_q = L.used_q ? steno_bigmem_alloc(L.used_q) : NULL;
+    m->arena_x = L.used_x ? steno_bigmem_alloc(L.used_x) : NULL;
     L.scratch = L.max_q ? malloc(L.max_q * sizeof(float)) : NULL;
-    if ((L.used && !m->arena) || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch))) {
+    if ((L.used && !m->arena) || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch)) ||
+        (L.used_x && !m->arena_x)) {
         free(L.scratch);
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
                         L.used * sizeof(float) >> 20);
@@ -296,7 +307,8 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
     L.arena = m->arena;
     L.arena16 = m->arena16;
     L.arena_q = m->arena_q;
-    L.used = L.used16 = L.used_q = 0;
+    L.arena_x = m->arena_x;
+    L.used = L.used16 = L.used_q = L.used_x = 0;
     take_all(&L, m);
     free(L.scratch);
 
@@ -329,6 +341,7 @@ void whisper_model_free(whisper_model *m) {
     steno_bigmem_free(m->arena);
     steno_bigmem_free(m->arena16);
     steno_bigmem_free(m->arena_q);
+    steno_bigmem_free(m->arena_x);
     free(m->enc);
     free(m->dec);
     whisper_config_free(&m->config);

@@ -66,6 +66,7 @@ typedef struct whisper_model {
     float *arena;      /* all float32 weights, owned */
     uint16_t *arena16; /* float16 matrices when decoder_f16, owned */
     unsigned char *arena_q; /* quantized matrices when wq_type, owned */
+    unsigned char *arena_x; /* their x8 copies (wq_mat.x) where the type has one, owned */
 } whisper_model;
 
 /** Loads the Whisper model at path in float32: a model directory (CTranslate2, Hugging Face

@@ -17,7 +17,8 @@ Checks:
   2. solo decoding: each chunk (spans from `steno vad` with the batched VAD options, joined as
      faster-whisper's collect_chunks does) transcribed alone by the sequential driver with the
      batched mode's settings (--beam-size 5 --without-timestamps True, no previous text, no
-     fallback, no no-speech skip) gives the same tokens as that chunk in the batched run;
+     fallback, no no-speech skip) gives the same tokens as that chunk in the batched run; with the
+     default weights and with --weights q8_0 (--batch-size 8);
   3. parity with faster-whisper 1.2.1's BatchedInferencePipeline (batch_size 8, its defaults,
      ctranslate2 4.8.5, float32, tiny.en): the fixtures tests/fixtures/oracle_batched/*.json
      (tools/oracle_batched.py): segment starts, ends and tokens equal;
@@ -147,29 +148,37 @@ def main():
         chunks = collect_chunks(spans)
         if sanitize:
             chunks = chunks[:2]
-        res = base[(name, ())] if (name, ()) in base else batched(path, os.path.join(tmp, "solo_b"), 3, 2)[0]
-        by_seek = {}
-        for s in res["segments"]:
-            by_seek.setdefault(s["seek"], []).extend(s["tokens"])
         solo_paths = []
         for i, (at, n) in enumerate(chunks):
             p = os.path.join(tmp, "chunk%d.wav" % i)
             se.write_wav16k(p, speech[at:at + n])
             solo_paths.append(p)
-        solo, dt = se.transcribe(solo_paths, os.path.join(tmp, "solo"),
-                                 ["--threads", "2", "--beam-size", "5", "--without-timestamps", "True",
-                                  "--condition-on-previous-text", "False", "--temperature-increment-on-fallback",
-                                  "None", "--no-speech-threshold", "None"])
-        wall["solo chunks"] = dt
-        offset = 0
-        for i, (at, n) in enumerate(chunks):
-            seek = int(offset / SR * 100)
-            offset += n
-            alone = [t for s in solo[solo_paths[i]]["segments"] for t in s["tokens"]]
-            got = by_seek.get(seek)
-            if got != alone:
-                failures.append("%s chunk %d (seek %d): batched tokens %s != alone %s" % (name, i, seek, got, alone))
-        print("%s: %d chunks, each equal to the chunk transcribed alone" % (name, len(chunks)))
+        # the default float16 weights, and the Lab --weights q8_0 (every product on the x8 kernels,
+        # the encoder's too: a batched row takes the very operations of the single-token step)
+        for weights in ([], ["--weights", "q8_0"]):
+            tag = " ".join(weights) or "f16"
+            if weights:
+                res = batched(path, os.path.join(tmp, "solo_bq"), 8, 2, weights)[0]
+            else:
+                res = base[(name, ())] if (name, ()) in base else batched(path, os.path.join(tmp, "solo_b"), 3, 2)[0]
+            by_seek = {}
+            for s in res["segments"]:
+                by_seek.setdefault(s["seek"], []).extend(s["tokens"])
+            solo, dt = se.transcribe(solo_paths, os.path.join(tmp, "solo_" + tag.replace(" ", "_")),
+                                     ["--threads", "2", "--beam-size", "5", "--without-timestamps", "True",
+                                      "--condition-on-previous-text", "False", "--temperature-increment-on-fallback",
+                                      "None", "--no-speech-threshold", "None"] + weights)
+            wall["solo chunks " + tag] = dt
+            offset = 0
+            for i, (at, n) in enumerate(chunks):
+                seek = int(offset / SR * 100)
+                offset += n
+                alone = [t for s in solo[solo_paths[i]]["segments"] for t in s["tokens"]]
+                got = by_seek.get(seek)
+                if got != alone:
+                    failures.append("%s %s chunk %d (seek %d): batched tokens %s != alone %s" %
+                                    (name, tag, i, seek, got, alone))
+            print("%s (%s): %d chunks, each equal to the chunk transcribed alone" % (name, tag, len(chunks)))
 
         # 3. faster-whisper BatchedInferencePipeline parity
         fx_dir = se.fixtures_dir("oracle_batched")

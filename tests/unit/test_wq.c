@@ -199,6 +199,39 @@ static void gemv_checks(int type, const float *w, const float *x, int N, int K) 
     free(q);
 }
 
+/* With an x8 copy (wq_mat.x, as the loader makes for q8_0/q5_0/q4_0/q4_1) every product is the x8
+ * one: equal to steno_matmul_x plus the bias, the same for GEMM and GEMV, any thread count, and a
+ * row of T equal to that row alone. ref, y: [T][N] scratch. */
+static void x8_checks(wq_mat *m, const float *b, const float *x, int T, float *ref, float *y) {
+    const int N = m->n_out, K = m->n_in;
+    const steno_mat sm = {m->type, K, N, m->q_row, m->q, NULL};
+    if (!steno_xmat_supported(&sm)) return;
+    if (steno_xmat_pack(&sm, &m->x) != 0) {
+        CHECK(0, "%s: x8 pack", wq_name(m->type));
+        return;
+    }
+    steno_work wk = {0};
+    CHECK(steno_matmul_x(NULL, &wk, &m->x, x, T, ref, N) == 0, "%s: steno_matmul_x", wq_name(m->type));
+    for (int t = 0; t < T; t++)
+        for (int r = 0; r < N; r++) ref[(size_t)t * N + r] += b[r];
+    for (int nt = 1; nt <= 3; nt++) {
+        steno_pool *pool;
+        if (steno_pool_create(nt, &pool) != STENO_OK) continue;
+        for (int gemm = 0; gemm < 2; gemm++) {
+            memset(y, 0, sizeof(float) * T * N);
+            fastq_linear(pool, nt, m, b, x, T, gemm, y, NULL, NULL, 0, &wk);
+            CHECK(memcmp(ref, y, sizeof(float) * T * N) == 0, "%s x8: %s with %d threads differs from matmul_x + b",
+                  wq_name(m->type), gemm ? "GEMM" : "GEMV rows", nt);
+        }
+        fastq_linear(pool, nt, m, b, x + (size_t)(T - 1) * K, 1, 0, y, NULL, NULL, 0, &wk);
+        CHECK(memcmp(y, ref + (size_t)(T - 1) * N, sizeof(float) * N) == 0, "%s x8: row %d alone differs",
+              wq_name(m->type), T - 1);
+        steno_pool_free(pool);
+    }
+    steno_work_free(&wk);
+    steno_xmat_free(&m->x);
+}
+
 static void thread_checks(int type, const float *w, const float *x, int N, int K, int T) {
     void *q = amalloc(wq_bytes(type, N, K));
     wq_mat m;
@@ -216,7 +249,8 @@ static void thread_checks(int type, const float *w, const float *x, int N, int K
             continue;
         }
         for (int gemm = 0; gemm < 2; gemm++) {
-            fastq_linear(pool, nt, &m, b, x, T, gemm, nt == 1 ? ref[gemm] : y, act, tiles, (size_t)FASTQ_COL_CHUNK * K);
+            fastq_linear(pool, nt, &m, b, x, T, gemm, nt == 1 ? ref[gemm] : y, act, tiles, (size_t)FASTQ_COL_CHUNK * K,
+                         NULL);
             if (nt > 1)
                 CHECK(memcmp(ref[gemm], y, sizeof(float) * T * N) == 0, "%s: %s with %d threads differs from 1 thread",
                       wq_name(type), gemm ? "GEMM" : "GEMV rows", nt);
@@ -226,11 +260,12 @@ static void thread_checks(int type, const float *w, const float *x, int N, int K
     /* a GEMV row equals the single-row GEMV of that row (batched rows change nothing) */
     steno_pool *pool;
     if (steno_pool_create(2, &pool) == STENO_OK) {
-        fastq_linear(pool, 2, &m, b, x + K, 1, 0, y, act, tiles, 0);
+        fastq_linear(pool, 2, &m, b, x + K, 1, 0, y, act, tiles, 0, NULL);
         CHECK(memcmp(y, ref[0] + N, sizeof(float) * N) == 0, "%s: row 1 of a %d-row GEMV differs from its own GEMV",
               wq_name(type), T);
         steno_pool_free(pool);
     }
+    x8_checks(&m, b, x, T, ref[0], y);
     free(b);
     free(ref[0]);
     free(ref[1]);
