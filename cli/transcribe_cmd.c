@@ -853,6 +853,11 @@ int steno_cmd_transcribe(int argc, char **argv) {
     if (speculate && o.load.path == STENO_PATH_FAITHFUL) FAIL_USAGE("--draft-kind needs --path fast");
     if (o.draft_kind == STENO_WDRAFT_QUANT && o.load.weights != STENO_WEIGHTS_F16 && o.load.weights != STENO_WEIGHTS_F32)
         FAIL_USAGE("--draft-kind quant drafts for f16 or f32 weights, not a quantized --weights");
+    if (speculate && o.temperature > 0) /* beam search is refused above; sampling just never drafts */
+        fprintf(stderr,
+                "steno: warning: --draft-kind %s is unused: every attempt samples (--temperature %g > 0), and "
+                "speculation verifies the temperature-0 (greedy) attempts only\n",
+                kind_names[o.draft_kind], o.temperature);
     if (o.vad && o.n_clip_timestamps > 0)
         fprintf(stderr, "steno: warning: --vad is not applied with --clip-timestamps (as in faster-whisper)\n");
     if (o.writer.max_line_count && !o.writer.max_line_width)

@@ -13,7 +13,8 @@ Contract checked:
   * base on one multilingual clip (language detected) with quant and ngram: the same;
   * usage errors exit 2 with one line: an unknown --draft-kind, --draft-layers at or above the
     model's decoder layers, a --draft-model with another vocabulary (base for tiny.en),
-    --num-draft-tokens without a drafter, a drafter with --beam-size 5 or --batch-size.
+    --num-draft-tokens without a drafter, a drafter with --beam-size 5 or --batch-size; a drafter
+    with --temperature 0.5 (every attempt sampled) transcribes and warns that it is unused.
 STENO_TEST_FULL=1: every dev clip of audio/manifest.tsv, tiny.en on the English ones and base on
 all, with ngram, quant and layers (the judged exactness run; minutes on 2 cores).
 Standard library only. Each case prints PASS/FAIL; the last line is "N passed, N failed".
@@ -161,6 +162,11 @@ def flag_errors():
     usage_error(["--draft-model", ""], "--draft-model: the value is empty")
     usage_error(["--draft-kind", "layers", "--ngram-min", "2"], "--ngram-min is for --draft-kind ngram, not layers")
     usage_error(["--draft-kind", "quant", "--ngram-max", "3"], "--ngram-max is for --draft-kind ngram, not quant")
+    # sampling only (no temperature-0 attempt): the drafter is named unused, the transcript still written
+    code, out, err = run(["transcribe", "--model", TINY, "--draft-kind", "ngram", "--temperature", "0.5", "-o", "-",
+                          EN[0]])
+    assert code == 0 and out.strip(), (code, err[-500:])
+    assert "warning: --draft-kind ngram is unused" in err and "--temperature 0.5" in err, err[-500:]
     for missing in ("/missing/path", "no-such-model"):  # exit 1, naming the option, before any decoding
         code, _, err = run(["transcribe", "--model", TINY, "--draft-model", missing, EN[0]])
         lines = [ln for ln in err.splitlines() if ln.strip()]
