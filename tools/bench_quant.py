@@ -36,7 +36,6 @@ import steno_eval as se  # noqa: E402
 BPW = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32, "q5_0": 22 / 32, "q5_1": 24 / 32, "q4_0": 18 / 32,
        "q4_1": 20 / 32, "mlx-q4g32": 0.5 + 4 / 32, "mlx-q4g64": 0.5 + 4 / 64, "mlx-q8g32": 1 + 4 / 32,
        "mlx-q8g64": 1 + 4 / 64}
-X8 = ("q8_0", "q5_0", "q4_0", "q4_1")
 DIMS = {"tiny.en": (384, 4, 51864), "base": (512, 6, 51865)}  # D, layers, vocabulary
 
 
@@ -44,14 +43,14 @@ def weights_mb(model, wtype):
     """Weights the fast path holds (MB): the matrices in their format (f16/f32: the decoder's; the
     encoder's stay float32), plus what stays float32 in every mode (convolutions, positions, the
     cross-attention K/V weights twice: the model's and the fast path's stacked copy, norms and
-    biases are < 0.1 MB and left out). q8_0, q5_0, q4_0 and q4_1 hold each matrix twice: the ggml rows
-    and the x8 copy every product reads (docs/WHISPER.md, Lab: quantized weights)."""
+    biases are < 0.1 MB and left out). q8_0, q5_0, q4_0 and q4_1 hold the x8 copy instead of the ggml
+    rows, the same bytes (docs/WHISPER.md, Lab: quantized weights)."""
     D, L, V = DIMS[model]
     enc, dec, emb = 12 * D * D * L, 14 * D * D * L, V * D
     if wtype in ("f16", "f32"):
         mats = enc * 4 + (dec + emb) * BPW[wtype]
     else:
-        mats = (enc + dec + emb) * BPW[wtype] * (2 if wtype in X8 else 1)
+        mats = (enc + dec + emb) * BPW[wtype]
     rest = 4 * (D * 80 * 3 + D * D * 3 + 1500 * D + 448 * D + 2 * 2 * D * D * L)
     return (mats + rest) / 1e6
 

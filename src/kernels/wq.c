@@ -362,6 +362,10 @@ void wq_gemv(const wq_mat *m, const void *xa, const float *b, int r0, int r1, fl
 
 void wq_dequant_rows(const wq_mat *m, int r0, int r1, float *dst) {
     const int n = m->n_in;
+    if (!m->q_row && m->x.data) { /* kept only in the x8 layout (wq.h) */
+        steno_xmat_dequant_rows(&m->x, r0, r1, dst);
+        return;
+    }
     if (!is_mlx(m->type)) {
         const steno_type_traits *t = steno_type_get(m->type);
         for (int r = r0; r < r1; r++) t->to_float((const uint8_t *)m->q + m->q_row * r, dst + (size_t)(r - r0) * n, n);

@@ -48,8 +48,10 @@ typedef struct wq_mat {
     size_t q_row;
     const uint16_t *scales, *biases;
     /* The same codes repacked eight rows at a time (kernels/xmat.h) where the loader made that copy
-     * (x.data != NULL; q8_0, q5_0, q4_0, q4_1): the linears then run the x8 kernels and their
-     * arithmetic (whisper/fast_quant.h), q stays for the rows read one at a time (the embedding). */
+     * (x.data != NULL; q8_0, q5_0, q4_0, q4_1): the products then run the x8 kernels and their
+     * arithmetic (whisper/fast_quant.h). A matrix with q_row == 0 has only that copy (q == x.data,
+     * not in ggml layout: wq_dequant_rows reads it, wq_gemv cannot); the Whisper loader keeps no
+     * ggml rows where it made one. */
     steno_xmat x;
 } wq_mat;
 

@@ -201,6 +201,34 @@ static inline int code(int type, const uint8_t *o, int r, int j) {
     return type == STENO_T_Q5_0 ? u | ((o[128 + 4 * r + e] >> k) & 1) << 4 : u;
 }
 
+int steno_xmat_dequant_rows(const steno_xmat *x, int64_t r0, int64_t r1, float *out) {
+    const int type = x->type;
+    if (is_k(type)) return -1;
+    const int64_t nb = x->n_in / 32;
+    const int so = type == STENO_T_Q8_0 ? 256 : type == STENO_T_Q5_0 ? 160 : 128; /* the scales' offset */
+    for (int64_t r = r0; r < r1; r++) {
+        const uint8_t *g = x->data + (size_t)(r / 8) * (size_t)nb * x->block_bytes;
+        const int rr = (int)(r % 8);
+        float *o = out + (size_t)(r - r0) * (size_t)x->n_in;
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *blk = g + (size_t)b * x->block_bytes;
+            uint16_t hd, hm = 0;
+            memcpy(&hd, blk + so + 2 * rr, 2);
+            if (type == STENO_T_Q4_1) memcpy(&hm, blk + 144 + 2 * rr, 2);
+            const float d = steno_fp16_to_f32(hd), m = steno_fp16_to_f32(hm);
+            /* ggml-quants.c dequantize_row_*: the same expressions, so the same floats */
+            for (int j = 0; j < 32; j++) {
+                const int c = code(type, blk, rr, j);
+                o[b * 32 + j] = type == STENO_T_Q4_1   ? (float)c * d + m
+                                : type == STENO_T_Q4_0 ? (float)(c - 8) * d
+                                : type == STENO_T_Q5_0 ? (float)(c - 16) * d
+                                                       : (float)c * d;
+            }
+        }
+    }
+    return 0;
+}
+
 static void scalar_kernel(int type, int nb, const uint8_t *g, const int8_t *ya, const float *yd, const void *ye, int nc,
                           float *out) {
     const size_t bb = block_bytes(type);

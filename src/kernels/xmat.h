@@ -69,6 +69,12 @@ int steno_xmat_pack_into(const steno_mat *W, steno_xmat *out, uint8_t *dst);
 
 void steno_xmat_free(steno_xmat *x);
 
+/** Rows [r0, r1) of the packed matrix as float32 (out: [r1 − r0][n_in]), the values ggml's
+ *  dequantize_row_<type> gives for the unpacked rows (q8_0: c·d, q4_0: (c − 8)·d, q5_0: (c − 16)·d,
+ *  q4_1: c·d + m). A matrix kept only packed still has its rows looked up (an embedding). Returns 0,
+ *  or -1 for the K types (not provided). */
+int steno_xmat_dequant_rows(const steno_xmat *x, int64_t r0, int64_t r1, float *out);
+
 /** Y = X · Wᵀ with the arithmetic above. X: float32 [T][n_in]; Y: float32 [T][ldy >= n_out].
  *  Rows of W are split among the pool's threads by groups of 8. Returns 0, or -1 (out of memory). */
 int steno_matmul_x(steno_pool *pool, steno_work *work, const steno_xmat *W, const float *X, int T, float *Y,

@@ -1,6 +1,7 @@
 #include "whisper/fast_quant.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernels/vec.h"
@@ -43,14 +44,34 @@ static void gemm_task(void *ctx, int t, int n) {
     }
 }
 
+/* The x8 product, one call for every T, gemm or not: each output takes the same operations whatever
+ * T and the split, so when work cannot grow to all T rows the rows go in slices that fit what it
+ * holds, with the same bits (work sized ahead for n_text_ctx rows never needs to grow). */
+static void x8_linear(steno_pool *pool, const wq_mat *W, const float *b, const float *x, int T, float *y,
+                      steno_work *work) {
+    const int N = W->n_out, K = W->n_in;
+    for (int t0 = 0; t0 < T;) {
+        int n = T - t0;
+        while (n > 1 && !steno_work_get(work, steno_matmul_x_work_bytes(W->type, K, n))) n = (n + 1) / 2;
+        float *yt = y + (size_t)t0 * N;
+        if (steno_matmul_x(pool, work, &W->x, x + (size_t)t0 * K, n, yt, N) != 0) {
+            /* not even one row's scratch (a few KB): no result; NaN rather than stale values */
+            for (size_t i = 0; i < (size_t)(T - t0) * N; i++) yt[i] = NAN;
+            return;
+        }
+        if (b)
+            for (int t = 0; t < n; t++) vec_add(yt + (size_t)t * N, b, (size_t)N);
+        t0 += n;
+    }
+}
+
 void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,
                   float *y, void *act, float *tiles, size_t tile_stride, steno_work *work) {
     const int N = W->n_out, K = W->n_in;
-    /* the x8 copy: one product for every T, gemm or not (each output the same operations whatever
-     * T and the split); only when work cannot grow (out of memory) the kernels below instead */
-    if (W->x.data && work && steno_matmul_x(pool, work, &W->x, x, T, y, N) == 0) {
-        if (b)
-            for (int t = 0; t < T; t++) vec_add(y + (size_t)t * N, b, (size_t)N);
+    if (W->x.data) {
+        steno_work local = {0};
+        x8_linear(pool, W, b, x, T, y, work ? work : &local);
+        steno_work_free(&local);
         return;
     }
     q_job j = {W, b, x, y, T, act, wq_act_bytes(W->type, K), tiles, tile_stride};

@@ -6,8 +6,9 @@
  *     fmaf (xmat.h "Arithmetic"; the LLM fast path's kernels: AVX512-VNNI, AVX-VNNI or AVX2, the
  *     same bits on each). Each output takes the same operations whatever T, so a batched row equals
  *     the single-token step and the encoder's GEMMs run on integer dot products too (whisper.cpp
- *     also quantizes the activations of its quantized matmuls). The ggml rows below remain for
- *     the types without an x8 layout (q5_1, MLX), and when the work buffer cannot grow;
+ *     also quantizes the activations of its quantized matmuls). The loader keeps no ggml rows of
+ *     a matrix with an x8 copy (wq_mat.q_row 0, q pointing at the x8 data; the token embedding's
+ *     lookups dequantize from it);
  *   - other types, single-token steps and batched rows (GEMV): the activation rows are quantized once per call
  *     (q8_0/q8_1 blocks, as ggml does), then every output element is one wq_gemv dot product of one
  *     weight row, rows cut among the pool's tasks;
@@ -25,9 +26,10 @@
 
 #define FASTQ_COL_CHUNK 64
 
-/** y[T][N] = x[T][K] Wᵀ + b (b [N] or NULL), W [N][K] quantized. With W->x.data and work (the
- *  caller's scratch; sized ahead by steno_matmul_x_work_bytes, it allocates nothing): the x8
- *  product, gemm, act and tiles unused. Otherwise gemm 0: T independent rows by GEMV, act holds
+/** y[T][N] = x[T][K] Wᵀ + b (b [N] or NULL), W [N][K] quantized. With W->x.data: the x8 product
+ *  in work (the caller's scratch, grown as needed; sized ahead by steno_matmul_x_work_bytes it
+ *  allocates nothing; NULL: a scratch of this call), gemm, act and tiles unused; where work cannot
+ *  grow, slices of the rows with the same bits. Otherwise gemm 0: T independent rows by GEMV, act holds
  *  T · wq_act_bytes(W->type, K) bytes (64-byte aligned); gemm 1: tiles holds n_threads ·
  *  FASTQ_COL_CHUNK · K floats (tile_stride floats apart). Not reentrant on one work or pool. */
 void fastq_linear(steno_pool *pool, int n_threads, const wq_mat *W, const float *b, const float *x, int T, int gemm,

@@ -25,6 +25,8 @@ typedef struct loader {
     size_t used, used16; /* elements */
     size_t used_q, max_q; /* bytes; elements of the largest quantized tensor */
     size_t used_x;        /* bytes of the x8 copies (arena_x) */
+    unsigned char *qtmp;  /* ggml rows of one matrix on their way to its x8 copy (none kept) */
+    size_t max_qtmp;
     steno_status st;
 } loader;
 
@@ -101,18 +103,25 @@ static void take_quant_parts(loader *L, const char *const *names, int n, int64_t
                            L->path, names[0], (long long)d1, wq_name(L->wq), wq_group(L->wq));
         return;
     }
-    /* the x8 copy the linears' products read (fast_quant.h); the ggml rows stay for row lookups */
+    /* the x8 copy every product and the embedding's lookups read (fast_quant.h, wq_dequant_rows);
+     * ggml rows only for a type without an x8 layout */
     const steno_mat sm = {L->wq, d1, rows, bytes / (size_t)rows, L->path /* any non-NULL: only sizes are read */, NULL};
     const size_t xbytes = L->wq < WQ_MLX_Q4_G32 && steno_xmat_supported(&sm) ? steno_xmat_bytes(&sm) : 0;
-    if (L->arena_q) {
+    const int rows_kept = !xbytes;
+    if (L->arena_x || L->arena_q) { /* the filling pass */
         for (int k = 0; k < n; k++) wt_to_f32(v[k], 0, v[k]->n_elems, L->scratch + (size_t)k * (size_t)(d0 * d1));
-        wq_quantize(L->wq, L->scratch, rows, (int)d1, L->arena_q + L->used_q, q);
+        wq_quantize(L->wq, L->scratch, rows, (int)d1, rows_kept ? L->arena_q + L->used_q : L->qtmp, q);
         if (xbytes) {
             const steno_mat src = {q->type, q->n_in, q->n_out, q->q_row, q->q, NULL};
             steno_xmat_pack_into(&src, &q->x, L->arena_x + L->used_x);
+            if (!rows_kept) {
+                q->q = q->x.data;
+                q->q_row = 0;
+            }
         }
     }
-    L->used_q += (bytes + 63) & ~(size_t)63;
+    if (rows_kept) L->used_q += (bytes + 63) & ~(size_t)63;
+    else if (bytes > L->max_qtmp) L->max_qtmp = bytes;
     L->used_x += (xbytes + 63) & ~(size_t)63;
     if ((size_t)(rows * d1) > L->max_q) L->max_q = (size_t)(rows * d1);
 }
@@ -297,9 +306,11 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
     m->arena_q = L.used_q ? steno_bigmem_alloc(L.used_q) : NULL;
     m->arena_x = L.used_x ? steno_bigmem_alloc(L.used_x) : NULL;
     L.scratch = L.max_q ? malloc(L.max_q * sizeof(float)) : NULL;
-    if ((L.used && !m->arena) || (L.used16 && !m->arena16) || (L.used_q && (!m->arena_q || !L.scratch)) ||
-        (L.used_x && !m->arena_x)) {
+    L.qtmp = L.max_qtmp ? aligned_alloc(64, (L.max_qtmp + 63) & ~(size_t)63) : NULL;
+    if ((L.used && !m->arena) || (L.used16 && !m->arena16) || (L.used_q && !m->arena_q) || (L.max_q && !L.scratch) ||
+        (L.used_x && !m->arena_x) || (L.max_qtmp && !L.qtmp)) {
         free(L.scratch);
+        free(L.qtmp);
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
                         L.used * sizeof(float) >> 20);
         goto fail;
@@ -311,6 +322,7 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
     L.used = L.used16 = L.used_q = L.used_x = 0;
     take_all(&L, m);
     free(L.scratch);
+    free(L.qtmp);
 
     if ((st = whisper_side_load(w, path, &m->config, &m->tokenizer)) != STENO_OK) goto fail;
     if ((st = check_config(m, path)) != STENO_OK) goto fail;

@@ -201,7 +201,8 @@ static void gemv_checks(int type, const float *w, const float *x, int N, int K) 
 
 /* With an x8 copy (wq_mat.x, as the loader makes for q8_0/q5_0/q4_0/q4_1) every product is the x8
  * one: equal to steno_matmul_x plus the bias, the same for GEMM and GEMV, any thread count, and a
- * row of T equal to that row alone. ref, y: [T][N] scratch. */
+ * row of T equal to that row alone (also with only the x8 copy and no work of the caller's); rows
+ * dequantized from it equal ggml's. ref, y: [T][N] scratch. */
 static void x8_checks(wq_mat *m, const float *b, const float *x, int T, float *ref, float *y) {
     const int N = m->n_out, K = m->n_in;
     const steno_mat sm = {m->type, K, N, m->q_row, m->q, NULL};
@@ -210,6 +211,17 @@ static void x8_checks(wq_mat *m, const float *b, const float *x, int T, float *r
         CHECK(0, "%s: x8 pack", wq_name(m->type));
         return;
     }
+    /* rows looked up from the x8 copy alone (the loader keeps no ggml rows): ggml's dequantized values */
+    float *a = malloc(sizeof(float) * N * K), *c = malloc(sizeof(float) * N * K);
+    wq_dequant_rows(m, 0, N, a);
+    wq_mat only = *m;
+    only.q = m->x.data;
+    only.q_row = 0;
+    wq_dequant_rows(&only, 3, N, c);
+    CHECK(memcmp(a + (size_t)3 * K, c, sizeof(float) * (N - 3) * K) == 0, "%s x8: rows 3..%d dequantized differ from ggml's",
+          wq_name(m->type), N - 1);
+    free(a);
+    free(c);
     steno_work wk = {0};
     CHECK(steno_matmul_x(NULL, &wk, &m->x, x, T, ref, N) == 0, "%s: steno_matmul_x", wq_name(m->type));
     for (int t = 0; t < T; t++)
@@ -223,7 +235,7 @@ static void x8_checks(wq_mat *m, const float *b, const float *x, int T, float *r
             CHECK(memcmp(ref, y, sizeof(float) * T * N) == 0, "%s x8: %s with %d threads differs from matmul_x + b",
                   wq_name(m->type), gemm ? "GEMM" : "GEMV rows", nt);
         }
-        fastq_linear(pool, nt, m, b, x + (size_t)(T - 1) * K, 1, 0, y, NULL, NULL, 0, &wk);
+        fastq_linear(pool, nt, &only, b, x + (size_t)(T - 1) * K, 1, 0, y, NULL, NULL, 0, nt == 2 ? NULL : &wk);
         CHECK(memcmp(y, ref + (size_t)(T - 1) * N, sizeof(float) * N) == 0, "%s x8: row %d alone differs",
               wq_name(m->type), T - 1);
         steno_pool_free(pool);
