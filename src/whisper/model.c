@@ -21,7 +21,7 @@ typedef struct loader {
     float *arena;
     uint16_t *arena16;
     unsigned char *arena_q, *arena_x;
-    float *scratch;      /* one tensor in float32 on its way to arena_q */
+    float *scratch;      /* one tensor in float32 on its way to arena_q or arena_x */
     size_t used, used16; /* elements */
     size_t used_q, max_q; /* bytes; elements of the largest quantized tensor */
     size_t used_x;        /* bytes of the x8 copies (arena_x) */

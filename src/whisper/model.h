@@ -65,8 +65,8 @@ typedef struct whisper_model {
 
     float *arena;      /* all float32 weights, owned */
     uint16_t *arena16; /* float16 matrices when decoder_f16, owned */
-    unsigned char *arena_q; /* quantized matrices when wq_type, owned */
-    unsigned char *arena_x; /* their x8 copies (wq_mat.x) where the type has one, owned */
+    unsigned char *arena_q; /* quantized matrices of a wq_type without an x8 layout (q5_1, MLX), owned */
+    unsigned char *arena_x; /* the x8 copies (wq_mat.x), the only copy of q8_0/q5_0/q4_0/q4_1 matrices, owned */
 } whisper_model;
 
 /** Loads the Whisper model at path in float32: a model directory (CTranslate2, Hugging Face
