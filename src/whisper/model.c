@@ -312,7 +312,8 @@ steno_status whisper_model_load_table(const wtab *w, const char *path, int decod
         free(L.scratch);
         free(L.qtmp);
         st = steno_fail(STENO_E_NOMEM, "%s: cannot allocate %zu MB for weights", path,
-                        L.used * sizeof(float) >> 20);
+                        (L.used * sizeof(float) + L.used16 * sizeof(uint16_t) + L.used_q + L.used_x +
+                         L.max_q * sizeof(float) + L.max_qtmp) >> 20);
         goto fail;
     }
     L.arena = m->arena;
