@@ -46,6 +46,7 @@ with Server(["--whisper-model", "tiny.en", "--llm-model", STORIES]) as s:
     sse_only = {"prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "atom"}
     print(f"OpenBLAS kernels: {core} (CPU has avx2: {'avx2' in flags})")
     t.check(core != "?", "the speech model line names the OpenBLAS kernels")
+    t.check("; weights f16;" in s.log(), "the speech model line names the weights (f16, the default)")
     if "avx2" in flags and "fma" in flags and "OPENBLAS_CORETYPE" not in os.environ:
         t.check(core.lower() not in sse_only, f"OpenBLAS runs its {core} kernels on an AVX2 CPU")
     base = metrics(s)  # the counters of what the harness sent while waiting (health checks)
