@@ -42,6 +42,7 @@ static const shape k_shapes[] = {
     {"gemma3 attn_out", STENO_T_Q4_K, 1024, 640},
     {"gemma3 ffn_down", STENO_T_Q6_K, 2048, 640},
     {"gemma3 attn_v", STENO_T_Q8_0, 640, 256},
+    {"gemma3 head", STENO_T_Q8_0, 640, 262144},
 };
 
 static uint64_t g_s = 0x9E3779B97F4A7C15ull;

@@ -150,7 +150,7 @@ static void mm_prep_task(void *arg, int i, int n_tasks) {
     for (int g = 0; g < i; g++) t += group_rows(p->T, m, g);
     const int nr = group_rows(p->T, m, i);
     for (int k = t; k < t + nr; k++) p->tx->from_float(p->X + (int64_t)k * p->n, p->xq + (size_t)k * p->xq_row, p->n);
-    steno_rows_pack(p->act_type, p->rows->bias, p->xq + (size_t)t * p->xq_row, p->xq_row, p->n, nr, p->yp + (size_t)t * p->yp_row);
+    steno_rows_pack(p->act_type, p->rows, p->xq + (size_t)t * p->xq_row, p->xq_row, p->n, nr, p->yp + (size_t)t * p->yp_row);
 }
 
 int steno_matmul_n(steno_pool *pool, steno_work *work, int nm, const steno_mat *const *Wm, const float *X, int T,
@@ -166,7 +166,7 @@ int steno_matmul_n(steno_pool *pool, steno_work *work, int nm, const steno_mat *
     size_t xq_row = steno_row_size(tw->vec_dot_type, W->n_in);
     if (xq_row == 0) return -1;
     const steno_rows_kernels *rows = steno_rows_get(W->type);
-    const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, rows->bias, W->n_in) : 0;
+    const size_t yp_row = rows ? steno_rows_pack_row_bytes(tw->vec_dot_type, rows, W->n_in) : 0;
     if (!yp_row) rows = NULL;
     const size_t xq_bytes = (xq_row * (size_t)T + 63) & ~(size_t)63;
     uint8_t *xq = steno_work_get(work, xq_bytes + yp_row * (size_t)T + 64);

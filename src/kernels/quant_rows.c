@@ -79,7 +79,8 @@ int steno_rows_set_isa(int isa) {
 
 const char *steno_rows_isa(void) { return steno_rows_isa_name(rows_isa()); }
 
-size_t steno_rows_pack_row_bytes(int act_type, int bias, int64_t n) {
+size_t steno_rows_pack_row_bytes(int act_type, const steno_rows_kernels *rk, int64_t n) {
+    const int bias = rk ? rk->bias : 0;
     size_t b;
     if (act_type == STENO_T_Q8_0) b = (size_t)(n / 32) * (32 + 4 + (bias ? 32 : 0));
     else if (act_type == STENO_T_Q8_1) b = (size_t)(n / 32) * (32 + 8);
@@ -96,7 +97,7 @@ __attribute__((target("f16c"))) static float h2f(uint16_t h) { return _cvtsh_ss(
 static float h2f(uint16_t h) { return steno_fp16_to_f32(h); }
 #endif
 
-void steno_rows_pack(int act_type, int bias, const void *xq, size_t xq_row, int64_t n, int nr, void *dst) {
+void steno_rows_pack(int act_type, const steno_rows_kernels *rk, const void *xq, size_t xq_row, int64_t n, int nr, void *dst) {
     const uint8_t *src = xq;
     uint8_t *o = dst;
     if (act_type == STENO_T_Q8_K) {
@@ -108,7 +109,8 @@ void steno_rows_pack(int act_type, int bias, const void *xq, size_t xq_row, int6
     const int64_t nb = n / 32;
     const int k = act_type == STENO_T_Q8_1 ? 2 : 1;
     const size_t bs = act_type == STENO_T_Q8_1 ? sizeof(block_q8_1) : sizeof(block_q8_0);
-    if (act_type != STENO_T_Q8_0) bias = 0;
+    const int bias = act_type == STENO_T_Q8_0 && rk ? rk->bias : 0;
+    const int act_offset = act_type == STENO_T_Q8_0 && rk && rk->act_offset;
     int32_t *lanes = (int32_t *)(o + (size_t)nb * nr * 32); /* only with a bias */
     float *f = (float *)(o + (size_t)nb * nr * (bias ? 64 : 32));
     for (int64_t ib = 0; ib < nb; ib++)
@@ -116,7 +118,10 @@ void steno_rows_pack(int act_type, int bias, const void *xq, size_t xq_row, int6
             const uint8_t *b = src + c * xq_row + ib * bs;
             uint16_t h[2];
             memcpy(h, b, 4);
-            memcpy(o + (ib * nr + c) * 32, b + 2 * k, 32);
+            uint8_t *q8 = o + (ib * nr + c) * 32;
+            memcpy(q8, b + 2 * k, 32);
+            if (act_offset)
+                for (int l = 0; l < 32; l++) q8[l] ^= 0x80; /* two's complement y as the byte y + 128 */
             if (bias) {
                 const int8_t *q = (const int8_t *)(b + 2);
                 for (int l = 0; l < 8; l++)

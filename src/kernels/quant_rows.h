@@ -28,8 +28,9 @@
 
 /** Dot products of weight row x (n elements of the weight type) with nr activation rows packed by
  *  steno_rows_pack (yp, 32-byte aligned). out[c], c < nr, is bit-identical to the single-row AVX2
- *  vec_dot(n, x, y_c) of the unpacked row c (for the kernels with a bias, the VNNI offset form: when
- *  row c comes from steno's q8_0 quantizer, or has no code -128). nr is fixed by the table slot. */
+ *  vec_dot(n, x, y_c) of the unpacked row c (for the kernels with a bias or act_offset, the VNNI
+ *  offset forms: when row c comes from steno's q8_0 quantizer, or has no code -128). nr is fixed by
+ *  the table slot. */
 typedef void (*steno_dot_rows_fn)(int n, const void *x, const void *yp, float *out);
 
 #define STENO_ROWS_MAX 12 /* the most activation rows of any kernel call */
@@ -38,7 +39,8 @@ typedef void (*steno_dot_rows_fn)(int n, const void *x, const void *yp, float *o
  *  AVX-512's 32, where 12 columns still keep their accumulators in registers). */
 typedef struct steno_rows_kernels {
     int max_rows;
-    int bias; /* steno_rows_pack's bias argument for these kernels (0: none) */
+    int bias;       /* K != 0: the packed activations carry −K·Σy lanes (weights read as w + K) */
+    int act_offset; /* 1: the packed activation codes are y + 128 as unsigned bytes */
     steno_dot_rows_fn fn[STENO_ROWS_MAX + 1];
 } steno_rows_kernels;
 
@@ -68,17 +70,19 @@ int steno_rows_set_isa(int isa);
 const char *steno_rows_isa(void);
 
 /** Bytes per activation row of the packed layout (a multiple of 64), 0 for a type the rows
- *  kernels do not read (act_type: q8_0, q8_1 or q8_K; n elements; bias as for steno_rows_pack). */
-size_t steno_rows_pack_row_bytes(int act_type, int bias, int64_t n);
+ *  kernels do not read (act_type: q8_0, q8_1 or q8_K; n elements; rk as for steno_rows_pack). */
+size_t steno_rows_pack_row_bytes(int act_type, const steno_rows_kernels *rk, int64_t n);
 /** Packs nr activation rows xq + c·xq_row (act_type, n elements each) into dst (32-byte aligned,
  *  nr · steno_rows_pack_row_bytes bytes) so that a rows kernel finds every column at a constant
  *  offset: for q8_K, block i of row c at dst + (i·nr + c)·292 (the blocks unchanged); for q8_0
- *  and q8_1, the codes of block ib of row c at dst + (ib·nr + c)·32; then, for q8_0 with bias
- *  K != 0 (the kernels' `bias`: the VNNI offset form), eight int32 −K·(sum of four codes) per block
- *  and row at the same (ib·nr + c)·32 offsets in a second region of nb·nr·32 bytes; then the
- *  scales as floats (exact conversion, F16C where the rows kernels run): per block ib the nr
- *  values d (q8_0), or nr values d and then nr values s (q8_1). */
-void steno_rows_pack(int act_type, int bias, const void *xq, size_t xq_row, int64_t n, int nr, void *dst);
+ *  and q8_1, the codes of block ib of row c at dst + (ib·nr + c)·32 (for q8_0 and rk->act_offset,
+ *  as unsigned bytes code + 128); then, for q8_0 with rk->bias K != 0, eight int32
+ *  −K·(sum of four codes) per block and row at the same (ib·nr + c)·32 offsets in a second region
+ *  of nb·nr·32 bytes; then the scales as floats (exact conversion, F16C where the rows kernels
+ *  run): per block ib the nr values d (q8_0), or nr values d and then nr values s (q8_1).
+ *  rk: the kernels that will read dst (the VNNI offset forms); NULL packs for neither. */
+void steno_rows_pack(int act_type, const steno_rows_kernels *rk, const void *xq, size_t xq_row, int64_t n, int nr,
+                     void *dst);
 
 /* Per-isa tables (quant_rows_<isa>.c); NULL where the compiler lacks the isa. */
 const steno_rows_kernels *steno_rows_table_avx2(int type);

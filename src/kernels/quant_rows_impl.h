@@ -105,6 +105,14 @@ RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float
         acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
+/* The same with the scale products dx·dy[c] already in d[] (rw_products). */
+RW_INLINE void rw_signed_q8_0_dd(__m256i q, const int8_t *yq, const float *d, int NR, __m256 *acc) {
+    const __m256i aq = _mm256_sign_epi8(q, q);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(yq + 32 * c)), q);
+        acc[c] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + c), _mm256_cvtepi32_ps(RW_DPBUSD(aq, sy)), acc[c]);
+    }
+}
 #endif
 
 #ifdef RW_DPBUSD_ACC
@@ -117,7 +125,7 @@ RW_INLINE void rw_signed_q8_0(__m256i q, float dx, const int8_t *yq, const float
  * quantizes, the result is the sign trick's to the bit (tests/unit/test_dot_rows.c). */
 #define RW_BIAS_Q4_0 8
 #define RW_BIAS_Q5_0 16
-#define RW_BIAS_Q8_0 128
+#define RW_BIAS_Q8_0 0 /* q8_0 weights use the activation offset below */
 RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_t *yb, const float *yd, int NR,
                               __m256 *acc) {
     const __m256 vdx = _mm256_set1_ps(dx);
@@ -130,15 +138,56 @@ RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_
         acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
+RW_INLINE void rw_offset_q8_0_dd(__m256i u, const int8_t *yq, const int8_t *yb, const float *d, int NR, __m256 *acc) {
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        __m256i p = RW_DPBUSD_ACC(_mm256_loadu_si256((const __m256i *)(yb + 32 * c)), u,
+                                  _mm256_loadu_si256((const __m256i *)(yq + 32 * c)));
+        acc[c] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + c), _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
 /* codes, then the bias lanes (32 bytes per block and column), then the scales */
 #define RW_Q8_0_LAYOUT                                                                             \
     const int8_t *yq = vy, *yb = yq + (size_t)nb * NR * 32;                                        \
     const float *yd = (const float *)(yb + (size_t)nb * NR * 32);
 #define RW_Q8_0_BLOCK(u, dx) rw_offset_q8_0((u), (dx), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, \
                                             yd + (size_t)ib * NR, NR, acc)
+#define RW_Q8_0_BLOCK_DD(u, d) rw_offset_q8_0_dd((u), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, (d), NR, acc)
 #define RW_U_Q4_0(q) (q)                                   /* nibble, w = q − 8 */
 #define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_and_si256((bits), _mm256_set1_epi8(0x10))) /* w = u − 16 */
-#define RW_U_Q8_0(w) _mm256_xor_si256((w), _mm256_set1_epi8((char)0x80)) /* w + 128 */
+/* q8_0 weights: the other way round. The activation codes packed as unsigned bytes y + 128
+ * (steno_rows_pack with the table's act_offset), the weight bytes w as they are (signed), and per
+ * block c = −128·Σw per lane, two instructions shared by every column; per column
+ * p = vpdpbusd(c, y + 128, w) = Σ w·y per lane, the same integers as above, with no bias lanes
+ * to read. On Zen 4 (bench/matmul_rows.c, 2 threads, 4 interleaved runs) Gemma 3's head (640 ×
+ * 262 144) took 4.8–5.6 → 4.1–4.7 ms at T = 1, the decode step's largest product; a matrix small
+ * enough to stay in cache pays the two instructions at T = 1 (attn_v, 640 × 256: 6.1 → 6.4 µs).
+ * For q4_0/q5_0 they cost more than the load they save (gemma3 ffn_up q5_0 67 → 76 µs at T = 1,
+ * one thread), so those keep the form above. */
+RW_INLINE void rw_actoff_q8_0(__m256i w, float dx, const uint8_t *yu, const float *yd, int NR, __m256 *acc) {
+    const __m256 vdx = _mm256_set1_ps(dx);
+    const __m256i c0 = _mm256_sub_epi32(_mm256_setzero_si256(), RW_DPBUSD(_mm256_set1_epi8((char)0x80), w));
+    rw_scales sc;
+    if (NR >= RW_SCALES_FROM) rw_scale_products(dx, yd, NR, &sc);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        __m256i p = RW_DPBUSD_ACC(c0, _mm256_loadu_si256((const __m256i *)(yu + 32 * c)), w);
+        __m256 d = NR >= RW_SCALES_FROM ? RW_SCALE_OF(sc, c) : _mm256_mul_ps(vdx, _mm256_broadcast_ss(yd + c));
+        acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
+RW_INLINE void rw_actoff_q8_0_dd(__m256i w, const uint8_t *yu, const float *d, int NR, __m256 *acc) {
+    const __m256i c0 = _mm256_sub_epi32(_mm256_setzero_si256(), RW_DPBUSD(_mm256_set1_epi8((char)0x80), w));
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        const __m256i p = RW_DPBUSD_ACC(c0, _mm256_loadu_si256((const __m256i *)(yu + 32 * c)), w);
+        acc[c] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + c), _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
+/* codes (y + 128), then the scales */
+#define RW_Q8_0A_LAYOUT                                                                            \
+    const uint8_t *yq = vy;                                                                        \
+    const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
+#define RW_Q8_0A_BLOCK(w, dx) rw_actoff_q8_0((w), (dx), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc)
+#define RW_Q8_0A_BLOCK_DD(w, d) rw_actoff_q8_0_dd((w), yq + (size_t)ib * NR * 32, (d), NR, acc)
+#define RW_ACT_OFFSET_Q8_0 1
 #else
 #define RW_BIAS_Q4_0 0
 #define RW_BIAS_Q5_0 0
@@ -147,10 +196,55 @@ RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_
     const int8_t *yq = vy;                                                                         \
     const float *yd = (const float *)(yq + (size_t)nb * NR * 32);
 #define RW_Q8_0_BLOCK(q, dx) rw_signed_q8_0((q), (dx), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR, NR, acc)
+#define RW_Q8_0_BLOCK_DD(q, d) rw_signed_q8_0_dd((q), yq + (size_t)ib * NR * 32, (d), NR, acc)
 #define RW_U_Q4_0(q) _mm256_sub_epi8((q), _mm256_set1_epi8(8))
 #define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_andnot_si256((bits), _mm256_set1_epi8((char)0xF0)))
-#define RW_U_Q8_0(w) (w)
+#define RW_Q8_0A_LAYOUT RW_Q8_0_LAYOUT
+#define RW_Q8_0A_BLOCK RW_Q8_0_BLOCK
+#define RW_Q8_0A_BLOCK_DD RW_Q8_0_BLOCK_DD
+#define RW_ACT_OFFSET_Q8_0 0
 #endif
+#define RW_U_Q8_0(w) (w) /* signed, in both forms */
+
+/* The block loop of q4_0/q5_0/q8_0 (x: the weight blocks, fp16 scale d first; WVEC(ib): block ib's
+ * weight bytes as the form wants them). From RW_PRODUCTS_FROM columns on, the scale products
+ * dx·dy[c] of RW_PRODUCTS_CH blocks are computed first into a stack buffer, and the dots then
+ * broadcast them from memory (an embedded-broadcast operand of the fma: a load, not a shuffle).
+ * The same IEEE products, so the same bits. Zen 4, one thread, the VNNI q8_0 kernel on rows of 640
+ * in L2, best of 5 interleaved runs, cycles per block and column: 1.83 → 1.59 at T = 9, 1.78 →
+ * 1.55 at 8, 1.70 → 1.47 at 12, 1.79 → 1.60 at 7, 1.90 → 1.80 at 5, equal at 4, slower below
+ * (rw_scale_products' shuffles were the bound: 1.37 with no scales at all; products stored and read
+ * back within one block, through store forwarding, were slower than the shuffles); in
+ * bench/matmul_rows.c Gemma 3's attn_v (q8_0) 12–13 % faster from T = 8, its ffn_up (q5_0) 3–7 %
+ * with the AVX2 kernels. The VNNI q4_0/q5_0 kernels (one bias load per column already) ran 2–6 %
+ * slower with it, and keep the shuffles. */
+#define RW_PRODUCTS_FROM 5
+#ifdef RW_DPBUSD_ACC
+#define RW_PRODUCTS_FROM_Q4_0 (STENO_ROWS_MAX + 1) /* never: rw_offset_q8_0_dd only keeps the macro whole */
+#else
+#define RW_PRODUCTS_FROM_Q4_0 RW_PRODUCTS_FROM
+#endif
+#define RW_PRODUCTS_CH 32 /* 2 KiB of stack */
+RW_INLINE void rw_products(float dx, const float *yd, int NR, float *d) {
+    const __m256 vdx = _mm256_set1_ps(dx);
+    _mm256_store_ps(d, _mm256_mul_ps(vdx, rw_load_n(yd, NR)));
+    if (NR > 8) _mm256_store_ps(d + 8, _mm256_mul_ps(vdx, rw_load_n(yd + 8, NR - 8)));
+}
+#define RW_BLOCK_LOOP(WVEC, BLOCK, BLOCK_DD, FROM)                                                 \
+    if (NR >= (FROM)) {                                                                            \
+        float dd[RW_PRODUCTS_CH * 16] __attribute__((aligned(32)));                                \
+        for (int ib0 = 0; ib0 < nb; ib0 += RW_PRODUCTS_CH) {                                       \
+            const int ie = ib0 + RW_PRODUCTS_CH < nb ? ib0 + RW_PRODUCTS_CH : nb;                  \
+            for (int ib = ib0; ib < ie; ++ib)                                                      \
+                rw_products(_cvtsh_ss(x[ib].d), yd + (size_t)ib * NR, NR, dd + (ib - ib0) * 16);   \
+            for (int ib = ib0; ib < ie; ++ib) BLOCK_DD(WVEC(ib), dd + (ib - ib0) * 16);            \
+        }                                                                                          \
+    } else                                                                                         \
+        for (int ib = 0; ib < nb; ++ib) BLOCK(WVEC(ib), _cvtsh_ss(x[ib].d));
+#define RW_W_Q4_0(ib) RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs))
+/* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
+#define RW_W_Q5_0(ib) RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh))
+#define RW_W_Q8_0(ib) RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs))
 
 RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q4_0 *x = vx;
@@ -158,7 +252,7 @@ RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const 
     RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    for (int ib = 0; ib < nb; ++ib) RW_Q8_0_BLOCK(RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs)), _cvtsh_ss(x[ib].d));
+    RW_BLOCK_LOOP(RW_W_Q4_0, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, RW_PRODUCTS_FROM_Q4_0)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
@@ -168,22 +262,17 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
     RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    for (int ib = 0; ib < nb; ++ib) {
-        /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
-        __m256i q = RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh));
-        RW_Q8_0_BLOCK(q, _cvtsh_ss(x[ib].d));
-    }
+    RW_BLOCK_LOOP(RW_W_Q5_0, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, RW_PRODUCTS_FROM_Q4_0)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q8_0 *x = vx;
     const int nb = n / 32;
-    RW_Q8_0_LAYOUT
+    RW_Q8_0A_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    for (int ib = 0; ib < nb; ++ib)
-        RW_Q8_0_BLOCK(RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs)), _cvtsh_ss(x[ib].d));
+    RW_BLOCK_LOOP(RW_W_Q8_0, RW_Q8_0A_BLOCK, RW_Q8_0A_BLOCK_DD, RW_PRODUCTS_FROM)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
@@ -354,7 +443,7 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
     RW_ONE(T, 1) RW_ONE(T, 2) RW_ONE(T, 3) RW_ONE(T, 4) RW_ONE(T, 5) RW_ONE(T, 6) RW_ONE(T, 7)     \
     RW_ONE(T, 8) RW_WIDE(T)                                                                        \
     static const steno_rows_kernels rw_table_##T = {                                               \
-        RW_MAX_ROWS, RW_BIAS_OF_##T, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
+        RW_MAX_ROWS, RW_BIAS_OF_##T, RW_ACT_OFFSET_OF_##T, {NULL, rw_##T##_1, rw_##T##_2, rw_##T##_3, rw_##T##_4, rw_##T##_5, rw_##T##_6, \
                       rw_##T##_7, rw_##T##_8 RW_WIDE_FNS(T)}};
 
 #define RW_BIAS_OF_q4_0 RW_BIAS_Q4_0
@@ -363,6 +452,12 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
 #define RW_BIAS_OF_q4_1 0
 #define RW_BIAS_OF_q4_K 0
 #define RW_BIAS_OF_q6_K 0
+#define RW_ACT_OFFSET_OF_q8_0 RW_ACT_OFFSET_Q8_0
+#define RW_ACT_OFFSET_OF_q4_0 0
+#define RW_ACT_OFFSET_OF_q5_0 0
+#define RW_ACT_OFFSET_OF_q4_1 0
+#define RW_ACT_OFFSET_OF_q4_K 0
+#define RW_ACT_OFFSET_OF_q6_K 0
 RW_TABLE(q4_0)
 RW_TABLE(q4_1)
 RW_TABLE(q5_0)
@@ -377,7 +472,7 @@ RW_TABLE(q6_K)
  * unchanged), so that slot is the single-row kernel itself. */
 RW_TGT static void rw_q6_K_row(int n, const void *x, const void *y, float *out) { out[0] = steno_dot_q6_K_avx2(n, x, y); }
 static const steno_rows_kernels rw_table_q6_K_1 = {
-    RW_MAX_ROWS, 0, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8}};
+    RW_MAX_ROWS, 0, 0, {NULL, rw_q6_K_row, rw_q6_K_2, rw_q6_K_3, rw_q6_K_4, rw_q6_K_5, rw_q6_K_6, rw_q6_K_7, rw_q6_K_8}};
 #define RW_Q6_K_TABLE rw_table_q6_K_1
 #else
 #define RW_Q6_K_TABLE rw_table_q6_K

@@ -224,7 +224,7 @@ static size_t al64(size_t b) { return (b + 63) & ~(size_t)63; }
 static size_t ggml_packed_bytes(int type, int n_in) {
     const steno_rows_kernels *rk = steno_rows_get(type);
     const int at = steno_type_get(type)->vec_dot_type;
-    return rk ? al64(steno_rows_pack_row_bytes(at, rk->bias, n_in)) : 0;
+    return rk ? al64(steno_rows_pack_row_bytes(at, rk, n_in)) : 0;
 }
 
 size_t wq_act_bytes(int type, int n_in) {
@@ -254,7 +254,7 @@ void wq_act_prepare(int type, const float *x, int n_in, void *xa) {
     uint8_t *raw = (uint8_t *)xa + pk;
     steno_type_get(t->vec_dot_type)->from_float(x, raw, n_in);
     const steno_rows_kernels *rk = steno_rows_get(type);
-    if (rk) steno_rows_pack(t->vec_dot_type, rk->bias, raw, 0, n_in, 1, xa);
+    if (rk) steno_rows_pack(t->vec_dot_type, rk, raw, 0, n_in, 1, xa);
 }
 
 /* ---------------------------------------------------------------- MLX dispatch */

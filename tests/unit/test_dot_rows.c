@@ -115,7 +115,8 @@ static void test_kernels(void) {
     enum { N = 1536, R = STENO_ROWS_MAX };
     uint8_t *w = malloc(N * 2), *ys = malloc(R * (size_t)N * 2);
     float *tmp = malloc(sizeof(float) * N);
-    uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_0, 128, N)); /* the largest */
+    const steno_rows_kernels lanes = {.bias = 16}; /* q8_0 with bias lanes: the largest layout */
+    uint8_t *yp = aligned_alloc(64, R * steno_rows_pack_row_bytes(STENO_T_Q8_0, &lanes, N));
     for (int isa = 0; isa < STENO_ROWS_NISA; isa++) {
         if (!steno_rows_isa_supported(isa)) {
             printf("skipped: %s (%s)\n", steno_rows_isa_name(isa), steno_rows_isa_missing(isa));
@@ -132,10 +133,10 @@ static void test_kernels(void) {
                 const int n = (rep % 3 == 0) ? 256 : (rep % 3 == 1 ? 768 : N); /* 1, 3, 6 super-blocks */
                 const size_t xq_row = steno_row_size(at, n);
                 random_weights(t, w, n);
-                for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, rk->bias != 0, tmp);
+                for (int c = 0; c < R; c++) random_act(at, ys + c * xq_row, n, (rep + c) % 2, rk->bias != 0 || rk->act_offset, tmp);
                 for (int nr = 1; nr <= rk->max_rows; nr++) {
                     float out[STENO_ROWS_MAX], ref[STENO_ROWS_MAX];
-                    steno_rows_pack(at, rk->bias, ys, xq_row, n, nr, yp);
+                    steno_rows_pack(at, rk, ys, xq_row, n, nr, yp);
                     rk->fn[nr](n, w, yp, out);
                     for (int c = 0; c < nr; c++) ref[c] = avx2_dot(t)(n, w, ys + c * xq_row);
                     for (int c = 0; c < nr; c++)

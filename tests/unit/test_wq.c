@@ -99,7 +99,7 @@ static void act_values(int type, const void *xa, int K, double *out) {
     }
     const steno_type_traits *t = steno_type_get(type);
     const steno_rows_kernels *rk = steno_rows_get(type);
-    size_t pk = rk ? (steno_rows_pack_row_bytes(t->vec_dot_type, rk->bias, K) + 63) & ~(size_t)63 : 0;
+    size_t pk = rk ? (steno_rows_pack_row_bytes(t->vec_dot_type, rk, K) + 63) & ~(size_t)63 : 0;
     const uint8_t *raw = (const uint8_t *)xa + pk;
     const size_t bs = t->vec_dot_type == STENO_T_Q8_1 ? 36 : 34;
     for (int b = 0; b < K / 32; b++) {
