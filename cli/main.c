@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 
 static void usage(FILE *f) {
     fputs("usage: steno <command> [options] [args]\n"
@@ -74,6 +77,17 @@ int main(int argc, char **argv) {
     if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
         fprintf(stderr, "steno: stdout: write error: %s\n", errno ? strerror(errno) : "I/O error");
         rc = 1;
+    }
+    if (rc != 0) {
+        /* A failed run leaves without the shared libraries' destructors: OpenBLAS's joins its
+         * server threads, and one that could not allocate its buffer (a tight `ulimit -v`: the
+         * load fails for the same reason) retries for ever, so exit hung after the error line.
+         * Our own streams are flushed here; the sanitizer build still checks for leaks. */
+        fflush(NULL);
+#if defined(__SANITIZE_ADDRESS__)
+        __lsan_do_leak_check();
+#endif
+        _exit(rc);
     }
     return rc;
 }

@@ -273,6 +273,7 @@ typedef struct options {
     double patience, length_penalty;
     unsigned long long seed;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
+    bool weights_given, compute_type_given; /* both set load.weights: one of them only */
     bool word_timestamps;
     const char *prepend_punctuations, *append_punctuations;
     steno_writer_options writer; /* --max-line-width, --max-line-count, --max-words-per-line, --highlight-words */
@@ -472,7 +473,7 @@ static const steno_opt OPTIONS[] = {
      .values = (const int[]){STENO_WEIGHTS_F16, STENO_WEIGHTS_F32, STENO_WEIGHTS_Q8_0, STENO_WEIGHTS_Q5_0,
                              STENO_WEIGHTS_Q5_1, STENO_WEIGHTS_Q4_0, STENO_WEIGHTS_Q4_1, STENO_WEIGHTS_MLX_Q4_G32,
                              STENO_WEIGHTS_MLX_Q4_G64, STENO_WEIGHTS_MLX_Q8_G32, STENO_WEIGHTS_MLX_Q8_G64},
-     .def = "f16",
+     .def = "f16", .given = AT(weights_given),
      .help = "fast path weights (f16: float16 encoder and decoder weights and cross-attention K/V, greedy logits "
              "screened by "
              "an int8 copy with the chosen token exact; f32: the token-exact gate; Lab, gated by WER "
@@ -480,7 +481,7 @@ static const steno_opt OPTIONS[] = {
              "mlx-q8g32 mlx-q8g64, MLX affine 4/8-bit in groups of 32/64, quantized at load time, encoder and "
              "decoder)"},
     {STENO_OPT_CUSTOM, "--compute-type", "default|auto|float16|float32", AT(load.weights), .parse = parse_compute_type,
-     .expect = "default, auto, float16 or float32",
+     .expect = "default, auto, float16 or float32", .given = AT(compute_type_given),
      .help = "faster-whisper's spelling of --weights: default, auto or float16 (f16), float32 (f32); quantized "
              "types are not available"},
     {STENO_OPT_CUSTOM, "--device", "cpu|auto", .parse = parse_device, .expect = "cpu or auto",
@@ -785,6 +786,10 @@ int steno_cmd_transcribe(int argc, char **argv) {
     }
     if (o.load.path == STENO_PATH_FAITHFUL && o.load.audio_ctx)
         FAIL_USAGE("--audio-ctx needs --path fast");
+    if (o.weights_given && o.compute_type_given)
+        FAIL_USAGE("--weights and --compute-type both choose the weights: give one of them");
+    if (o.load.path == STENO_PATH_FAITHFUL && o.load.weights != STENO_WEIGHTS_F16 && o.load.weights != STENO_WEIGHTS_F32)
+        FAIL_USAGE("--weights: quantized weights run on --path fast only (faithful computes in float32)");
     /* openai-whisper's cli(): the subtitle word options require word timestamps */
     if (!o.word_timestamps) {
         if (o.writer.highlight_words) FAIL_USAGE("--highlight-words requires --word-timestamps True");

@@ -51,14 +51,14 @@ def check(cond, msg):
         raise CaseFailure(msg)
 
 
-def run(args, stdin_bytes=None, env=None, timeout=900):
+def run(args, stdin_bytes=None, env=None, timeout=900, preexec_fn=None):
     """Runs steno with args; returns (rc, stdout str, stderr str). Signals and sanitizer reports
     fail the case at once."""
     cmd = [STENO] + list(args)
     try:
         p = subprocess.run(cmd, input=stdin_bytes if stdin_bytes is not None else b"",
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                           env=env)
+                           env=env, preexec_fn=preexec_fn)
     except subprocess.TimeoutExpired:
         raise CaseFailure("timed out after %d s: %s" % (timeout, " ".join(cmd)))
     out = p.stdout.decode("utf-8", "replace")
@@ -487,6 +487,24 @@ def expect_model_error(d, names):
 
 
 @case
+def address_space_too_small_for_the_model():
+    """`ulimit -v 250000`: the load fails with one line and exit 1, and the process ends (it hung
+    in OpenBLAS's exit, whose server thread retried its buffer allocation for ever)."""
+    if se.sanitize():
+        # ASan reserves terabytes of shadow address space at start: no RLIMIT_AS fits under it
+        print("  not run in the sanitizer build: ASan's shadow memory needs an unlimited address space")
+        return
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (250000 * 1024, 250000 * 1024))
+
+    rc, out, err, ctx = run(transcribe_args(JFK), timeout=120, preexec_fn=limit)
+    expect_one_line_error(rc, err, ctx, ["model.bin", os.path.basename(MODEL)])
+    check("memory" in err.lower() or "allocate" in err.lower(), "the reason should say memory" + ctx)
+
+
+@case
 def model_bin_missing():
     expect_model_error(model_copy("missing"), ["model.bin"])
 
@@ -623,6 +641,11 @@ def usage_errors_exit_2():
         ["transcribe", "--model", MODEL, "--task", "translate", JFK],  # needs multilingual
         ["transcribe", "--model", MODEL, "--detect-language", JFK],    # needs multilingual
         ["transcribe", "--model", "base", "--language", "yue", JFK],   # no <|yue|> before large-v3
+        ["transcribe", "--weights", "q8_0", "--path", "faithful", JFK],  # quantized: fast path only
+        ["transcribe", "--path", "faithful", "--weights", "q4_1", JFK],
+        ["transcribe", "--weights", "q8_0", "--compute-type", "float32", JFK],  # one of the two
+        ["transcribe", "--compute-type", "float32", "--weights", "f16", JFK],
+        ["serve", "--path", "faithful", "--weights", "q8_0", "--port", "0"],
     ]
     for args in bad:
         rc, out, err, ctx = run(args)
