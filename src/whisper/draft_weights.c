@@ -12,16 +12,18 @@ static whisper_draft_weights *g_list; /* every built entry, under g_mu */
 
 static void entry_free(whisper_draft_weights *w) {
     if (!w) return;
-    for (int i = 0; i < w->nx; i++) steno_xmat_free(&w->xm[i]);
-    free(w->xm);
     free(w->qdec);
     free(w->mats);
     free(w->qdata);
     free(w);
 }
 
-/* Re-quantizes f's float16/float32 decoder matrices and embedding into w's blocks, then repacks
- * them when every matrix has an x8 layout (q8_0 and q4_0 do). */
+/* Re-quantizes f's float16/float32 decoder matrices and embedding to type, CHUNK rows at a time
+ * (the embedding's float copy alone would be n_vocab · D floats: 106 MB of first-touched pages for
+ * base). A type with an x8 layout (q8_0, q4_0) keeps only that copy, as the Whisper loader does
+ * (kernels/wq.h): each chunk's ggml rows go through tmpq into their 8-row groups, which are laid
+ * out group after group, so packing a chunk of a multiple of 8 rows at its groups' offset writes
+ * the bytes packing the whole matrix would. Other types keep their ggml rows. */
 static steno_status build(const whisper_fast *f, int type, whisper_draft_weights *w) {
     const whisper_model *m = f->m;
     const int D = m->n_text_state, L = m->n_text_layer, V = m->n_vocab;
@@ -31,22 +33,28 @@ static steno_status build(const whisper_fast *f, int type, whisper_draft_weights
         return steno_fail(STENO_E_INVALID_ARG, "draft: the quantized drafter needs float16 or float32 weights");
     if (wq_group(type) == 0 || D % wq_group(type) != 0)
         return steno_fail(STENO_E_INVALID_ARG, "draft: cannot quantize width %d to %s", D, wq_name(type));
-    size_t total = 0;
-    for (int l = 0; l < L; l++)
-        for (int k = 0; k < 6; k++) total += (wq_bytes(type, shape[k][0], shape[k][1]) + 63) & ~(size_t)63;
-    total += (wq_bytes(type, V, D) + 63) & ~(size_t)63;
+    const int mlx = type >= WQ_MLX_Q4_G32 && type <= WQ_MLX_Q8_G64;
+    const steno_mat probe = {type, D, 8, steno_row_size(type, D), "", NULL}; /* only the type and width are read */
+    const int x8 = !mlx && steno_xmat_supported(&probe);
+    enum { CHUNK = 4096 }; /* rows; a multiple of 8 */
+    size_t total = 0, max_chunk = 0;
+    for (int k = 0; k < 7; k++) {
+        const int no = k < 6 ? shape[k][0] : V, ni = k < 6 ? shape[k][1] : D;
+        const steno_mat sm = {type, ni, no, steno_row_size(type, ni), "", NULL};
+        const size_t b = ((x8 ? steno_xmat_bytes(&sm) : wq_bytes(type, no, ni)) + 63) & ~(size_t)63;
+        total += k < 6 ? (size_t)L * b : b;
+        const size_t rows = mlx ? (size_t)no : (size_t)(CHUNK < no ? CHUNK : no);
+        if (rows * (size_t)ni > max_chunk) max_chunk = rows * (size_t)ni;
+    }
     w->bytes = total;
     w->qdata = aligned_alloc(64, total);
     w->mats = calloc((size_t)6 * L + 1, sizeof *w->mats);
     w->qdec = calloc((size_t)L, sizeof *w->qdec);
-    /* ggml block types quantize row by row: the embedding goes through tmp CHUNK rows at a time
-     * (its float copy alone would be n_vocab · D floats: 106 MB of first-touched pages for base) */
-    enum { CHUNK = 4096 };
-    const int mlx = type >= WQ_MLX_Q4_G32 && type <= WQ_MLX_Q8_G64;
-    const size_t tmp_rows = mlx ? (size_t)(V > 4 * D ? V : 4 * D) : (size_t)(CHUNK > 4 * D ? CHUNK : 4 * D);
-    float *tmp = malloc(sizeof(float) * tmp_rows * D);
-    if (!w->qdata || !w->mats || !w->qdec || !tmp) {
+    float *tmp = malloc(sizeof(float) * max_chunk);
+    unsigned char *tmpq = x8 ? aligned_alloc(64, (wq_bytes(type, 1, (int)max_chunk) + 63) & ~(size_t)63) : NULL;
+    if (!w->qdata || !w->mats || !w->qdec || !tmp || (x8 && !tmpq)) {
         free(tmp);
+        free(tmpq);
         return steno_fail(STENO_E_NOMEM, "draft: out of memory");
     }
     unsigned char *p = w->qdata;
@@ -64,18 +72,31 @@ static steno_status build(const whisper_fast *f, int type, whisper_draft_weights
         for (int k = 0; k < nk; k++) {
             const int no = l < L ? shape[k][0] : V, ni = l < L ? shape[k][1] : D;
             wq_mat *mat = &w->mats[(size_t)6 * l + k];
-            const int step = mlx ? no : (int)(tmp_rows * D / (size_t)ni);
+            const steno_mat whole = {type, ni, no, steno_row_size(type, ni), "", NULL};
+            const size_t xbytes = x8 ? steno_xmat_bytes(&whole) : 0, ng = (size_t)(no + 7) / 8;
+            int step = mlx ? no : (int)(max_chunk / (size_t)ni < CHUNK ? max_chunk / (size_t)ni : CHUNK);
+            if (x8) step &= ~7; /* whole 8-row groups per chunk (max_chunk holds at least 8 rows of any width) */
             for (int r0 = 0; r0 < no; r0 += step) {
                 const int nr = no - r0 < step ? no - r0 : step;
                 const size_t cnt = (size_t)nr * ni, at = (size_t)r0 * ni;
                 if (f->dt == VEC_F16) vec_f16_to_f32((const uint16_t *)src[k] + at, tmp, cnt);
                 else memcpy(tmp, (const float *)src[k] + at, sizeof(float) * cnt);
                 wq_mat part;
-                wq_quantize(type, tmp, nr, ni, p + (mlx ? 0 : (size_t)r0 * steno_row_size(type, ni)), &part);
+                wq_quantize(type, tmp, nr, ni, x8 ? tmpq : p + (mlx ? 0 : (size_t)r0 * steno_row_size(type, ni)), &part);
+                if (x8) {
+                    const steno_mat rows = {type, ni, nr, part.q_row, part.q, NULL};
+                    steno_xmat xpart;
+                    steno_xmat_pack_into(&rows, &xpart, p + (size_t)(r0 / 8) * (xbytes / ng));
+                }
                 if (r0 == 0) *mat = part;
             }
             mat->n_out = no;
-            p += (wq_bytes(type, no, ni) + 63) & ~(size_t)63;
+            if (x8) { /* only the x8 copy: q = x.data, q_row = 0 (kernels/wq.h) */
+                mat->x = (steno_xmat){type, ni, no, (int64_t)ng, xbytes / (ng * (size_t)(ni / 32)), p, 0};
+                mat->q = p;
+                mat->q_row = 0;
+            }
+            p += ((x8 ? xbytes : wq_bytes(type, no, ni)) + 63) & ~(size_t)63;
         }
         if (l < L) {
             const wq_mat *q = &w->mats[(size_t)6 * l];
@@ -83,25 +104,7 @@ static steno_status build(const whisper_fast *f, int type, whisper_draft_weights
         }
     }
     free(tmp);
-    const int nm = 6 * L + 1;
-    w->xm = calloc((size_t)6 * (size_t)L + 1, sizeof *w->xm);
-    if (!w->xm) return steno_fail(STENO_E_NOMEM, "draft: out of memory");
-    int ok = 1;
-    for (int i = 0; i < nm && ok; i++) {
-        const wq_mat *q = &w->mats[i];
-        const steno_mat sm = {q->type, q->n_in, q->n_out, q->q_row, q->q, NULL};
-        ok = steno_xmat_supported(&sm) && steno_xmat_pack(&sm, &w->xm[i]) == 0;
-        if (ok) w->nx = i + 1;
-    }
-    if (ok) {
-        for (int i = 0; i < nm; i++)
-            w->bytes += (size_t)w->xm[i].n_groups * (size_t)(w->xm[i].n_in / 32) * w->xm[i].block_bytes;
-    } else { /* the rows kernels then (wq_gemv) */
-        for (int i = 0; i < w->nx; i++) steno_xmat_free(&w->xm[i]);
-        free(w->xm);
-        w->xm = NULL;
-        w->nx = 0;
-    }
+    free(tmpq);
     return STENO_OK;
 }
 

@@ -1,6 +1,7 @@
 /* draft_weights.h — the quant drafter's weights (whisper/fast_spec.h): a whisper_fast's float16 or
- * float32 decoder matrices and tied embedding re-quantized to ggml blocks (kernels/wq.h) and
- * repacked for the x8 integer kernels (kernels/xmat.h). Built once per (model's fast weights,
+ * float32 decoder matrices and tied embedding re-quantized to ggml blocks (kernels/wq.h) and kept
+ * only as their x8 copy (kernels/xmat.h; wq_mat.x, q_row 0) where the type has one (q8_0, q4_0),
+ * so every drafter linear runs the x8 integer kernels (fast_quant.h). Built once per (model's fast weights,
  * block type) on first use and shared read-only by every drafter over them: a CLI run over many
  * files, or a server's requests, quantize once (base: ~0.3 s and 48 MB of q8_0 copies each time
  * before). Private to src/whisper. */
@@ -14,12 +15,10 @@
 typedef struct whisper_draft_weights {
     const void *key; /* the weights' identity: the owner's fast_layer array (shares copy it) */
     int type;
-    unsigned char *qdata; /* the wq blocks of mats */
+    unsigned char *qdata; /* every matrix's x8 copy, or its wq blocks for a type without one */
     wq_mat *mats;         /* [6·L + 1]: per layer qkv, out, cross_q, cross_out, fc1, fc2; then the embedding */
     fast_layer *qdec;     /* [L] pointers into mats */
-    steno_xmat *xm;       /* [nx]: xm[i] repacks mats[i]; nx = 6·L + 1, or 0 when a type has no x8 layout */
-    int nx;
-    size_t bytes; /* of qdata and xm */
+    size_t bytes;         /* of qdata */
     struct whisper_draft_weights *next;
 } whisper_draft_weights;
 

@@ -7,35 +7,13 @@
 
 #include "core/error.h"
 #include "kernels/wq.h"
-#include "kernels/xmat.h"
 #include "whisper/draft_weights.h"
 #include "whisper/fast_internal.h"
-
-/* The quant drafter's matrices repacked eight rows at a time for the LLM fast path's integer
- * kernels (kernels/xmat.h): drafts need not be exact, and the rows kernels of the quantized
- * target path (wq_gemv) ran the drafter's single-token steps at ~3 GB/s. */
-typedef struct draft_x {
-    const whisper_draft_weights *w; /* shared; w->xm[i] packs w->mats[i] */
-    steno_work work;                /* the drafter's own */
-} draft_x;
 
 /* Activations of up to n_text_ctx rows. */
 typedef struct spec_bufs {
     float *x, *h, *qkv, *q, *att, *mlp;
-    draft_x *dx; /* the quant drafter: its linears through xm (NULL: the target's kernels) */
 } spec_bufs;
-
-/* y[T][N] = x[T][K] Wᵀ + b for a drafter matrix W (one of dx->w->mats) */
-static void draft_linear(whisper_fast *f, draft_x *dx, const void *W, const float *b, const float *x, int T, int N,
-                         float *y) {
-    const steno_xmat *xm = &dx->w->xm[(const wq_mat *)W - dx->w->mats];
-    if (steno_matmul_x(f->pool, &dx->work, xm, x, T, y, N) != 0) { /* out of memory: the slow kernels */
-        fast_linear(f, DT_Q, W, b, x, T, N, (int)xm->n_in, y);
-        return;
-    }
-    if (b)
-        for (int t = 0; t < T; t++) vec_add(y + (size_t)t * N, b, (size_t)N);
-}
 
 /* One self-attention cache: keys [L][D][ldk] (transposed), values [L][H][N][dh]. */
 typedef struct spec_cache {
@@ -70,9 +48,8 @@ static void run_layers(whisper_fast *f, const fast_layer *W, vec_dtype dt, whisp
     const int D = m->n_text_state, N = m->n_text_ctx, H = m->n_text_head, dh = D / H;
     const float scale = 1.0f / sqrtf((float)dh);
 #define LIN(Wm, bias, in, n_out, n_in, y)                                                     \
-    (exact     ? fast_linear_rows(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y))         \
-     : b->dx   ? draft_linear(f, b->dx, (Wm), (bias), (in), T, (n_out), (y))                  \
-               : fast_linear(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y)))
+    (exact ? fast_linear_rows(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y))             \
+           : fast_linear(f, dt, (Wm), (bias), (in), T, (n_out), (n_in), (y)))
     for (int l = 0; l < nl; l++) {
         const whisper_layer *L = &m->dec[l];
         const fast_layer *FL = &W[l];
@@ -137,7 +114,7 @@ steno_status whisper_fast_decoder_verify(whisper_fast_decoder *d, const int *tok
     steno_status st = embed(f, tokens, B, off, d->x);
     if (st != STENO_OK) return st;
     const spec_cache c = {d->self_k + d->k_slot * d->kv.slot[0], d->self_v + d->v_slot * d->kv.slot[0], d->ldk_self};
-    const spec_bufs b = {d->x, d->h, d->qkv, d->q, d->att, d->mlp, NULL};
+    const spec_bufs b = {d->x, d->h, d->qkv, d->q, d->att, d->mlp};
     run_layers(f, f->dec, f->dt, d, m->n_text_layer, &c, off, B, 1, &b);
     d->n_past = off + B;
     if (d->screen_allow && f->emb_q) { /* each position screened as its single-token step would be */
@@ -170,7 +147,6 @@ struct whisper_fast_draft {
     int8_t *sq;
     uint8_t *sa;
     float *sb, *hi;
-    draft_x dx; /* quant: the shared repacked copies (dx.w NULL where a type has no x8 layout) */
 };
 
 /* The shared quantized weights of type (draft_weights.h), read through a share of f's state. */
@@ -181,7 +157,6 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
     steno_status st = whisper_draft_weights_get(f, type, &w);
     if (st != STENO_OK) return st;
     r->qbytes = w->bytes;
-    if (w->nx) r->dx.w = w;
     st = whisper_fast_share(f, f->pool, &r->qf);
     if (st != STENO_OK) return st;
     whisper_fast *qf = r->qf;
@@ -223,7 +198,6 @@ steno_status whisper_fast_draft_create(whisper_fast *f, int n_layers, int quant_
     r->b.q = malloc(sizeof(float) * N * D);
     r->b.att = malloc(sizeof(float) * N * D);
     r->b.mlp = malloc(sizeof(float) * N * 4 * D);
-    r->b.dx = r->dx.w ? &r->dx : NULL; /* quant: its linears through the x8 copies */
     r->sq = malloc(D);
     r->sa = malloc(D);
     r->sb = malloc(sizeof(float) * (D / 32 + 1));
@@ -239,7 +213,6 @@ steno_status whisper_fast_draft_create(whisper_fast *f, int n_layers, int quant_
 
 void whisper_fast_draft_free(whisper_fast_draft *r) {
     if (!r) return;
-    steno_work_free(&r->dx.work);
     whisper_fast_free(r->qf); /* a share: its own scratch and qact only */
     free(r->c.k);
     free(r->c.v);
@@ -328,9 +301,7 @@ steno_status whisper_fast_draft_forward(whisper_fast_draft *r, const int *tokens
         head_job j = {r, {r->sq, r->sa, r->sb, 0, 0}, logits};
         vec_screen_prepare(r->b.h, D, &j.x);
         steno_pool_run(f->pool, head_task, &j, f->n_threads);
-    } else if (r->dx.w) {
-        draft_linear(f, &r->dx, f->emb, NULL, r->b.h, 1, m->n_vocab, logits);
-    } else {
+    } else { /* the quant drafter: its x8 copies (fast_quant.h) */
         fast_linear(f, f->dt, f->emb, NULL, r->b.h, 1, m->n_vocab, D, logits);
     }
     return STENO_OK;
