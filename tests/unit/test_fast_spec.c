@@ -95,8 +95,9 @@ static void scenario(const whisper_model *m, vec_dtype dt, int screen, const flo
     free(big);
 
     /* drafters */
-    const int types[3] = {STENO_T_Q8_0, STENO_T_Q4_0, 0};
-    for (int k = 0; k < 3; k++) {
+    /* q8_0 and q4_0 keep only their x8 copies; q5_1 has none and keeps its ggml rows (the rows kernels) */
+    const int types[4] = {STENO_T_Q8_0, STENO_T_Q4_0, STENO_T_Q5_1, 0};
+    for (int k = 0; k < 4; k++) {
         whisper_fast_draft *r;
         const int layers = types[k] ? m->n_text_layer : 2;
         CHECK(whisper_fast_draft_create(f, layers, types[k], &r) == STENO_OK, "%s draft create: %s", name,
