@@ -10,7 +10,14 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) /* GCC */
+#define STENO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang */
+#define STENO_ASAN 1
+#endif
+#endif
+#ifdef STENO_ASAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -84,7 +91,7 @@ int main(int argc, char **argv) {
          * load fails for the same reason) retries for ever, so exit hung after the error line.
          * Our own streams are flushed here; the sanitizer build still checks for leaks. */
         fflush(NULL);
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef STENO_ASAN
         __lsan_do_leak_check();
 #endif
         _exit(rc);

@@ -183,11 +183,6 @@ int steno_cmd_serve(int argc, char **argv) {
             return 2;
         }
     }
-    if (o.whisper_opts.path == STENO_PATH_FAITHFUL && o.whisper_opts.weights != STENO_WEIGHTS_F16 &&
-        o.whisper_opts.weights != STENO_WEIGHTS_F32) {
-        fprintf(stderr, "steno serve: --weights: quantized weights run on --path fast only (faithful computes in float32)\n");
-        return 2;
-    }
     if (o.spec.ngram_max < o.spec.ngram_min) {
         fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
                 o.spec.ngram_min, o.spec.ngram_max);
@@ -198,6 +193,11 @@ int steno_cmd_serve(int argc, char **argv) {
         if (env && *env) o.api_key = env;
     }
     if (!whisper && !llm) whisper = "tiny.en";
+    if (whisper && o.whisper_opts.path == STENO_PATH_FAITHFUL && o.whisper_opts.weights != STENO_WEIGHTS_F16 &&
+        o.whisper_opts.weights != STENO_WEIGHTS_F32) {
+        fprintf(stderr, "steno serve: --weights: quantized weights run on the fast path only (--path fast; faithful computes in float32)\n");
+        return 2;
+    }
     static char wpath[4096], lpath[4096];
     if (whisper) {
         if (steno_cli_model_path(whisper, model_dir, wpath, sizeof wpath) != 0) return 1;

@@ -273,7 +273,8 @@ typedef struct options {
     double patience, length_penalty;
     unsigned long long seed;
     steno_whisper_options load; /* --path, --weights, --audio-ctx */
-    bool weights_given, compute_type_given; /* both set load.weights: one of them only */
+    bool weights_given, compute_type_given;
+    int compute_weights; /* --compute-type: a steno_weights value, or -1 for default/auto (the path's own) */
     bool word_timestamps;
     const char *prepend_punctuations, *append_punctuations;
     steno_writer_options writer; /* --max-line-width, --max-line-count, --max-words-per-line, --highlight-words */
@@ -339,10 +340,11 @@ static bool parse_suppress_tokens(const char *v, void *dst, steno_opt_error *err
     return parse_list(v, sizeof(int), parse_token_item, (void **)&o->suppress_tokens, &o->n_suppress_tokens);
 }
 
-/* faster-whisper's --compute_type, mapped to the weight storage steno has */
+/* faster-whisper's --compute_type, mapped to the weight storage steno has (-1: default, auto) */
 static bool parse_compute_type(const char *v, void *dst, steno_opt_error *err) {
-    if (!strcmp(v, "default") || !strcmp(v, "auto") || !strcmp(v, "float16")) *(steno_weights *)dst = STENO_WEIGHTS_F16;
-    else if (!strcmp(v, "float32")) *(steno_weights *)dst = STENO_WEIGHTS_F32;
+    if (!strcmp(v, "default") || !strcmp(v, "auto")) *(int *)dst = -1;
+    else if (!strcmp(v, "float16")) *(int *)dst = STENO_WEIGHTS_F16;
+    else if (!strcmp(v, "float32")) *(int *)dst = STENO_WEIGHTS_F32;
     else {
         snprintf(err->msg, sizeof err->msg, "steno keeps Whisper weights as float16 (default, auto, float16) or "
                  "float32; '%.60s' is not available (quantized weights: --weights q8_0, q5_0, q5_1, q4_0, q4_1 "
@@ -480,7 +482,7 @@ static const steno_opt OPTIONS[] = {
              "(docs/WHISPER.md): q8_0 q5_0 q5_1 q4_0 q4_1, whisper.cpp's block formats, and mlx-q4g32 mlx-q4g64 "
              "mlx-q8g32 mlx-q8g64, MLX affine 4/8-bit in groups of 32/64, quantized at load time, encoder and "
              "decoder)"},
-    {STENO_OPT_CUSTOM, "--compute-type", "default|auto|float16|float32", AT(load.weights), .parse = parse_compute_type,
+    {STENO_OPT_CUSTOM, "--compute-type", "default|auto|float16|float32", AT(compute_weights), .parse = parse_compute_type,
      .expect = "default, auto, float16 or float32", .given = AT(compute_type_given),
      .help = "faster-whisper's spelling of --weights: default, auto or float16 (f16), float32 (f32); quantized "
              "types are not available"},
@@ -739,7 +741,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
         .hallucination_silence_threshold = -1,
         .beam_size = 0, .best_of = 1, .patience = 1.0, .length_penalty = 1.0, .seed = 0,
         .vad_opts = steno_vad_default_options(),
-        .draft_kind = -1, .num_draft = -1,
+        .draft_kind = -1, .num_draft = -1, .compute_weights = -1,
     };
 #define FREE_ALL() (steno_opt_list_free(&o.files), free(o.clip_timestamps), free(o.suppress_tokens))
 #define FAIL_USAGE(...) \
@@ -786,10 +788,14 @@ int steno_cmd_transcribe(int argc, char **argv) {
     }
     if (o.load.path == STENO_PATH_FAITHFUL && o.load.audio_ctx)
         FAIL_USAGE("--audio-ctx needs --path fast");
-    if (o.weights_given && o.compute_type_given)
-        FAIL_USAGE("--weights and --compute-type both choose the weights: give one of them");
+    if (o.compute_weights >= 0 && o.weights_given && o.compute_weights != (int)o.load.weights)
+        FAIL_USAGE("--weights and --compute-type choose different weights: give one of them");
+    if (o.compute_weights >= 0) o.load.weights = (steno_weights)o.compute_weights;
     if (o.load.path == STENO_PATH_FAITHFUL && o.load.weights != STENO_WEIGHTS_F16 && o.load.weights != STENO_WEIGHTS_F32)
-        FAIL_USAGE("--weights: quantized weights run on --path fast only (faithful computes in float32)");
+        FAIL_USAGE("--weights: quantized weights run on the fast path only (--path fast; faithful computes in float32)");
+    if (o.load.path == STENO_PATH_FAITHFUL && o.load.weights == STENO_WEIGHTS_F16 &&
+        (o.weights_given || o.compute_weights == STENO_WEIGHTS_F16))
+        FAIL_USAGE("--path faithful computes in float32: float16 weights are for --path fast");
     /* openai-whisper's cli(): the subtitle word options require word timestamps */
     if (!o.word_timestamps) {
         if (o.writer.highlight_words) FAIL_USAGE("--highlight-words requires --word-timestamps True");

@@ -398,7 +398,10 @@ def faster_whisper_and_openai_spellings():
         _, ref32 = json_of("--weights", "f32")
         runs = ((["--fp16", "False"], ref16), (["--fp16", "True"], ref16), (["--device", "cpu"], ref16),
                 (["--device", "auto"], ref16), (["--compute_type", "float32"], ref32),
-                (["--compute-type", "float16"], ref16), (["--compute_type", "default"], ref16))
+                (["--compute-type", "float16"], ref16), (["--compute_type", "default"], ref16),
+                # the two spellings together when they agree (default/auto: whatever --weights says)
+                (["--compute-type", "float32", "--weights", "f32"], ref32),
+                (["--compute-type", "auto", "--weights", "f32"], ref32))
     for extra, ref in runs:
         name, got = json_of(*extra)
         check(se.all_tokens(got) == se.all_tokens(ref), "%s changed the tokens" % " ".join(extra))
@@ -643,8 +646,10 @@ def usage_errors_exit_2():
         ["transcribe", "--model", "base", "--language", "yue", JFK],   # no <|yue|> before large-v3
         ["transcribe", "--weights", "q8_0", "--path", "faithful", JFK],  # quantized: fast path only
         ["transcribe", "--path", "faithful", "--weights", "q4_1", JFK],
-        ["transcribe", "--weights", "q8_0", "--compute-type", "float32", JFK],  # one of the two
+        ["transcribe", "--weights", "q8_0", "--compute-type", "float32", JFK],  # they disagree
         ["transcribe", "--compute-type", "float32", "--weights", "f16", JFK],
+        ["transcribe", "--path", "faithful", "--weights", "f16", JFK],  # faithful is float32
+        ["transcribe", "--compute-type", "float16", "--path", "faithful", JFK],
         ["serve", "--path", "faithful", "--weights", "q8_0", "--port", "0"],
     ]
     for args in bad:
