@@ -138,20 +138,12 @@ RW_INLINE void rw_offset_q8_0(__m256i u, float dx, const int8_t *yq, const int8_
         acc[c] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
-RW_INLINE void rw_offset_q8_0_dd(__m256i u, const int8_t *yq, const int8_t *yb, const float *d, int NR, __m256 *acc) {
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
-        __m256i p = RW_DPBUSD_ACC(_mm256_loadu_si256((const __m256i *)(yb + 32 * c)), u,
-                                  _mm256_loadu_si256((const __m256i *)(yq + 32 * c)));
-        acc[c] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + c), _mm256_cvtepi32_ps(p), acc[c]);
-    }
-}
 /* codes, then the bias lanes (32 bytes per block and column), then the scales */
 #define RW_Q8_0_LAYOUT                                                                             \
     const int8_t *yq = vy, *yb = yq + (size_t)nb * NR * 32;                                        \
     const float *yd = (const float *)(yb + (size_t)nb * NR * 32);
 #define RW_Q8_0_BLOCK(u, dx) rw_offset_q8_0((u), (dx), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, \
                                             yd + (size_t)ib * NR, NR, acc)
-#define RW_Q8_0_BLOCK_DD(u, d) rw_offset_q8_0_dd((u), yq + (size_t)ib * NR * 32, yb + (size_t)ib * NR * 32, (d), NR, acc)
 #define RW_U_Q4_0(q) (q)                                   /* nibble, w = q − 8 */
 #define RW_U_Q5_0(q, bits) _mm256_or_si256((q), _mm256_and_si256((bits), _mm256_set1_epi8(0x10))) /* w = u − 16 */
 /* q8_0 weights: the other way round. The activation codes packed as unsigned bytes y + 128
@@ -217,30 +209,34 @@ RW_INLINE void rw_actoff_q8_0_dd(__m256i w, const uint8_t *yu, const float *d, i
  * back within one block, through store forwarding, were slower than the shuffles); in
  * bench/matmul_rows.c Gemma 3's attn_v (q8_0) 12–13 % faster from T = 8, its ffn_up (q5_0) 3–7 %
  * with the AVX2 kernels. The VNNI q4_0/q5_0 kernels (one bias load per column already) ran 2–6 %
- * slower with it, and keep the shuffles. */
+ * slower with it, and keep the shuffles (RW_Q4_LOOP). */
 #define RW_PRODUCTS_FROM 5
-#ifdef RW_DPBUSD_ACC
-#define RW_PRODUCTS_FROM_Q4_0 (STENO_ROWS_MAX + 1) /* never: rw_offset_q8_0_dd only keeps the macro whole */
-#else
-#define RW_PRODUCTS_FROM_Q4_0 RW_PRODUCTS_FROM
-#endif
 #define RW_PRODUCTS_CH 32 /* 2 KiB of stack */
 RW_INLINE void rw_products(float dx, const float *yd, int NR, float *d) {
     const __m256 vdx = _mm256_set1_ps(dx);
     _mm256_store_ps(d, _mm256_mul_ps(vdx, rw_load_n(yd, NR)));
     if (NR > 8) _mm256_store_ps(d + 8, _mm256_mul_ps(vdx, rw_load_n(yd + 8, NR - 8)));
 }
-#define RW_BLOCK_LOOP(WVEC, BLOCK, BLOCK_DD, FROM)                                                 \
-    if (NR >= (FROM)) {                                                                            \
+/* YD_STRIDE: floats of activation scales per block (NR; q4_1: NR d, then NR s) */
+#define RW_PLAIN_LOOP(WVEC, BLOCK)                                                                 \
+    for (int ib = 0; ib < nb; ++ib) BLOCK(WVEC(ib), _cvtsh_ss(x[ib].d));
+#define RW_BLOCK_LOOP(WVEC, BLOCK, BLOCK_DD, YD_STRIDE)                                            \
+    if (NR >= RW_PRODUCTS_FROM) {                                                                  \
         float dd[RW_PRODUCTS_CH * 16] __attribute__((aligned(32)));                                \
         for (int ib0 = 0; ib0 < nb; ib0 += RW_PRODUCTS_CH) {                                       \
             const int ie = ib0 + RW_PRODUCTS_CH < nb ? ib0 + RW_PRODUCTS_CH : nb;                  \
             for (int ib = ib0; ib < ie; ++ib)                                                      \
-                rw_products(_cvtsh_ss(x[ib].d), yd + (size_t)ib * NR, NR, dd + (ib - ib0) * 16);   \
+                rw_products(_cvtsh_ss(x[ib].d), yd + (size_t)ib * (YD_STRIDE), NR, dd + (ib - ib0) * 16); \
             for (int ib = ib0; ib < ie; ++ib) BLOCK_DD(WVEC(ib), dd + (ib - ib0) * 16);            \
         }                                                                                          \
     } else                                                                                         \
-        for (int ib = 0; ib < nb; ++ib) BLOCK(WVEC(ib), _cvtsh_ss(x[ib].d));
+        RW_PLAIN_LOOP(WVEC, BLOCK)
+/* q4_0/q5_0: the VNNI offset form keeps its shuffles (above) */
+#ifdef RW_DPBUSD_ACC
+#define RW_Q4_LOOP(WVEC) RW_PLAIN_LOOP(WVEC, RW_Q8_0_BLOCK)
+#else
+#define RW_Q4_LOOP(WVEC) RW_BLOCK_LOOP(WVEC, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, NR)
+#endif
 #define RW_W_Q4_0(ib) RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs))
 /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
 #define RW_W_Q5_0(ib) RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh))
@@ -252,7 +248,7 @@ RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const 
     RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    RW_BLOCK_LOOP(RW_W_Q4_0, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, RW_PRODUCTS_FROM_Q4_0)
+    RW_Q4_LOOP(RW_W_Q4_0)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
@@ -262,7 +258,7 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
     RW_Q8_0_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    RW_BLOCK_LOOP(RW_W_Q5_0, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, RW_PRODUCTS_FROM_Q4_0)
+    RW_Q4_LOOP(RW_W_Q5_0)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
@@ -272,12 +268,32 @@ RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const 
     RW_Q8_0A_LAYOUT
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    RW_BLOCK_LOOP(RW_W_Q8_0, RW_Q8_0A_BLOCK, RW_Q8_0A_BLOCK_DD, RW_PRODUCTS_FROM)
+    RW_BLOCK_LOOP(RW_W_Q8_0, RW_Q8_0A_BLOCK, RW_Q8_0A_BLOCK_DD, NR)
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order (one lane per
- * column: lane c does the scalar kernel's mul and add), added after the hsum. */
+ * column: lane c does the scalar kernel's mul and add), added after the hsum. Block ib: pd, the
+ * scale products ahead (RW_BLOCK_LOOP; SmolLM2's ffn_up/ffn_down, bench/matmul_rows.c, one
+ * thread: 8–10 % faster at T = 8, 12 and 16 with AVX512-VNNI, 4–13 % at T = 5..8 with AVX2, equal
+ * below), or NULL: a multiply per column. */
+RW_INLINE void rw_q4_1_block(__m256i q, float dx, float mx, const int8_t *y, const float *d, const float *pd, int NR,
+                             __m256 *acc, __m256 *summs) {
+    const __m256 vdx = _mm256_set1_ps(dx), vmx = _mm256_set1_ps(mx);
+    summs[0] = _mm256_add_ps(summs[0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
+    if (NR > 8) summs[1] = _mm256_add_ps(summs[1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
+        __m256i p = RW_DPBUSD(q, _mm256_loadu_si256((const __m256i *)(y + 32 * c)));
+        __m256 dd = pd ? _mm256_broadcast_ss(pd + c) : _mm256_mul_ps(vdx, _mm256_broadcast_ss(d + c));
+        acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
+    }
+}
+#define RW_W_Q4_1(ib) rw_unpack_nibbles(x[ib].qs)
+#define RW_Q4_1_AT(q, dx, pd)                                                                      \
+    rw_q4_1_block((q), (dx), _cvtsh_ss(x[ib].m), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR * 2, (pd), NR, acc, summs)
+#define RW_Q4_1_BLOCK(q, dx) RW_Q4_1_AT(q, dx, NULL)
+#define RW_Q4_1_BLOCK_DD(q, pd) RW_Q4_1_AT(q, 0.0f, pd)
+
 RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const int NR) {
     const block_q4_1 *x = vx;
     const int nb = n / 32;
@@ -286,33 +302,7 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
     __m256 acc[STENO_ROWS_MAX];
     __m256 summs[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}; /* columns 0..7, 8..11 */
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
-    /* from RW_PRODUCTS_FROM columns, the scale products of RW_PRODUCTS_CH blocks ahead (as
-     * RW_BLOCK_LOOP): the fma broadcasts them from memory instead of a multiply per column.
-     * SmolLM2's ffn_up/ffn_down (q4_1, bench/matmul_rows.c, one thread): 8–10 % faster at T = 8,
-     * 12 and 16 with AVX512-VNNI, 4–13 % at T = 5..8 with AVX2; equal below. */
-    float pd[RW_PRODUCTS_CH * 16] __attribute__((aligned(32)));
-    const int ch = NR >= RW_PRODUCTS_FROM ? RW_PRODUCTS_CH : nb;
-    for (int ib0 = 0; ib0 < nb; ib0 += ch) {
-        const int ie = ib0 + ch < nb ? ib0 + ch : nb;
-        if (NR >= RW_PRODUCTS_FROM)
-            for (int ib = ib0; ib < ie; ++ib)
-                rw_products(_cvtsh_ss(x[ib].d), yd + (size_t)ib * NR * 2, NR, pd + (ib - ib0) * 16);
-        for (int ib = ib0; ib < ie; ++ib) {
-            const __m256i q = rw_unpack_nibbles(x[ib].qs);
-            const float dx = _cvtsh_ss(x[ib].d), mx = _cvtsh_ss(x[ib].m);
-            const __m256 vdx = _mm256_set1_ps(dx), vmx = _mm256_set1_ps(mx);
-            const int8_t *y = yq + (size_t)ib * NR * 32;
-            const float *d = yd + (size_t)ib * NR * 2;
-            summs[0] = _mm256_add_ps(summs[0], _mm256_mul_ps(vmx, rw_load_n(d + NR, NR)));
-            if (NR > 8) summs[1] = _mm256_add_ps(summs[1], _mm256_mul_ps(vmx, rw_load_n(d + NR + 8, NR - 8)));
-            _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) {
-                __m256i p = RW_DPBUSD(q, _mm256_loadu_si256((const __m256i *)(y + 32 * c)));
-                __m256 dd = NR >= RW_PRODUCTS_FROM ? _mm256_broadcast_ss(pd + (ib - ib0) * 16 + c)
-                                                   : _mm256_mul_ps(vdx, _mm256_broadcast_ss(d + c));
-                acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
-            }
-        }
-    }
+    RW_BLOCK_LOOP(RW_W_Q4_1, RW_Q4_1_BLOCK, RW_Q4_1_BLOCK_DD, NR * 2)
     float sm[16];
     _mm256_storeu_ps(sm, summs[0]);
     _mm256_storeu_ps(sm + 8, summs[1]);
