@@ -16,7 +16,7 @@
  *   cc -O2 -std=c17 -Iinclude -Isrc bench/spec_bench.c build/libsteno.a \
  *      $(pkg-config --libs openblas libavformat libavcodec libswresample libavutil libcjson libpcre2-8 zlib) \
  *      -lm -lpthread -o /tmp/spec_bench
- *   /tmp/spec_bench MODEL THREADS N REPS PROMPT.txt plain,ngram,layers:10,model:DRAFT.gguf */
+ *   /tmp/spec_bench MODEL THREADS N REPS PROMPT.txt plain,ngram,ngram:1:4,layers:10,model:DRAFT.gguf */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static int on_token(void *user, int token, const char *piece, int len) {
 
 int main(int argc, char **argv) {
     if (argc < 7) {
-        fprintf(stderr, "usage: %s MODEL THREADS N REPS PROMPT.txt MODE[,MODE...] (plain|ngram|layers:K|model:PATH)\n",
+        fprintf(stderr, "usage: %s MODEL THREADS N REPS PROMPT.txt MODE[,MODE...] (plain|ngram[:MIN[:MAX]]|layers:K|model:PATH)\n",
                 argv[0]);
         return 2;
     }
@@ -77,6 +77,14 @@ int main(int argc, char **argv) {
         sp[nm] = steno_spec_default_params();
         if (!strcmp(tok, "plain")) sp[nm].kind = STENO_DRAFT_NONE;
         else if (!strcmp(tok, "ngram")) sp[nm].kind = STENO_DRAFT_NGRAM;
+        else if (!strncmp(tok, "ngram:", 6)) { /* ngram:MIN or ngram:MIN:MAX (--ngram-min/--ngram-max) */
+            sp[nm].kind = STENO_DRAFT_NGRAM;
+            char *end;
+            sp[nm].ngram_min = (int)strtol(tok + 6, &end, 10);
+            if (*end == ':') sp[nm].ngram_max = (int)strtol(end + 1, &end, 10);
+            if (*end || sp[nm].ngram_min < 1 || sp[nm].ngram_max < sp[nm].ngram_min)
+                return fprintf(stderr, "%s: need ngram:MIN[:MAX] with 1 <= MIN <= MAX\n", tok), 2;
+        }
         else if (!strncmp(tok, "layers:", 7)) {
             sp[nm].kind = STENO_DRAFT_LAYERS, sp[nm].draft_layers = atoi(tok + 7);
             if (sp[nm].draft_layers < 1) return fprintf(stderr, "%s: need layers:K with K >= 1\n", tok), 2;

@@ -361,6 +361,8 @@ int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const sten
                 given->ngram_min ? "--ngram-min" : "--ngram-max", kind);
         return 2;
     }
+    /* --ngram-max 1 alone asks for one-token matches: the default minimum (2) follows it down */
+    if (!given->ngram_min && sp->ngram_max < sp->ngram_min) sp->ngram_min = sp->ngram_max;
     if (sp->ngram_max < sp->ngram_min) {
         fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n", verb,
                 sp->ngram_min, sp->ngram_max);

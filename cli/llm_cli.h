@@ -71,7 +71,7 @@ typedef struct steno_llm_spec_given {
      .parse = steno_llm_cli_parse_num_draft, .expect = "1..64 or adaptive",                                      \
      .given = STENO_OPT_AT(TYPE, GIVEN.n_draft),                                                                 \
      .def = "adaptive: up to 8, lengthened while drafts hold, 0 while they fail", .help = "most draft tokens per round"}, \
-    {STENO_OPT_INT, "--ngram-min", "N", STENO_OPT_AT(TYPE, SPEC.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",   \
+    {STENO_OPT_INT, "--ngram-min", "N", STENO_OPT_AT(TYPE, SPEC.ngram_min), STENO_OPT_RANGE(1, 64), .def = "2",   \
      .given = STENO_OPT_AT(TYPE, GIVEN.ngram_min), .help = "shortest n-gram tried (longest first; --draft-kind ngram)"}, \
     {STENO_OPT_INT, "--ngram-max", "N", STENO_OPT_AT(TYPE, SPEC.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",   \
      .given = STENO_OPT_AT(TYPE, GIVEN.ngram_max), .help = "longest n-gram tried (--draft-kind ngram)"},         \

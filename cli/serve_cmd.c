@@ -99,7 +99,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_CUSTOM, "--num-draft-tokens", "N|adaptive", AT(o.spec.n_draft), .parse = parse_num_draft,
      .expect = "1..32 or adaptive", .def = "adaptive", .given = AT(num_draft_given),
      .help = "draft tokens per row and pass (--draft-kind ngram)"},
-    {STENO_OPT_INT, "--ngram-min", "N", AT(o.spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
+    {STENO_OPT_INT, "--ngram-min", "N", AT(o.spec.ngram_min), STENO_OPT_RANGE(1, 64), .def = "2",
      .given = AT(ngram_min_given), .help = "shortest n-gram the lookup tries (--draft-kind ngram)"},
     {STENO_OPT_INT, "--ngram-max", "N", AT(o.spec.ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
      .given = AT(ngram_max_given), .help = "longest n-gram the lookup tries (--draft-kind ngram)"},
@@ -183,6 +183,8 @@ int steno_cmd_serve(int argc, char **argv) {
             return 2;
         }
     }
+    /* --ngram-max 1 alone asks for one-token matches: the default minimum (2) follows it down */
+    if (!args.ngram_min_given && o.spec.ngram_max < o.spec.ngram_min) o.spec.ngram_min = o.spec.ngram_max;
     if (o.spec.ngram_max < o.spec.ngram_min) {
         fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
                 o.spec.ngram_min, o.spec.ngram_max);

@@ -545,7 +545,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_CUSTOM, "--draft-model", "NAME|DIR", AT(draft_model), .parse = steno_opts_parse_nonempty,
      .expect = "a model name or directory",
      .help = "a Whisper model with the same vocabulary that drafts (implies --draft-kind model)"},
-    {STENO_OPT_INT, "--ngram-min", "N", AT(ngram_min), STENO_OPT_RANGE(1, 64), .def = "1",
+    {STENO_OPT_INT, "--ngram-min", "N", AT(ngram_min), STENO_OPT_RANGE(1, 64), .def = "2",
      .help = "shortest n-gram the ngram drafter tries (longest first)"},
     {STENO_OPT_INT, "--ngram-max", "N", AT(ngram_max), STENO_OPT_RANGE(1, 64), .def = "4",
      .help = "longest n-gram the ngram drafter tries"},
@@ -853,7 +853,7 @@ int steno_cmd_transcribe(int argc, char **argv) {
     if ((o.ngram_min || o.ngram_max) && o.draft_kind != STENO_WDRAFT_NGRAM)
         FAIL_USAGE("--ngram-%s is for --draft-kind ngram, not %s", o.ngram_min ? "min" : "max",
                    o.draft_kind < 0 ? "none" : kind_names[o.draft_kind]);
-    if ((o.ngram_min ? o.ngram_min : 1) > (o.ngram_max ? o.ngram_max : 4))
+    if (o.ngram_min && o.ngram_min > (o.ngram_max ? o.ngram_max : 4))
         FAIL_USAGE("--ngram-min %d is above --ngram-max %d (default 4: raise it too)", o.ngram_min, o.ngram_max ? o.ngram_max : 4);
     if (o.num_draft >= 0 && !speculate) FAIL_USAGE("--num-draft-tokens needs a drafter: --draft-kind ngram|quant|layers|model");
     if (speculate && o.batch_size)

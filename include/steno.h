@@ -319,7 +319,8 @@ typedef struct steno_transcribe_params {
                                            means Q8_0); needs f16/f32 model weights */
     const steno_whisper *draft_model;   /* MODEL: same vocabulary and special tokens; its default state
                                            runs the draft, one transcription at a time */
-    int ngram_min, ngram_max;           /* NGRAM: n-gram lengths tried, longest first (0: 1 and 4) */
+    int ngram_min, ngram_max;           /* NGRAM: n-gram lengths tried, longest first (0: 2 and 4;
+                                           ngram_max 1 with ngram_min 0: 1) */
     steno_decode_stats *decode_stats;   /* NULL, or counts added to (not cleared) */
 } steno_transcribe_params;
 

@@ -378,8 +378,9 @@ typedef struct steno_spec_params {
                              two rounds with nothing accepted, pause 16 tokens at 0
                              (steno_llm_generate_spec: doubled after each pause that ends in
                              another failure, up to 512; reset by an accepted draft) */
-    int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 1..4); a
-                                 g-token match proposes at most 2g tokens */
+    int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 2..4:
+                                 a one-token match mostly proposes what does not follow); a
+                                 g-token match proposes at most 3g tokens */
     int draft_layers;     /* STENO_DRAFT_LAYERS: layers of the target that draft (1..n_layer - 1;
                              default 0 = n_layer / 4, at least 1) */
     const steno_llm *draft_model; /* STENO_DRAFT_MODEL: the draft (same vocabulary as the target's:
@@ -435,7 +436,7 @@ int steno_spec_len_next(steno_spec_len *s, const steno_llm_ctx *c, int remaining
 /** After a verified round of `drafted` tokens of which `accepted` held. */
 void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted);
 
-/** The ngram drafter alone: up to k tokens (at most 2g after a g-token match) into draft proposed
+/** The ngram drafter alone: up to k tokens (at most 3g after a g-token match) into draft proposed
  *  after hist[0..n); returns the count (0: no earlier occurrence of even an ngram_min-token
  *  suffix). */
 int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max, int k, int *draft);

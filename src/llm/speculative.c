@@ -42,7 +42,7 @@ steno_spec_params steno_spec_default_params(void) {
     p.kind = STENO_DRAFT_NONE;
     p.n_draft = 8;
     p.adaptive = 1;
-    p.ngram_min = 1;
+    p.ngram_min = 2; /* a one-token match is weak evidence: docs/PERFORMANCE.md, session 33 */
     p.ngram_max = 4;
     p.draft_layers = 0;
     p.draft_model = NULL;
@@ -56,9 +56,9 @@ int steno_spec_ngram_draft(const int *hist, int n, int ngram_min, int ngram_max,
         const int *suf = hist + n - g;
         for (int j = n - g - 1; j >= 0; j--) { /* the most recent earlier occurrence */
             if (memcmp(hist + j, suf, sizeof(int) * (size_t)g) != 0) continue;
-            /* a short match is weak evidence: a g-token match proposes at most 2g tokens, so that
-             * a one-token coincidence does not widen the verify pass by k rows */
-            const int kg = k < 2 * g ? k : 2 * g;
+            /* a short match is weak evidence: a g-token match proposes at most 3g tokens, so that
+             * a two-token coincidence does not widen the verify pass by k rows */
+            const int kg = k < 3 * g ? k : 3 * g;
             int m = 0;
             while (m < kg && j + g + m < n) {
                 draft[m] = hist[j + g + m];

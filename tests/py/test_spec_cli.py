@@ -65,6 +65,7 @@ def same_as_plain(base, variants):
 
 
 VARIANTS = [(["--draft-kind", "ngram"], "ngram"),
+            (["--draft-kind", "ngram", "--ngram-min", "1"], "ngram"),  # one-token lookups too (not the default)
             (["--draft-kind", "layers", "--draft-layers", "3"], "layers"),
             (["--draft-model", STORIES], "model"),
             (["--draft-kind", "layers", "--draft-layers", "3", "--spec-verify", "rejection"], "layers, rejection")]
@@ -78,7 +79,7 @@ def generate_stories():
 @case
 def generate_stories_ring():
     same_as_plain(["generate", "-m", STORIES, "-p", PROMPT, "-n", "150", "--temp", "0", "-t", "2", "--max-kv-size",
-                   "64", "--keep", "4", "--kv-reserve", "8"], VARIANTS[:3])
+                   "64", "--keep", "4", "--kv-reserve", "8"], VARIANTS[:4])
 
 
 @case
@@ -122,6 +123,11 @@ def errors():
     for opt in (["--spec-verify", "rejection"], ["--num-draft-tokens", "4"], ["--ngram-min", "2"], ["--ngram-max", "3"]):
         expect(g + opt, 2, opt[0] + " needs a drafter")
     expect(g + ["--draft-kind", "ngram", "--draft-layers", "2"], 2, "--draft-layers is for --draft-kind layers")
+    expect(g + ["--draft-kind", "ngram", "--ngram-min", "3", "--ngram-max", "2"], 2, "--ngram-min 3 is above --ngram-max 2")
+    expect(g + ["--draft-kind", "ngram", "--ngram-min", "5"], 2, "--ngram-min 5 is above --ngram-max 4")
+    # --ngram-max 1 alone: the default minimum (2) follows it down instead of refusing the pair
+    code, _, err = run(g + ["--draft-kind", "ngram", "--ngram-max", "1"])
+    assert code == 0 and "speculation (ngram" in err, "--ngram-max 1 alone: exit %d, %r" % (code, err)
     # --draft-model's errors name it and the reason, before the target model loads (fresh-user trial)
     expect(g + ["--draft-model", ""], 2, "--draft-model: the value is empty")
     expect(g + ["--draft-model", "/missing/path"], 1, "--draft-model: /missing/path: No such file")

@@ -107,7 +107,8 @@ EN = clips(["jfk.wav", "ls_test-clean_1221-135766-0002.wav", "arctic_aew_a0001.w
 DRAFTERS_TINY = [(["--draft-kind", "ngram"], "ngram"), (["--draft-kind", "quant"], "quant"),
                  (["--draft-kind", "quant", "--draft-weights", "q4_0"], "quant"),
                  (["--draft-layers", "2"], "layers"), (["--draft-model", TINY], "model"),
-                 (["--draft-kind", "ngram", "--num-draft-tokens", "3"], "ngram")]
+                 (["--draft-kind", "ngram", "--num-draft-tokens", "3"], "ngram"),
+                 (["--draft-kind", "ngram", "--ngram-min", "1", "--num-draft-tokens", "4"], "ngram")]
 
 
 @case
@@ -162,6 +163,7 @@ def flag_errors():
     usage_error(["--draft-model", ""], "--draft-model: the value is empty")
     usage_error(["--draft-kind", "layers", "--ngram-min", "2"], "--ngram-min is for --draft-kind ngram, not layers")
     usage_error(["--draft-kind", "quant", "--ngram-max", "3"], "--ngram-max is for --draft-kind ngram, not quant")
+    usage_error(["--draft-kind", "ngram", "--ngram-min", "3", "--ngram-max", "2"], "--ngram-min 3 is above --ngram-max 2")
     # sampling only (no temperature-0 attempt): the drafter is named unused, the transcript still written
     code, out, err = run(["transcribe", "--model", TINY, "--draft-kind", "ngram", "--temperature", "0.5", "-o", "-",
                           EN[0]])

@@ -68,6 +68,16 @@ static void drafter(void) {
     const int h4[] = {7, 1, 9, 2, 1};
     CHECK(steno_spec_ngram_draft(h4, 5, 2, 4, 8, d) == 0, "ngram draft 4: a 1-gram used with ngram_min 2");
     CHECK(steno_spec_ngram_draft(h4, 5, 1, 4, 2, d) == 2 && d[0] == 9 && d[1] == 2, "ngram draft 5");
+    /* a g-token match proposes at most 3g tokens: "4 5" matched at 1..2 is followed by 9 more */
+    const int h5[] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 4, 5};
+    n = steno_spec_ngram_draft(h5, 14, 1, 4, 8, d);
+    CHECK(n == 6 && d[0] == 6 && d[5] == 11, "ngram draft 6: %d tokens after a 2-token match", n);
+    const int h6[] = {3, 7, 8, 9, 10, 11, 3};
+    n = steno_spec_ngram_draft(h6, 7, 1, 4, 8, d);
+    CHECK(n == 3 && d[0] == 7 && d[2] == 9, "ngram draft 7: %d tokens after a 1-token match", n);
+    /* the default lookup starts at two tokens */
+    CHECK(steno_spec_default_params().ngram_min == 2 && steno_spec_default_params().ngram_max == 4,
+          "default ngram lengths");
 }
 
 /* The rows the next token can attend to, in every layer: the same bytes at the same positions,
