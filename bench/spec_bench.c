@@ -12,6 +12,8 @@
  * Prints per mode: median decode tok/s, the paired ratio (median over repetitions of mode ÷ the
  * same repetition's plain) with its min–max and a distribution-free 95 % confidence interval of
  * that median (order statistics, tools/bench_stats.py's rule), drafted / accepted per run.
+ * With STENO_SPEC_BENCH_TOKENS=FILE it also writes the prompt's tokens ("P ...") and plain
+ * decoding's ("G ...") there, for tools/ngram_replay.py.
  *
  *   cc -O2 -std=c17 -Iinclude -Isrc bench/spec_bench.c build/libsteno.a \
  *      $(pkg-config --libs openblas libavformat libavcodec libswresample libavutil libcjson libpcre2-8 zlib) \
@@ -133,6 +135,17 @@ int main(int argc, char **argv) {
             }
         }
 
+    const char *dump = getenv("STENO_SPEC_BENCH_TOKENS"); /* for tools/ngram_replay.py */
+    if (dump && *dump) {
+        FILE *df = fopen(dump, "w");
+        if (!df) return fprintf(stderr, "%s: cannot write\n", dump), 1;
+        fprintf(df, "P");
+        for (int i = 0; i < np; i++) fprintf(df, " %d", prompt[i]);
+        fprintf(df, "\nG");
+        for (int i = 0; i < ref.n; i++) fprintf(df, " %d", ref.tok[i]);
+        fprintf(df, "\n");
+        if (fclose(df)) return fprintf(stderr, "%s: cannot write\n", dump), 1;
+    }
     printf("%s, %d threads, %d prompt tokens, %d generated, %d repetitions\n", argv[1], threads, np, ref.n, reps);
     printf("| mode | decode tok/s (median) | paired × plain (median, min–max) | 95 %% CI of the paired median "
            "| accepted / drafted per run |\n|---|---:|---|---|---|\n");
