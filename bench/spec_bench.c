@@ -82,10 +82,11 @@ int main(int argc, char **argv) {
         else if (!strncmp(tok, "ngram:", 6)) { /* ngram:MIN or ngram:MIN:MAX (--ngram-min/--ngram-max) */
             sp[nm].kind = STENO_DRAFT_NGRAM;
             char *end;
-            sp[nm].ngram_min = (int)strtol(tok + 6, &end, 10);
-            if (*end == ':') sp[nm].ngram_max = (int)strtol(end + 1, &end, 10);
-            if (*end || sp[nm].ngram_min < 1 || sp[nm].ngram_max < sp[nm].ngram_min)
-                return fprintf(stderr, "%s: need ngram:MIN[:MAX] with 1 <= MIN <= MAX\n", tok), 2;
+            long lo = strtol(tok + 6, &end, 10), hi = sp[nm].ngram_max;
+            if (*end == ':') hi = strtol(end + 1, &end, 10);
+            if (end == tok + 6 || *end || lo < 1 || hi < lo || hi > 64)
+                return fprintf(stderr, "%s: need ngram:MIN[:MAX] with 1 <= MIN <= MAX <= 64\n", tok), 2;
+            sp[nm].ngram_min = (int)lo, sp[nm].ngram_max = (int)hi;
         }
         else if (!strncmp(tok, "layers:", 7)) {
             sp[nm].kind = STENO_DRAFT_LAYERS, sp[nm].draft_layers = atoi(tok + 7);

@@ -24,7 +24,7 @@
  *      $(pkg-config --libs openblas libavformat libavcodec libswresample libavutil libcjson libpcre2-8 zlib) \
  *      -lm -lpthread -o /tmp/whisper_spec_bench
  *   /tmp/whisper_spec_bench MODEL_DIR THREADS REPS plain,ngram,quant,quant4,layers FILE...
- * Modes: plain, ngram or ngram:MIN (--ngram-min), quant (q8_0 drafter), quant4 (q4_0), layers (half the decoder layers) or
+ * Modes: plain, ngram or ngram:MIN[:MAX] (--ngram-min/--ngram-max), quant (q8_0 drafter), quant4 (q4_0), layers (half the decoder layers) or
  * layers:K; adaptive draft length unless "@N" follows (quant@8: 8 drafted tokens every round). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -86,7 +86,7 @@ static void print_ratio(const double *val, const double *plain, int reps, int k,
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: %s MODEL_DIR THREADS REPS MODE[,MODE...] FILE... "
-                        "(modes: plain|ngram|ngram:MIN|quant|quant4|layers|layers:K, each optionally @N)\n", argv[0]);
+                        "(modes: plain|ngram|ngram:MIN[:MAX]|quant|quant4|layers|layers:K, each optionally @N)\n", argv[0]);
         return 2;
     }
     const int threads = parse_int(argv[2], 1, 1024), reps = parse_int(argv[3], 1, 100000), nf = argc - 5;
@@ -118,9 +118,13 @@ int main(int argc, char **argv) {
             if (at) return fprintf(stderr, "%s: plain drafts nothing\n", tok), 2;
             p->draft_kind = STENO_WDRAFT_NONE;
         } else if (!strcmp(kind, "ngram")) p->draft_kind = STENO_WDRAFT_NGRAM;
-        else if (!strncmp(kind, "ngram:", 6)) { /* ngram:MIN (--ngram-min; --ngram-max stays 4) */
-            p->draft_kind = STENO_WDRAFT_NGRAM, p->ngram_min = parse_int(kind + 6, 1, 4), p->ngram_max = 4;
-            if (p->ngram_min < 1) return fprintf(stderr, "%s: need ngram:MIN with MIN within 1..4\n", tok), 2;
+        else if (!strncmp(kind, "ngram:", 6)) { /* ngram:MIN[:MAX] (--ngram-min, --ngram-max: 4 unless given) */
+            char *colon = strchr(kind + 6, ':');
+            if (colon) *colon = 0;
+            p->draft_kind = STENO_WDRAFT_NGRAM, p->ngram_min = parse_int(kind + 6, 1, 64);
+            p->ngram_max = colon ? parse_int(colon + 1, 1, 64) : 4;
+            if (p->ngram_min < 1 || p->ngram_max < p->ngram_min)
+                return fprintf(stderr, "%s: need ngram:MIN[:MAX] with 1 <= MIN <= MAX <= 64\n", tok), 2;
         }
         else if (!strcmp(kind, "quant")) p->draft_kind = STENO_WDRAFT_QUANT, p->draft_weights = STENO_WEIGHTS_Q8_0;
         else if (!strcmp(kind, "quant4")) p->draft_kind = STENO_WDRAFT_QUANT, p->draft_weights = STENO_WEIGHTS_Q4_0;

@@ -364,8 +364,8 @@ int steno_llm_cli_spec_check(const char *verb, steno_spec_params *sp, const sten
     /* --ngram-max 1 alone asks for one-token matches: the default minimum (2) follows it down */
     if (!given->ngram_min && sp->ngram_max < sp->ngram_min) sp->ngram_min = sp->ngram_max;
     if (sp->ngram_max < sp->ngram_min) {
-        fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n", verb,
-                sp->ngram_min, sp->ngram_max);
+        fprintf(stderr, "steno %s: --ngram-min %d is above --ngram-max %d%s\n", verb, sp->ngram_min, sp->ngram_max,
+                given->ngram_max ? "" : " (the default: raise it too)");
         return 2;
     }
     if (sp->kind != STENO_DRAFT_MODEL) return 0;

@@ -186,8 +186,8 @@ int steno_cmd_serve(int argc, char **argv) {
     /* --ngram-max 1 alone asks for one-token matches: the default minimum (2) follows it down */
     if (!args.ngram_min_given && o.spec.ngram_max < o.spec.ngram_min) o.spec.ngram_min = o.spec.ngram_max;
     if (o.spec.ngram_max < o.spec.ngram_min) {
-        fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d (default 4: raise it too)\n",
-                o.spec.ngram_min, o.spec.ngram_max);
+        fprintf(stderr, "steno serve: --ngram-min %d is above --ngram-max %d%s\n", o.spec.ngram_min, o.spec.ngram_max,
+                args.ngram_max_given ? "" : " (the default: raise it too)");
         return 2;
     }
     if (!o.api_key) {

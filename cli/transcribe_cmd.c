@@ -854,7 +854,8 @@ int steno_cmd_transcribe(int argc, char **argv) {
         FAIL_USAGE("--ngram-%s is for --draft-kind ngram, not %s", o.ngram_min ? "min" : "max",
                    o.draft_kind < 0 ? "none" : kind_names[o.draft_kind]);
     if (o.ngram_min && o.ngram_min > (o.ngram_max ? o.ngram_max : 4))
-        FAIL_USAGE("--ngram-min %d is above --ngram-max %d (default 4: raise it too)", o.ngram_min, o.ngram_max ? o.ngram_max : 4);
+        FAIL_USAGE("--ngram-min %d is above --ngram-max %d%s", o.ngram_min, o.ngram_max ? o.ngram_max : 4,
+                   o.ngram_max ? "" : " (the default: raise it too)");
     if (o.num_draft >= 0 && !speculate) FAIL_USAGE("--num-draft-tokens needs a drafter: --draft-kind ngram|quant|layers|model");
     if (speculate && o.batch_size)
         FAIL_USAGE("--draft-kind: not with --batch-size (a batched step already reads each weight once for several windows)");

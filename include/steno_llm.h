@@ -379,8 +379,10 @@ typedef struct steno_spec_params {
                              (steno_llm_generate_spec: doubled after each pause that ends in
                              another failure, up to 512; reset by an accepted draft) */
     int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 2..4:
-                                 a one-token match mostly proposes what does not follow); a
-                                 g-token match proposes at most 3g tokens */
+                                 a one-token match mostly proposes what does not follow; it was
+                                 1..4 in earlier 3.0.0 builds); a g-token match proposes at most
+                                 3g tokens. ngram_max 1 needs ngram_min 1 set too (the CLI
+                                 lowers it for --ngram-max 1 alone); else STENO_E_INVALID_ARG */
     int draft_layers;     /* STENO_DRAFT_LAYERS: layers of the target that draft (1..n_layer - 1;
                              default 0 = n_layer / 4, at least 1) */
     const steno_llm *draft_model; /* STENO_DRAFT_MODEL: the draft (same vocabulary as the target's:

@@ -10,7 +10,9 @@ the adaptive length (steno_spec_len_init/_next/_update, the backoff of steno_llm
 decide the draft; the output decides how much of it holds. The cost model counts a target pass as
 1 plus R per drafted position (R = the measured extra time of a verified position over a plain
 step: ~0.22 for Gemma 3 270M on 2 threads, docs/PERFORMANCE.md session 32), so the speed-up is the
-tokens over the passes' cost. The drafted/accepted counts it prints equal spec_bench's.
+tokens over the passes' cost. Its accepted/drafted counts equal spec_bench's where the adaptive
+length's cost rule (spec_cost.h, which follows measured times) does not stop drafting — e.g. on
+Gemma 3, not on stories260K, whose verify passes cost more than its drafts can save.
 
 Input: files written by bench/spec_bench.c with STENO_SPEC_BENCH_TOKENS=FILE (a line "P" + the
 prompt's token ids, a line "G" + plain decoding's).
@@ -24,9 +26,24 @@ import math
 
 
 def load(path):
-    rows = dict((ln[0], [int(t) for t in ln[1:].split()]) for ln in open(path) if ln[:1] in "PG")
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise SystemExit("%s: %s" % (path, e.strerror or e))
+    rows = {}
+    for no, ln in enumerate(lines, 1):
+        if ln[:1] not in ("P", "G"):
+            continue
+        try:
+            rows[ln[0]] = [int(t) for t in ln[1:].split()]
+        except ValueError:
+            raise SystemExit("%s:%d: a P or G line holds token ids (whole numbers) only" % (path, no))
     if "P" not in rows or "G" not in rows:
         raise SystemExit("%s: needs a P line and a G line (bench/spec_bench.c STENO_SPEC_BENCH_TOKENS)" % path)
+    if not rows["P"] or len(rows["G"]) < 2:
+        raise SystemExit("%s: needs a prompt and at least 2 generated tokens to replay (has %d and %d)"
+                         % (path, len(rows["P"]), len(rows["G"])))
     return rows["P"], rows["G"]
 
 
@@ -91,6 +108,10 @@ def main():
     ap.add_argument("--kmax", type=int, default=8, help="--num-draft-tokens (adaptive up to it)")
     ap.add_argument("-r", type=float, default=0.22, help="a verified position's cost, in plain steps")
     a = ap.parse_args()
+    if min(a.min) < 1 or min(a.max) < 1 or min(a.cap) < 1 or not 1 <= a.kmax <= 64 or not a.r >= 0:
+        ap.error("--min, --max and --cap take whole numbers >= 1, --kmax 1..64, -r a cost >= 0")
+    if not any(lo <= hi for lo in a.min for hi in a.max):
+        ap.error("no --min value is at or below a --max value")
     data = [(f, load(f)) for f in a.files]
     logs = {}
     for f, (p, g) in data:

@@ -144,8 +144,9 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     if (p.n_draft < 0 || p.n_draft > 64)
         return steno_fail(STENO_E_INVALID_ARG, "--num-draft-tokens %d: need 0..64", p.n_draft);
     if (p.ngram_min < 1 || p.ngram_max < p.ngram_min || p.ngram_max > 64)
-        return steno_fail(STENO_E_INVALID_ARG, "--ngram-min %d / --ngram-max %d: need 1 <= min <= max <= 64",
-                          p.ngram_min, p.ngram_max);
+        return steno_fail(STENO_E_INVALID_ARG,
+                          "ngram_min %d / ngram_max %d (--ngram-min/--ngram-max): need 1 <= min <= max <= 64%s",
+                          p.ngram_min, p.ngram_max, p.ngram_max == 1 ? " (a maximum of 1 needs ngram_min 1 too)" : "");
     if (spec) memset(spec, 0, sizeof *spec);
     if (p.kind == STENO_DRAFT_NONE || p.n_draft == 0)
         return steno_llm_generate(c, s, prompt, n_prompt, n_predict, cb, user, stats);

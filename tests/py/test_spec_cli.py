@@ -124,7 +124,7 @@ def errors():
         expect(g + opt, 2, opt[0] + " needs a drafter")
     expect(g + ["--draft-kind", "ngram", "--draft-layers", "2"], 2, "--draft-layers is for --draft-kind layers")
     expect(g + ["--draft-kind", "ngram", "--ngram-min", "3", "--ngram-max", "2"], 2, "--ngram-min 3 is above --ngram-max 2")
-    expect(g + ["--draft-kind", "ngram", "--ngram-min", "5"], 2, "--ngram-min 5 is above --ngram-max 4")
+    expect(g + ["--draft-kind", "ngram", "--ngram-min", "5"], 2, "--ngram-min 5 is above --ngram-max 4 (the default")
     # --ngram-max 1 alone: the default minimum (2) follows it down instead of refusing the pair
     code, _, err = run(g + ["--draft-kind", "ngram", "--ngram-max", "1"])
     assert code == 0 and "speculation (ngram" in err, "--ngram-max 1 alone: exit %d, %r" % (code, err)

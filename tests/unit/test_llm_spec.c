@@ -238,6 +238,16 @@ static void foreign_draft(steno_llm *m, const char *draft_path) {
     CHECK(steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL) == STENO_E_INVALID_ARG &&
               strstr(steno_errmsg(), "--draft-layers"),
           "--draft-layers 1000 accepted: %s", steno_errmsg());
+    /* the default lookup starts at 2: a caller who lowers only the maximum is told what to set */
+    p = steno_spec_default_params();
+    p.kind = STENO_DRAFT_NGRAM;
+    p.ngram_max = 1;
+    CHECK(steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL) == STENO_E_INVALID_ARG &&
+              strstr(steno_errmsg(), "ngram_min 2 / ngram_max 1") && strstr(steno_errmsg(), "needs ngram_min 1"),
+          "ngram_max 1 over the default minimum: %s", steno_errmsg());
+    p.ngram_min = 1;
+    CHECK(steno_llm_generate_spec(c, s, tok, 1, 4, NULL, NULL, &p, NULL, NULL) == STENO_OK, "ngram 1..1: %s",
+          steno_errmsg());
     steno_sampler_free(s);
     steno_llm_ctx_free(c);
     steno_llm_free(dm);
