@@ -375,9 +375,10 @@ typedef struct steno_spec_params {
     int n_draft;          /* most draft tokens per round (default 8; capped at kv_reserve with
                              sliding-window layers, and at n_batch - 1) */
     int adaptive;         /* 1 (default): start at 4, +2 after a fully accepted round, halve after
-                             two rounds with nothing accepted, pause 16 tokens at 0
-                             (steno_llm_generate_spec: doubled after each pause that ends in
-                             another failure, up to 512; reset by an accepted draft) */
+                             two rounds that kept under half their drafts, pause 16 tokens at 0
+                             (steno_llm_generate_spec and the server's rows: doubled after each
+                             pause that ends in another failure, up to 512; reset by an accepted
+                             draft) */
     int ngram_min, ngram_max; /* n-gram lengths the lookup tries, longest first (default 2..4:
                                  a one-token match mostly proposes what does not follow; it was
                                  1..4 in earlier 3.0.0 builds); a g-token match proposes at most

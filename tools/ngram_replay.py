@@ -84,7 +84,7 @@ def replay(prompt, out, gmin=2, gmax=4, cap=3, kmax=8, r=0.22):
         i += j + 1  # the accepted drafts and the target's own token after them
         if j == len(d):
             k = min(k + 2, kmax)
-        elif j > 0:
+        elif 2 * j >= len(d):  # kept at least half: paid
             misses = 0
         else:
             misses += 1
@@ -92,7 +92,7 @@ def replay(prompt, out, gmin=2, gmax=4, cap=3, kmax=8, r=0.22):
                 k, misses = k // 2, 0
                 if k == 0:
                     pause = 16
-        if j > 0:
+        if j > 0:  # llm/spec_backoff.h
             backoff = 16
         elif pause == 16 and k == 0:
             pause, backoff = backoff, min(2 * backoff, 512)

@@ -27,6 +27,7 @@
 #include "core/spec_cost.h"
 #include "core/spec_verdict.h"
 #include "llm/model.h"
+#include "llm/spec_backoff.h"
 #include "llm/spec_draft.h"
 #include "text/llm_vocab.h"
 
@@ -96,7 +97,10 @@ int steno_spec_len_next(steno_spec_len *s, const steno_llm_ctx *c, int remaining
 void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted) {
     if (!s->adaptive || drafted == 0) return; /* lengthen while drafts hold, shorten to 0 when they do not */
     if (accepted == drafted) s->k = s->k + 2 < s->kmax ? s->k + 2 : s->kmax;
-    else if (accepted > 0) s->misses = 0;
+    /* a round that kept at least half its drafts paid for them (a drafted position costs well under
+     * half a step); one that kept fewer is a miss too, or a text whose every lookup holds one token
+     * ("1, 2, 3, …": a digit, then the wrong number) keeps k drafts for ever */
+    else if (2 * accepted >= drafted) s->misses = 0;
     else if (++s->misses >= 2) {
         s->k /= 2;
         s->misses = 0;
@@ -201,7 +205,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
     st0.n_prompt = n_prompt;
     st0.prompt_seconds = t1 - t0;
     st0.stop_reason = n_predict == 0 ? STENO_STOP_N_PREDICT : STENO_STOP_EOG;
-    int backoff = 16;
+    int backoff = STENO_SPEC_BACKOFF_FIRST;
     int done = n_predict == 0, pending = -1; /* pending: emitted, not yet in the caches */
     while (st == STENO_OK && !done) {
         if (pending < 0) { /* plain decoding's step: sample the logits at hand */
@@ -265,14 +269,7 @@ steno_status steno_llm_generate_spec(steno_llm_ctx *c, steno_sampler *s, const i
         steno_spec_len_update(&sl, ng, j);
         /* a model drafter's tokens cost a fraction of a step each: one failed round halves k */
         if (dr.dc && j == 0 && sl.misses == 1 && ng > 1) steno_spec_len_update(&sl, ng, 0);
-        /* a drafter that keeps failing after its pauses (an early exit or a draft model that rarely
-         * agrees, a text with nothing to look up) pauses twice as long each time, up to 512
-         * tokens: each retry costs a draft and a wider verify pass */
-        if (j > 0) backoff = 16;
-        else if (sl.pause == 16 && sl.k == 0) {
-            sl.pause = backoff;
-            backoff = backoff < 256 ? 2 * backoff : 512;
-        }
+        steno_spec_backoff(&sl, &backoff, j); /* longer pauses for a drafter that keeps failing */
         /* no acceptance would pay for its drafts, or the acceptance seen does not */
         if (sl.adaptive && steno_spec_cost_stop(&cost, sl.kmax, dr.dc != NULL)) {
             sl.k = 0;

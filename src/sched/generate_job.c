@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "llm/spec_backoff.h"
 #include "text/stop_text.h"
 #include "text/utf8.h"
 
@@ -142,6 +143,7 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     r->st_live = 1;
     r->text = calloc(1, 1);
     steno_spec_len_init(&r->sl, spec, slot->lc, SCHED_MAX_DRAFT);
+    r->backoff = STENO_SPEC_BACKOFF_FIRST;
     j->out.spec_on = r->sl.kmax > 0;
     r->logits = malloc(sizeof(float) * (size_t)info.n_vocab * (size_t)(spec->kind == STENO_DRAFT_NONE ? 1 : SCHED_MAX_DRAFT + 1));
     o->n_prompt = j->n_prompt;
@@ -243,6 +245,7 @@ int gen_row_sample(gen_row *r) {
             }
         }
         steno_spec_len_update(&r->sl, ng, j);
+        steno_spec_backoff(&r->sl, &r->backoff, j); /* as steno_llm_generate_spec's rows */
     }
     r->ng = 0;
     if (ended) return 1;
