@@ -104,7 +104,7 @@ void steno_spec_len_update(steno_spec_len *s, int drafted, int accepted) {
     else if (++s->misses >= 2) {
         s->k /= 2;
         s->misses = 0;
-        if (s->k == 0) s->pause = 16;
+        if (s->k == 0) s->pause = STENO_SPEC_BACKOFF_FIRST; /* spec_backoff.h tells a new pause by it */
     }
 }
 

@@ -31,6 +31,7 @@
 
 #include "core/spec_verdict.h"
 #include "llm/model.h"
+#include "llm/spec_backoff.h"
 #include "llm/spec_draft.h"
 #include "steno_llm.h"
 #include "test_util.h"
@@ -78,6 +79,42 @@ static void drafter(void) {
     /* the default lookup starts at two tokens */
     CHECK(steno_spec_default_params().ngram_min == 2 && steno_spec_default_params().ngram_max == 4,
           "default ngram lengths");
+}
+
+/* The adaptive length's rules without a model (steno_spec_len_update, steno_spec_backoff): +2 after
+ * a fully kept round; a round keeping under half its drafts is a miss, two misses halve k, k 0
+ * pauses 16 tokens; a pause that follows a failed retry doubles (to 512), a kept draft resets it. */
+static void adaptive_rules(void) {
+    steno_spec_len s = {.k = 4, .kmax = 8, .adaptive = 1};
+    int backoff = STENO_SPEC_BACKOFF_FIRST;
+    steno_spec_len_update(&s, 4, 4);
+    CHECK(s.k == 6 && s.misses == 0, "full round: k %d", s.k);
+    steno_spec_len_update(&s, 6, 3); /* half kept: paid, not a miss */
+    CHECK(s.k == 6 && s.misses == 0, "half kept: k %d misses %d", s.k, s.misses);
+    steno_spec_len_update(&s, 6, 2); /* under half: a miss */
+    CHECK(s.k == 6 && s.misses == 1, "under half: k %d misses %d", s.k, s.misses);
+    steno_spec_len_update(&s, 6, 1);
+    CHECK(s.k == 3 && s.misses == 0, "two misses halve: k %d", s.k);
+    steno_spec_len_update(&s, 3, 0), steno_spec_len_update(&s, 3, 0);
+    CHECK(s.k == 1, "k %d after four misses", s.k);
+    steno_spec_len_update(&s, 1, 0), steno_spec_backoff(&s, &backoff, 0);
+    steno_spec_len_update(&s, 1, 0), steno_spec_backoff(&s, &backoff, 0);
+    CHECK(s.k == 0 && s.pause == 16 && backoff == 32, "first pause: k %d pause %d backoff %d", s.k, s.pause, backoff);
+    for (int want = 32; want <= 512; want = want < 512 ? 2 * want : 1024) {
+        /* the pause runs out (steno_spec_len_next), k = 1 drafts fail twice: a longer pause */
+        while (s.pause > 0) s.pause--;
+        s.k = 1;
+        steno_spec_len_update(&s, 1, 0), steno_spec_backoff(&s, &backoff, 0);
+        steno_spec_len_update(&s, 1, 0), steno_spec_backoff(&s, &backoff, 0);
+        CHECK(s.k == 0 && s.pause == want, "pause %d, want %d", s.pause, want);
+    }
+    CHECK(backoff == 512, "backoff %d at its cap", backoff);
+    s.k = 1, s.pause = 0;
+    steno_spec_len_update(&s, 1, 1), steno_spec_backoff(&s, &backoff, 1);
+    CHECK(backoff == STENO_SPEC_BACKOFF_FIRST && s.k == 3, "a kept draft resets: backoff %d k %d", backoff, s.k);
+    steno_spec_len f = {.k = 8, .kmax = 8, .adaptive = 0};
+    steno_spec_len_update(&f, 8, 0), steno_spec_len_update(&f, 8, 0);
+    CHECK(f.k == 8 && f.pause == 0, "a fixed length changed: k %d", f.k);
 }
 
 /* The rows the next token can attend to, in every layer: the same bytes at the same positions,
@@ -397,6 +434,7 @@ int main(void) {
     const char *san = getenv("STENO_SANITIZE");
     const int sanitize = san && !strcmp(san, "1");
     drafter();
+    adaptive_rules();
     char path[4200];
     snprintf(path, sizeof path, "%s/models/stories260K/stories260K.bin", test_shared_dir());
     steno_llm *m;
