@@ -1,5 +1,5 @@
 /* attention_bench.c — single-thread throughput of the fast path's fused attention kernel
- * (kernels/vec.h vec_attention) on the encoder's shape: nq = nk = 1500 positions, head_dim 64,
+ * (kernels/gemv/vec.h vec_attention) on the encoder's shape: nq = nk = 1500 positions, head_dim 64,
  * not causal (one head of Whisper's encoder self-attention), and on the decoder's cross-attention
  * shape (nq = 1 query, nk = 1500). Prints the median of R runs in ms and GFLOP/s, counting
  * 4·nq·nk·dh flops (Q·Kᵀ and P·V; the softmax is not counted).
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "kernels/vec.h"
+#include "kernels/gemv/vec.h"
 
 static double now(void) {
     struct timespec ts;

@@ -5,7 +5,7 @@ seconds per second of 8 transcription requests of different dev clips (3 to 30 s
   seq      one after another on `steno serve --parallel 1 --threads T` (all threads for each)
   p8-off   all at once on `--parallel 8 --threads 1 --whisper-batch off` (8 independent slots)
   p8-on    all at once on `--parallel 8 --threads 1` (decoder steps batched across requests and
-           encoder passes on the shared pool of T threads, whisper/xbatch.h)
+           encoder passes on the shared pool of T threads, whisper/decoder/step_batcher.h)
 
 interleaved (the order rotates every repetition), medians and ratios. Every text must equal the
 sequential run's (a mismatch is reported and exits 1). Besides the wall time it reports audio

@@ -1,4 +1,4 @@
-/* gemm_amx_bench.c — the AMX-BF16 kernels (kernels/gemm_amx.h, attention_amx.h) against what the
+/* gemm_amx_bench.c — the AMX-BF16 kernels (kernels/gemm/gemm_amx_bf16x3.h, attention_amx.h) against what the
  * fast path runs without them, one thread, interleaved, best of REPS:
  *   gemm T K N REPS   y [T][N] = x [T][K] Wᵀ with W float16: the fast path's per-chunk float32
  *                     widening + OpenBLAS sgemm against gemm_amx_split + pack + gemm_amx_mul (ms,
@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/attention_amx.h"
-#include "kernels/gemm_amx.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention_amx.h"
+#include "kernels/gemm/gemm_amx_bf16x3.h"
+#include "kernels/gemv/vec.h"
 
 static double now(void) {
     struct timespec ts;

@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "core/threadpool.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/quant/quant.h"
 
 /* weak: the bench also links against libraries from before the rows kernels, to compare */
 __attribute__((weak)) const char *steno_rows_isa(void);

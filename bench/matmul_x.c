@@ -1,4 +1,4 @@
-/* matmul_x.c — the fast path's x8 products (kernels/xmat.h) against steno_matmul (the rows kernels,
+/* matmul_x.c — the fast path's x8 products (kernels/gemm/matmul_x8.h) against steno_matmul (the rows kernels,
  * llama.cpp's arithmetic) on SmolLM2's and Gemma 3's q4_1/q8_0/q4_0/q4_K/q6_K-shaped matrices, T = 1..16 and
  * 64 activation rows: µs per call (best of REPS; the machine may be shared), 1 thread by default.
  *
@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "core/threadpool.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
-#include "kernels/xmat.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/gemm/matmul_x8.h"
 
 static double now(void) {
     struct timespec ts;

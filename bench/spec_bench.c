@@ -5,7 +5,7 @@
  * to resolve. Here the weights load once and stay warm; each repetition runs every mode once,
  * back to back, in an order rotated each repetition (plain, A, B, …; then A, B, …, plain), so
  * pairs share the machine's state. Before every speculative generation the process's drafter
- * verdicts are forgotten (core/spec_verdict.h), so each one probes its drafter exactly as the
+ * verdicts are forgotten (spec/verdict.h), so each one probes its drafter exactly as the
  * first request of a fresh `steno generate` does; the drafter's own prompt prefill is in the
  * prompt time, as in steno generate's "decode:" line. Every mode's tokens must equal plain's.
  *
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "bench_median.h"
-#include "core/spec_verdict.h"
+#include "spec/verdict.h"
 #include "steno.h"
 #include "steno_llm.h"
 

@@ -30,7 +30,7 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "whisper/fast.h"
-#include "whisper/model.h"
+#include "whisper/model/model.h"
 
 void openblas_set_num_threads(int);
 

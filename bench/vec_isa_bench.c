@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "core/cpu.h"
-#include "kernels/vec.h"
-#include "kernels/vec_impl.h"
+#include "kernels/gemv/vec.h"
+#include "kernels/gemv/vec_impl.h"
 
 static double now(void) {
     struct timespec ts;

@@ -5,7 +5,7 @@
  * Here the weights load and the audio decodes once; each repetition runs every mode once, back to
  * back, in an order rotated each repetition, over the same files in the same order, as one
  * `steno transcribe` process runs them. Before each mode's first file the process's drafter
- * verdicts are forgotten (core/spec_verdict.h), so every mode starts as a fresh process does and
+ * verdicts are forgotten (spec/verdict.h), so every mode starts as a fresh process does and
  * carries its verdicts from file to file as that process would. Every mode's tokens must equal
  * plain's.
  *
@@ -35,7 +35,7 @@
 #include <time.h>
 
 #include "bench_median.h"
-#include "core/spec_verdict.h"
+#include "spec/verdict.h"
 #include "steno.h"
 
 #define MAXM 8

@@ -3,7 +3,7 @@
  *   int steno_cmd_convert(int argc, char **argv);   (declared in cli/commands.h)
  *
  * Reads a Whisper model in any format steno reads (the format detected from the files) and writes
- * it in another (src/whisper/convert.h): CTranslate2, whisper.cpp ggml, Hugging Face transformers
+ * it in another (src/whisper/convert/convert.h): CTranslate2, whisper.cpp ggml, Hugging Face transformers
  * or MLX, keeping every float tensor's bytes (so whisper.cpp, transformers, mlx-whisper or
  * faster-whisper run exactly the weights steno runs).
  *
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "whisper/convert.h"
+#include "whisper/convert/convert.h"
 
 #define DEFAULT_MODEL "tiny.en"
 

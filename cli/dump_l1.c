@@ -8,7 +8,7 @@
 #include "audio/mel.h"
 #include "commands.h"
 #include "options.h"
-#include "whisper/forward.h"
+#include "whisper/faithful.h"
 
 static int write_f32(const char *path, const float *x, size_t n) {
     FILE *f = fopen(path, "wb");

@@ -25,7 +25,7 @@
 #include "formats/ct2.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 typedef struct {
     const char *model_dir;

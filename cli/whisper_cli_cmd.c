@@ -2,7 +2,7 @@
  * examples/cli/cli.cpp command line over steno's engine. Same flags, defaults, stdout lines
  * ("[00:00:00.000 --> 00:00:11.000]   text") and output files (<input>.txt, .srt, .vtt, .csv,
  * .json, .lrc; -of names the base). The file layouts are the library's whisper.cpp writers
- * (src/whisper/writers_wcpp.c). A whisper.cpp flag steno has no feature for is a usage error
+ * (src/whisper/output/writers_wcpp.c). A whisper.cpp flag steno has no feature for is a usage error
  * ("not supported"), never silently ignored; README.md "For whisper.cpp users" has the table.
  */
 #include "commands.h"

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "formats/gguf.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "steno_llm.h"
 
 static int g_fd = -1;

@@ -1,4 +1,4 @@
-/* fuzz_tokenizer.c — libFuzzer target for steno_tokenizer_load() (src/text/tokenizer.c): the
+/* fuzz_tokenizer.c — libFuzzer target for steno_tokenizer_load() (src/text/whisper_bpe.c): the
  * Whisper vocabulary (vocabulary.txt, or vocabulary.json when the input's first byte is odd) and
  * tokenizer.json (merges). Input: fuzz_split() parts = vocabulary file, tokenizer.json.
  *
@@ -7,7 +7,7 @@
  * on a token for each of the 256 bytes); on failure the message is one line.
  * Run: scripts/fuzz.sh tokenizer 10 */
 #include "fuzz_util.h"
-#include "text/tokenizer.h"
+#include "text/whisper_bpe.h"
 
 static fuzz_file g_txt, g_json, g_tok;
 

@@ -12,7 +12,7 @@
 
 #include "formats/wtab_readers.h"
 #include "fuzz_util.h"
-#include "whisper/model_side.h"
+#include "whisper/model/tokenizer_config.h"
 
 static fuzz_file g_file;
 

@@ -264,7 +264,7 @@ typedef struct steno_transcribe_params {
     int without_timestamps;             /* 0 */
     double max_initial_timestamp;       /* 1.0 s */
     /* faster-whisper's options (transcribe.py get_prompt, generate_segments) and openai-whisper's
-     * carry_initial_prompt / clip_timestamps; the prompt layout is in src/whisper/prompt.h. */
+     * carry_initial_prompt / clip_timestamps; the prompt layout is in src/whisper/decoder/prompt.h. */
     const char *prefix;                 /* NULL; text forced after the SOT sequence of the window at
                                            seek 0 (after <|0.00|> with timestamps); part of the output */
     const char *hotwords;               /* NULL; text after <|startofprev|> of every window that has
@@ -290,7 +290,7 @@ typedef struct steno_transcribe_params {
                                            (and the beam stops when its best hypothesis ends) */
     int best_of;                        /* 1 (0 also means 1); at most 64 */
     int verbose;                        /* print "[start --> end] text" to stdout per segment (openai) */
-    int word_timestamps;                /* 0; 1: steno_segment.words (whisper/alignment.h) */
+    int word_timestamps;                /* 0; 1: steno_segment.words (whisper/output/alignment.h) */
     const char *prepend_punctuations;   /* NULL → "\"'“¿([{-" (merged into the next word) */
     const char *append_punctuations;    /* NULL → "\"'.。,，!！?？:：”)]}、" (into the previous) */
     double hallucination_silence_threshold; /* seconds; < 0 (default -1) disables; needs
@@ -444,7 +444,7 @@ typedef struct steno_wcpp_info {
     int offset_n;               /* srt cue numbers start at 1 + offset_n (whisper-cli -on) */
 } steno_wcpp_info;
 
-/** Writes r in one of whisper.cpp's layouts (src/whisper/writers_wcpp.c): "wcpp-txt", "wcpp-vtt",
+/** Writes r in one of whisper.cpp's layouts (src/whisper/output/writers_wcpp.c): "wcpp-txt", "wcpp-vtt",
  *  "wcpp-srt", "csv", "lrc", "wcpp-json", "wcpp-json-full". Segment times are rounded to
  *  whisper.cpp's 10-ms ticks. info may be NULL. Errors: STENO_E_INVALID_ARG, STENO_E_IO. */
 steno_status steno_write_result_wcpp(const steno_result *r, const char *format, const steno_wcpp_info *info,

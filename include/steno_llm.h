@@ -116,7 +116,7 @@ typedef enum steno_kv_quant {
  *  as fast in prefill, slower in decode; used to measure what a KV cache kind costs without the
  *  activation-rounding noise (`steno perplexity --compute f32`). */
 /*  FAST (Lab, issue #13): q4_0/q4_1/q8_0/q4_K/q5_0/q6_K weight matrices repacked eight rows at a time at the first
- *  FAST context (kernels/xmat.h: exact integer block dots, one float rounding per block instead
+ *  FAST context (kernels/gemm/matmul_x8.h: exact integer block dots, one float rounding per block instead
  *  of ggml's eight lane partials; the model holds the repacked copy beside the file's); every other
  *  type, and the rest of the forward pass, as GGML. Not bit-identical to llama.cpp; identical for
  *  any thread count and batch size; its gate against GGML and F32 is in docs/LLM.md ("Fast path"). */
@@ -347,7 +347,7 @@ steno_status steno_llm_generate(steno_llm_ctx *c, steno_sampler *s, const int *p
                                 steno_token_cb cb, void *user, steno_gen_stats *stats);
 
 /* ---------------------------------------------------------------------------------------------
- * Speculative decoding (src/llm/speculative.c)
+ * Speculative decoding (src/llm/spec/speculative.c)
  * ------------------------------------------------------------------------------------------- */
 
 typedef enum steno_draft_kind {

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "core/blas_core.h"
-#include "kernels/gemm_amx.h"
-#include "kernels/vec.h"
+#include "kernels/gemm/gemm_amx_bf16x3.h"
+#include "kernels/gemv/vec.h"
 #include "server/metrics.h"
 #include "server/serve_internal.h"
 

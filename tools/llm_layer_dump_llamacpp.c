@@ -1,7 +1,7 @@
 /* llm_layer_dump_llamacpp.c — dumps llama.cpp's intermediate tensors (graph callback) for a token
  * list, one token per llama_decode call, as /tmp/lcdump/t_<name>-<layer>@<token>.f32 (float32).
  * With tools/llm_layer_dump_steno.c and tools/llm_layer_compare.py it finds the first operation
- * where steno and llama.cpp part (how the bit-exact kernels in src/kernels/ggml_simd.c were found).
+ * where steno and llama.cpp part (how the bit-exact kernels in src/kernels/ops/ggml_simd.c were found).
  * Not built by CMake. Against the llama-cpp-python build (see tools/llm_oracle_llamacpp.py):
  *
  *   L=/tmp/llama-venv/lib/python3.11/site-packages/llama_cpp/lib

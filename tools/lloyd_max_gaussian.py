@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Lloyd-Max scalar quantizer for the unit Gaussian N(0, 1): the codebooks of steno's TurboQuant
-value cache (src/kernels/kvquant.c carries the printed constants).
+value cache (src/kernels/quant/kvquant.c carries the printed constants).
 
 Method (Lloyd 1982, "Least squares quantization in PCM"; Max 1960, "Quantizing for minimum
 distortion"): alternate the two optimality conditions until they hold to double precision:

@@ -4,14 +4,14 @@ decode offline, to compare lookup policies without timing noise.
 
 At temperature 0 the output is plain decoding's whatever the drafter does, so a policy's rounds
 follow from the prompt's and the output's tokens alone: at each step the lookup
-(src/llm/speculative.c, steno_spec_ngram_draft: the longest suffix of --ngram-max down to
+(src/llm/spec/speculative.c, steno_spec_ngram_draft: the longest suffix of --ngram-max down to
 --ngram-min tokens with an earlier occurrence, its latest one proposing at most CAP·g tokens) and
 the adaptive length (steno_spec_len_init/_next/_update, the backoff of steno_llm_generate_spec)
 decide the draft; the output decides how much of it holds. The cost model counts a target pass as
 1 plus R per drafted position (R = the measured extra time of a verified position over a plain
 step: ~0.22 for Gemma 3 270M on 2 threads, docs/PERFORMANCE.md session 32), so the speed-up is the
 tokens over the passes' cost. Its accepted/drafted counts equal spec_bench's where the adaptive
-length's cost rule (spec_cost.h, which follows measured times) does not stop drafting — e.g. on
+length's cost rule (cost.h, which follows measured times) does not stop drafting — e.g. on
 Gemma 3, not on stories260K, whose verify passes cost more than its drafts can save.
 
 Input: files written by bench/spec_bench.c with STENO_SPEC_BENCH_TOKENS=FILE (a line "P" + the
@@ -92,7 +92,7 @@ def replay(prompt, out, gmin=2, gmax=4, cap=3, kmax=8, r=0.22):
                 k, misses = k // 2, 0
                 if k == 0:
                     pause = 16
-        if j > 0:  # llm/spec_backoff.h
+        if j > 0:  # spec/backoff.h
             backoff = 16
         elif pause == 16 and k == 0:
             pause, backoff = backoff, min(2 * backoff, 512)

@@ -6,7 +6,7 @@
  * allocation or a read past the end of the mapping.
  */
 #include "formats/ct2.h"
-#include "kernels/vec.h"
+#include "kernels/gemv/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>

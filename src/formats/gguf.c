@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 #define GGUF_DEFAULT_ALIGNMENT 32
 

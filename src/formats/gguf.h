@@ -14,7 +14,7 @@
  * Validation: every length, count, dimension, type and offset is checked against the file size
  * before use (counts against the bytes left, products for overflow, ne[0] against the type's block
  * size, tensors inside the file); duplicate keys or tensor names are rejected. The ggml type of a
- * tensor must be one steno's kernels implement (kernels/quant.h). Nothing is read outside the
+ * tensor must be one steno's kernels implement (kernels/quant/quant.h). Nothing is read outside the
  * mapping afterwards: every pointer handed out points into it.
  * Errors (steno_errmsg names the file): STENO_E_IO (missing, unreadable, directory),
  * STENO_E_FORMAT (bad magic, version, truncation, inconsistent sizes), STENO_E_UNSUPPORTED (a
@@ -72,7 +72,7 @@ typedef struct gguf_tensor {
     const char *name; /* NUL-terminated copy, owned by the file */
     int n_dims;       /* 1..4 */
     int64_t ne[4];    /* unused dims are 1 */
-    int type;         /* ggml type id (kernels/quant.h STENO_T_*) */
+    int type;         /* ggml type id (kernels/quant/quant.h STENO_T_*) */
     uint64_t offset;  /* from the start of the file */
     uint64_t size;    /* bytes */
     const void *data; /* into the mapping */

@@ -1,5 +1,5 @@
 /* wtab.h — the Whisper weight table: one name → typed view table whatever file the weights came
- * from, so the model code (src/whisper/model.c) and the converters never care which format they
+ * from, so the model code (src/whisper/model/model.c) and the converters never care which format they
  * read.
  *
  * Names are openai-whisper's state_dict names (whisper/model.py: Whisper.state_dict), the names

@@ -1,5 +1,5 @@
 /* simd_avx512.h — 16-lane versions of simd_avx2.h's expf helpers, the same operations lane for
- * lane (so the same bits), for the AVX-512 kernels (vec_avx512.c, attention_avx512.c). */
+ * lane (so the same bits), for the AVX-512 kernels (vec_avx512.c, streaming_avx512.c). */
 #ifndef STENO_KERNELS_SIMD_AVX512_H
 #define STENO_KERNELS_SIMD_AVX512_H
 

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "kernels/ops.h"
-#include "kernels/quant.h"
+#include "kernels/ops/ops.h"
+#include "kernels/quant/quant.h"
 #include "llm/model.h"
 #include "text/chat_template.h"
 #include "text/llm_vocab.h"

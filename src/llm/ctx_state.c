@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "llm/model.h"
 
 #define STATE_MAGIC 0x534c5453u /* "STLS" */

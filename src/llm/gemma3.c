@@ -6,11 +6,11 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "kernels/attention.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ops.h"
 #include "llm/model.h"
 
-/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/xmat.h; llama.c
+/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/gemm/matmul_x8.h; llama.c
  * has the Llama ones): run by the fast path's activation conversion on the row it converts, in
  * parallel, or on the caller. The same arithmetic per row either way. */
 typedef struct {

@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "kernels/quant.h"
-#include "kernels/quant_act.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/act.h"
 
 static size_t elem_size(int dtype) { return dtype == STENO_T_F16 ? 2 : 4; }
 

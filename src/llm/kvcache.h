@@ -29,7 +29,7 @@
  *             shortfall (it never silently attends to a shorter window).
  * Storage: rows of n_kv_heads × head_dim elements of `dtype` (f32, or f16 as llama.cpp's default
  * cache type).
- * Quantized storage (`quant`, either layout; kernels/kvquant.h): each head vector of a row is
+ * Quantized storage (`quant`, either layout; kernels/quant/kvquant.h): each head vector of a row is
  * encoded on its own (from its values and, with `center`, the fixed key center; never from other
  * rows) —
  *   STENO_KV_Q_AFFINE  keys and values as MLX affine groups (mlx-lm QuantizedKVCache: `group`
@@ -45,7 +45,7 @@
  * the same tokens restores exactly the same bytes, for both layouts and across a ring wrap. A trim
  * below quant_start leaves the cache quantized (as mlx-lm: there is no way back to the dtype rows);
  * reset() returns it to `dtype` rows. Views then carry kq/vq (the per-head formats) and attention
- * reads the packed rows (kernels/attention_q.c).
+ * reads the packed rows (kernels/attention/attention_kvquant.c).
  * Attention sinks (`sink` > 0, quantized caches only): the keys and values of positions
  * 0..sink-1 are kept beside their codes as float rows (dtype-rounded; TurboQuant values in the
  * rotated domain), and attention reads those instead of the codes. The first tokens draw a large
@@ -71,14 +71,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/attention.h"
-#include "kernels/kvquant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/quant/kvquant.h"
 #include "steno.h"
 
 enum { STENO_KV_PLAIN = 0, STENO_KV_ROTATING = 1 };
 enum { STENO_KV_Q_NONE = 0, STENO_KV_Q_AFFINE = 1, STENO_KV_Q_TURBO = 2 };
 
-/* steno_kv_view (what attention reads) and steno_kv_visible are defined in kernels/attention.h. */
+/* steno_kv_view (what attention reads) and steno_kv_visible are defined in kernels/attention/attention.h. */
 
 typedef struct steno_kv_params {
     int kind;          /* STENO_KV_PLAIN or STENO_KV_ROTATING */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "llm/kvcache.h"
 
 #define SNAP_MAGIC 0x3153564bu /* "KVS1" */

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "kernels/attention.h"
-#include "kernels/ggml_simd.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ggml_simd.h"
+#include "kernels/ops/ops.h"
 #include "llm/model.h"
 
-/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/xmat.h): run by the
+/* The per-row steps between the products, as steno_xmat_pre prologues (kernels/gemm/matmul_x8.h): run by the
  * fast path's activation conversion on the row it converts, in parallel, or by llm_matmul_n_pre on
  * the caller. Each row's arithmetic is the same either way (element-wise adds, one row's norm). */
 typedef struct {

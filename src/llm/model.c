@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "text/llm_vocab.h"
 
 steno_llm_load_params steno_llm_default_load_params(void) {

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels/matmul.h"
-#include "kernels/xmat.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/gemm/matmul_x8.h"
 #include "core/threadpool.h"
 #include "llm/kvcache.h"
 #include "steno_llm.h"
@@ -149,7 +149,7 @@ void llm_fast_free(steno_llm *m);
 int llm_matmul_n(steno_llm_ctx *c, int nm, const steno_mat *const *W, const float *X, int T, float *const *Y,
                  const int64_t *ldy);
 
-/** llm_matmul_n with pre (kernels/xmat.h; NULL: none) run on every row of X first: inside the fast
+/** llm_matmul_n with pre (kernels/gemm/matmul_x8.h; NULL: none) run on every row of X first: inside the fast
  *  path's conversion when W[0] has an x8 copy in FAST mode (in parallel, per row), else on the
  *  caller before the products. The same bits either way. 0 or -1 (NOMEM). */
 int llm_matmul_n_pre(steno_llm_ctx *c, const steno_xmat_pre *pre, int nm, const steno_mat *const *W, const float *X,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernels/argmax.h"
+#include "kernels/ops/argmax.h"
 #include "steno_llm.h"
 
 struct steno_sampler {
@@ -216,7 +216,7 @@ static int candidates(steno_sampler *s, const float *logits, double *tot) {
     return n;
 }
 
-/* the first index of the largest logit (kernels/argmax.h: vectorized, same index) */
+/* the first index of the largest logit (kernels/ops/argmax.h: vectorized, same index) */
 static int argmax_of(const float *logits, int V) { return steno_argmax_f32(logits, V); }
 
 int steno_sampler_sample(steno_sampler *s, float *logits, steno_token_logprob *top, float *logprob) {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "llm/spec_backoff.h"
+#include "spec/backoff.h"
 #include "text/stop_text.h"
 #include "text/utf8.h"
 

@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 
 #include "sched/prompt_cache.h"
-#include "whisper/xbatch.h"
+#include "whisper/decoder/step_batcher.h"
 #include "sched/sched.h"
 #include "text/stop_text.h"
 
@@ -83,7 +83,7 @@ typedef struct gen_row {
     /* speculative decoding (sched_params.spec): the draft fed after pending this pass */
     int ng;
     steno_spec_len sl;
-    int backoff; /* llm/spec_backoff.h */
+    int backoff; /* spec/backoff.h */
     int draft[SCHED_MAX_DRAFT];
     int blk[SCHED_MAX_DRAFT + 1];
 } gen_row;

@@ -57,7 +57,7 @@ typedef struct sched_params {
                                     path, steno_llm.h) */
     int whisper_batch;           /* 1 (default): with n_parallel > 1 on the fast path, the slots'
                                     single-token decoder steps run as rows of one batched step
-                                    (whisper/xbatch.h) on n_threads x n_parallel threads (at most
+                                    (whisper/decoder/step_batcher.h) on n_threads x n_parallel threads (at most
                                     the online CPUs); 0: each slot steps alone */
     size_t prompt_cache_bytes;   /* RAM for saved prompt states (prompt_cache.h); 0: none */
     const char *prompt_cache_dir;/* where they persist across restarts, or NULL */

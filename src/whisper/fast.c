@@ -8,16 +8,16 @@
 #include "core/bigmem.h"
 #include "core/error.h"
 #include "core/fp16.h"
-#include "kernels/attention_amx.h"
-#include "kernels/gemm_amx.h"
-#include "whisper/draft_weights.h"
+#include "kernels/attention/attention_amx.h"
+#include "kernels/gemm/gemm_amx_bf16x3.h"
+#include "whisper/spec/draft_weights.h"
 #include "whisper/fast_internal.h"
-#include "whisper/fast_quant.h"
-#include "whisper/kv_rows.h"
+#include "whisper/nn/linear_quant.h"
+#include "whisper/decoder/kv_rows.h"
 
 #define COL_CHUNK 64  /* the f16 GEMM's fixed column grid */
 #define ROW_BLOCK 192 /* the f32 GEMM's fixed row grid (gemm_task) */
-_Static_assert(COL_CHUNK == FASTQ_COL_CHUNK, "fast_quant.c shares conv_scratch's tiles");
+_Static_assert(COL_CHUNK == FASTQ_COL_CHUNK, "linear_quant.c shares conv_scratch's tiles");
 
 /* ---------------------------------------------------------------- parallel GEMM / GEMV */
 
@@ -237,7 +237,7 @@ static void attn16_task(void *ctx, int t, int n) {
 
 /* ---------------------------------------------------------------- logit screen */
 
-/* The int8 copy of the tied embedding (kernels/vec.h vec_screen_rows), from the float16 values
+/* The int8 copy of the tied embedding (kernels/gemv/vec.h vec_screen_rows), from the float16 values
  * the exact GEMV reads; one task per contiguous slice of rows. */
 static void screen_build_task(void *ctx, int t, int n) {
     whisper_fast *f = ctx;
@@ -257,7 +257,7 @@ static int alloc_scratch(whisper_fast *f) {
     const size_t D = (size_t)m->n_text_state, L = (size_t)m->n_text_layer, A = (size_t)f->A;
     const size_t Da = (size_t)m->n_audio_state;
     f->conv_scratch = malloc(sizeof(float) * (size_t)f->n_threads * COL_CHUNK * 4 * D);
-    if (m->enc[0].fc1.w16) { /* the loader kept the encoder in float16 (fast_enc_gemm.c) */
+    if (m->enc[0].fc1.w16) { /* the loader kept the encoder in float16 (linear_f16.c) */
         /* 64-byte aligned: the AMX path packs weight tiles here (misaligned tile loads cost 7-13 %) */
         f->enc_scratch = aligned_alloc(64, sizeof(float) * (size_t)f->n_threads * ENC_COL_CHUNK * 4 * Da);
         if (!f->enc_scratch) return -1;
@@ -472,7 +472,7 @@ int whisper_fast_threads(const whisper_fast *f) { return f->n_threads; }
 /* ---------------------------------------------------------------- encoder */
 
 /* An encoder linear, y [T][n_out] = x l + b: its quantized copy when the model keeps one, else its
- * float16 one (fast_enc_gemm.c), else float32. Then, elementwise: GELU on y when gelu, and
+ * float16 one (linear_f16.c), else float32. Then, elementwise: GELU on y when gelu, and
  * res += y when res is not NULL; the float16 and float32 GEMMs do both on each chunk or row block
  * right after its product, while it is in cache (the same operations as separate passes, so the
  * same bits). */
@@ -595,7 +595,7 @@ steno_status whisper_fast_decoder_create_rows(whisper_fast *f, int rows, whisper
     whisper_fast_decoder *d = calloc(1, sizeof *d);
     if (!d) return steno_fail(STENO_E_NOMEM, "out of memory");
     d->f = f;
-    d->step_hook = f->def_hook; /* whisper_fast_set_step_hook (cross-request batching, xbatch.h) */
+    d->step_hook = f->def_hook; /* whisper_fast_set_step_hook (cross-request batching, step_batcher.h) */
     d->step_hook_ctx = f->def_hook_ctx;
     d->ldk_self = vec_attention_ldk((int)N);
     d->ldk_cross = vec_attention_ldk((int)A);
@@ -814,7 +814,7 @@ static void union_task(void *ctx, int t, int n) {
 
 /* The step's logits in two passes (greedy decoding at temperature 0). Each text row is first
  * bounded from the int8 copy of the embedding (20 of the 40 MB the float16 GEMV reads, and no
- * float16 conversion): z ± b with |exact − z| <= b (kernels/vec.h). Every row whose upper bound
+ * float16 conversion): z ± b with |exact − z| <= b (kernels/gemv/vec.h). Every row whose upper bound
  * reaches the best lower bound among the allowed rows minus SCREEN_MARGIN, and every special and
  * timestamp row, is then recomputed from the float16 weights by the same kernel as logits_at,
  * bit for bit. The row that wins under any filter that removes only disallowed rows, timestamps

@@ -1,7 +1,7 @@
 /* fast.h — the fast Whisper path on CPU, gated token-exact against the faithful path
- * (forward.h) behind the same decoding loop. Techniques (seed: mlx-bun
+ * (faithful.h) behind the same decoding loop. Techniques (seed: mlx-bun
  * src/models/whisper/fast.ts), adapted to CPU:
- *   S1  fused attention with a streaming softmax (kernels/vec.h vec_attention) for encoder
+ *   S1  fused attention with a streaming softmax (kernels/gemv/vec.h vec_attention) for encoder
  *       self-attention, decoder self-attention and cross-attention: no T×T score matrix, no mask
  *       tensor; causality comes from loop bounds;
  *   -   Q/K/V projected by one GEMM per layer (CTranslate2 already stores them fused);
@@ -19,16 +19,16 @@
  *       are identical for any thread count;
  *   -   audio_ctx < 1500 (Lab): the encoder sees only the first 2·audio_ctx mel frames;
  *   -   quantized weights (Lab, model->wq_type: ggml q8_0/q5_0/q5_1/q4_0/q4_1 or MLX affine):
- *       encoder and decoder linears and the embedding read in place by fast_quant.c (GEMV on
+ *       encoder and decoder linears and the embedding read in place by linear_quant.c (GEMV on
  *       q8-quantized activations, GEMM on per-task dequantized tiles of 64 rows).
  * The S4 logit filters live in logit_filters.c and are shared by both paths. */
 #ifndef STENO_WHISPER_FAST_H
 #define STENO_WHISPER_FAST_H
 
 #include "core/threadpool.h"
-#include "kernels/vec.h"
-#include "whisper/alignment.h"
-#include "whisper/model.h"
+#include "kernels/gemv/vec.h"
+#include "whisper/output/alignment.h"
+#include "whisper/model/model.h"
 
 typedef struct whisper_fast whisper_fast;
 
@@ -107,12 +107,12 @@ int whisper_fast_decoder_rows(const whisper_fast_decoder *d);
 steno_status whisper_fast_decoder_step_rows(whisper_fast_decoder *d, const int *tokens, int B, float *logits);
 
 /** Gather: rows 0..B-1 continue from the caches of rows src[0..B-1] (positions 0..n_past-1);
- *  rows B.. are spare. Copies only duplicated sources (whisper/kv_rows.h). Allocates nothing.
+ *  rows B.. are spare. Copies only duplicated sources (whisper/decoder/kv_rows.h). Allocates nothing.
  *  Errors: STENO_E_INVALID_ARG (B or a source out of range). */
 steno_status whisper_fast_decoder_reorder(whisper_fast_decoder *d, const int *src, int B);
 
 
-/* Rows of several decoders in one step (batched long-form transcription, whisper/batch.h; the
+/* Rows of several decoders in one step (batched long-form transcription, whisper/longform/window_group.h; the
  * server's cross-request batching can feed the same group). Each decoder keeps its own window's
  * cross-attention K/V and its own self-attention caches and position; the weight GEMVs of the
  * step read every weight once for all rows. */
@@ -127,7 +127,7 @@ typedef steno_status (*whisper_fast_step_hook)(void *ctx, whisper_fast_decoder *
 void whisper_fast_decoder_set_step_hook(whisper_fast_decoder *d, whisper_fast_step_hook hook, void *ctx);
 /** The hook every decoder created from f from now on starts with (whisper_fast_decoder_create*;
  *  NULL: none, the default): how a request's decoding loops, created inside the transcription
- *  call, join a cross-request batch (xbatch.h). Decoders already created keep theirs. Not
+ *  call, join a cross-request batch (step_batcher.h). Decoders already created keep theirs. Not
  *  thread-safe against decoder creation on f. */
 void whisper_fast_set_step_hook(whisper_fast *f, whisper_fast_step_hook hook, void *ctx);
 
@@ -137,7 +137,7 @@ void whisper_fast_set_step_hook(whisper_fast *f, whisper_fast_step_hook hook, vo
 typedef steno_status (*whisper_fast_encode_hook)(void *ctx, const float *mel, float *xa);
 /** Routes f's whisper_fast_encode calls to hook (NULL: f encodes itself, the default): the
  *  cross-request batcher runs every member's encoder passes on its pool, one at a time
- *  (xbatch.h). Not thread-safe against whisper_fast_encode on f. */
+ *  (step_batcher.h). Not thread-safe against whisper_fast_encode on f. */
 void whisper_fast_set_encode_hook(whisper_fast *f, whisper_fast_encode_hook hook, void *ctx);
 
 typedef struct whisper_fast_group whisper_fast_group;

@@ -1,16 +1,16 @@
 /* fast_internal.h — the fast path's state, shared by fast.c (encoder, decoder, rows of one
- * decoder) and fast_group.c (rows of several decoders in one step); not a public header. */
+ * decoder) and fast_group_step.c (rows of several decoders in one step); not a public header. */
 #ifndef STENO_WHISPER_FAST_INTERNAL_H
 #define STENO_WHISPER_FAST_INTERNAL_H
 
 #include "whisper/fast.h"
-#include "whisper/kv_rows.h"
+#include "whisper/decoder/kv_rows.h"
 
 /* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and linear() hands
- * them to fast_quant.c. */
+ * them to linear_quant.c. */
 #define DT_Q ((vec_dtype)2)
 
-/* The encoder's float16 GEMMs (fast_enc_gemm.c): output columns per chunk of the fixed grid */
+/* The encoder's float16 GEMMs (linear_f16.c): output columns per chunk of the fixed grid */
 #define ENC_COL_CHUNK 256
 
 typedef struct fast_layer {
@@ -37,7 +37,7 @@ struct whisper_fast {
     float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
     float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
     float *enc_scratch;   /* float16 encoder: f16 → f32 rows, [n_threads][ENC_COL_CHUNK][4D]; else NULL */
-    /* float16 encoder on an AMX-BF16 CPU (kernels/gemm_amx.h): a linear's input split into bfloat16
+    /* float16 encoder on an AMX-BF16 CPU (kernels/gemm/gemm_amx_bf16x3.h): a linear's input split into bfloat16
      * halves, [gemm_amx_rows(A)][4·n_audio_state] each; else NULL */
     uint16_t *amx_xh, *amx_xl;
     uint16_t *conv2_w16;       /* AMX: the second convolution's weights as halves (float16 models); else NULL */
@@ -102,11 +102,11 @@ void fast_linear_rows_act(whisper_fast *f, vec_dtype dt, const void *W, const fl
 int fast_linear_rows_to(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int B, int N,
                         int K, float *const *yrows);
 /* y[T][N] = x[T][K] Wᵀ + b as the decoder's prompt computes it (GEMM for T > 1, GEMV for T = 1):
- * the drafters' prefill (fast_spec.c); not bit-identical to fast_linear_rows for T > 1. */
+ * the drafters' prefill (fast_verify.c); not bit-identical to fast_linear_rows for T > 1. */
 void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,
                  float *y);
 /* The screened logits of the final hidden state x [D] (fast.c logit_screen; d->screen_allow and
- * f->emb_q set): the single-token step's, and each verified position's (fast_spec.c). Uses d->h. */
+ * f->emb_q set): the single-token step's, and each verified position's (fast_verify.c). Uses d->h. */
 void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
 /* Positions screened per read of the int8 rows (a verify pass's B positions go in chunks of it) */
 #define FAST_SCREEN_MAX 9
@@ -129,12 +129,12 @@ void fast_layernorm(whisper_fast *f, const nn_layernorm *ln, const float *x, int
  *  sgemm (beta = 1). b may be NULL. */
 void fast_gemm_f16_cols(const uint16_t *W, const float *b, const float *x, int T, int K, int c0, int cn, float *w,
                         float *y, int ldy);
-/** y[T][N] = x[T][K] Wᵀ + b with W [N][K] float16 (the encoder's linears, fast_enc_gemm.c), on f's
+/** y[T][N] = x[T][K] Wᵀ + b with W [N][K] float16 (the encoder's linears, linear_f16.c), on f's
  *  pool; then, elementwise, GELU on y when gelu and res += y when res (NULL: none). Needs
  *  f->enc_scratch (K <= 4·n_audio_state). */
 void fast_enc_linear16(whisper_fast *f, const uint16_t *W, const float *b, const float *x, int T, int N, int K,
                        float *y, int gelu, float *res);
-/** The encoder's self-attention on AMX tiles (kernels/attention_amx.h) for the float16 encoder:
+/** The encoder's self-attention on AMX tiles (kernels/attention/attention_amx.h) for the float16 encoder:
  * qkv [T][3D] as prepare_qkv leaves it (queries scaled), its keys kt [D][ldk] and values vp
  * [H][T][dh]; writes out [T][D]. Returns 1, or 0 (nothing done) when this state has no AMX
  * buffers, AMX is switched off (STENO_NO_AMX) or dh is not a multiple of 32. */

@@ -11,7 +11,7 @@ Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV cac
       top-1 flips <= 2 × the floor's + 3 (a handful of near-tie events over 47 / 95 positions) and
       agreement >= 85 %, mean KL <= 3 × floor + 0.002,
       |ppl / ppl_plain − 1| <= 3 %;
-    tq4: |Δppl| <= 6 %, mean KL <= 0.05; bytes per token exactly the formula of kernels/kvquant.h
+    tq4: |Δppl| <= 6 %, mean KL <= 0.05; bytes per token exactly the formula of kernels/quant/kvquant.h
     (SmolLM2: 30 layers × 3 KV heads × head_dim 64: q8 g32 = 12 960, g64 = 12 240, tq4 = 9 360,
     plain f16 = 23 040).
   * `--compute f32` (dequantized weights, f32 activations) removes that noise: the f32-vs-f16 plain

@@ -1,5 +1,5 @@
 """test_whisper_xbatch.py — concurrent transcriptions batched across requests (issue #12 item 4,
-whisper/xbatch.h): 8 different clips (3 to 30 s, one of two windows, so members join and leave
+whisper/decoder/step_batcher.h): 8 different clips (3 to 30 s, one of two windows, so members join and leave
 the batch at different steps; one request with beam search) sent at once to
 `steno serve --parallel 8` each return exactly the CLI's text for the same options, and the
 server's metrics show that decoder steps did run several requests' rows together. A client that

@@ -1,4 +1,4 @@
-/* The AMX-BF16 kernels (kernels/gemm_amx.h, kernels/attention_amx.h) against float64 references,
+/* The AMX-BF16 kernels (kernels/gemm/gemm_amx_bf16x3.h, kernels/attention/attention_amx.h) against float64 references,
  * and the independence their headers promise.
  *
  * 1. gemm_amx_mul: T = 1, 31, 33, 1500 rows; K = 64, 384, 1536; 32..384 outputs; bias on and off;
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "kernels/attention_amx.h"
-#include "kernels/gemm_amx.h"
+#include "kernels/attention/attention_amx.h"
+#include "kernels/gemm/gemm_amx_bf16x3.h"
 #include "rng.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /* test_attention_fast.c — the fast path's chunked attention
- * (kernels/attention.h steno_attention_fast) against a float64 reference over
+ * (kernels/attention/attention.h steno_attention_fast) against a float64 reference over
  * random f16 and f32 views: plain caches, sliding windows with and without
  * `keep`, ring slots out of position order with stale entries, GQA groups of
  * 1–4, head sizes 64 and 256, decode (T = 1) and causal prompt blocks (T up to
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "kernels/attention.h"
-#include "kernels/quant.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/quant/quant.h"
+#include "kernels/gemv/vec.h"
 #include "test_util.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;

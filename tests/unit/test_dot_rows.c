@@ -1,4 +1,4 @@
-/* test_dot_rows.c — the rows kernels (kernels/quant_rows.h) and steno_matmul's use of them are
+/* test_dot_rows.c — the rows kernels (kernels/gemv/dot_rows.h) and steno_matmul's use of them are
  * BIT-IDENTICAL (memcmp) to the single-row dot kernels, for every weight type that has them.
  *
  * 1. Kernel level: for q4_0, q4_1, q5_0, q8_0, q4_K, q6_K; random weight blocks (fixed seeds;
@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "core/threadpool.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
-#include "kernels/quant_blocks.h"
-#include "kernels/quant_rows.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/blocks.h"
+#include "kernels/gemv/dot_rows.h"
 #include "test_util.h"
 #include "rng.h"
 
@@ -158,7 +158,7 @@ static void test_kernels(void) {
 #endif
 }
 
-/* The VNNI offset form's precondition (quant_rows_impl.h): q8_0/q8_1 quantization emits the code
+/* The VNNI offset form's precondition (dot_rows_impl.h): q8_0/q8_1 quantization emits the code
  * -128 only in a block whose scale d is 0. Random, huge, small, subnormal, tiny-amax, infinite and
  * NaN blocks. */
 static void test_no_minus128(void) {

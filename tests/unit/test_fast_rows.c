@@ -17,7 +17,7 @@
 #include "test_util.h"
 #include "test_whisper.h"
 #include "whisper/fast.h"
-#include "whisper/forward.h"
+#include "whisper/faithful.h"
 
 #define ROWS 4
 #define MAX_HIST 8

@@ -1,4 +1,4 @@
-/* test_ggml_export.c — `steno convert --to ggml` (whisper/ggml_export.c) read back by an
+/* test_ggml_export.c — `steno convert --to ggml` (whisper/convert/ggml_export.c) read back by an
  * independent parser that follows whisper.cpp's src/whisper.cpp: whisper_model_load:
  *   - magic and the 11 hparams equal the loaded model's dimensions, and (but n_vocab and ftype)
  *     the header of whisper.cpp's own models/for-tests-ggml-tiny.bin (tiny and tiny.en share them);
@@ -17,8 +17,8 @@
 #include "core/fp16.h"
 #include "core/file.h"
 #include "test_util.h"
-#include "whisper/ggml_export.h"
-#include "whisper/model.h"
+#include "whisper/convert/ggml_export.h"
+#include "whisper/model/model.h"
 
 typedef struct {
     const uint8_t *p, *end;

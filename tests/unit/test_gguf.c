@@ -22,7 +22,7 @@
 #include "core/fp16.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "steno_llm.h"
 
 #include "test_util.h"

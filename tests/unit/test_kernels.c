@@ -10,7 +10,7 @@
 
 #include "core/fp16.h"
 #include "core/threadpool.h"
-#include "kernels/vec.h"
+#include "kernels/gemv/vec.h"
 #include "test_util.h"
 #include "rng.h"
 

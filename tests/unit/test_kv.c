@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/fp16.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "llm/kvcache.h"
 #include "rng.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "llm/kvcache.h"
 #include "test_util.h"
 #include "rng.h"

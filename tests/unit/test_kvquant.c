@@ -1,4 +1,4 @@
-/* test_kvquant.c — the quantized KV-cache codecs (kernels/kvquant.h) and attention over them.
+/* test_kvquant.c — the quantized KV-cache codecs (kernels/quant/kvquant.h) and attention over them.
  *
  *  1. Walsh–Hadamard: orthonormal (H/√n equals the Sylvester matrix (-1)^popcount(i&j)/√n applied to
  *     every basis vector, norms preserved), its own inverse, and the TurboQuant rotation round trip
@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include "core/threadpool.h"
-#include "kernels/attention.h"
-#include "kernels/kvquant.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/quant/kvquant.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/quant/quant.h"
 #include "llm/kvcache.h"
 #include "test_util.h"
 #include "rng.h"

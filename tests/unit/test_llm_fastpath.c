@@ -26,13 +26,13 @@
 
 #include "core/fp16.h"
 #include "core/threadpool.h"
-#include "kernels/argmax.h"
-#include "kernels/attention.h"
-#include "kernels/ggml_simd.h"
-#include "kernels/ops.h"
-#include "kernels/quant.h"
-#include "kernels/quant_act.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/ops/argmax.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ggml_simd.h"
+#include "kernels/ops/ops.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/act.h"
+#include "kernels/quant/blocks.h"
 #include "rng.h"
 
 static int g_fail = 0;

@@ -1,4 +1,4 @@
-/* test_llm_kernels.c — the ggml-type kernels (kernels/quant.h) against plain references.
+/* test_llm_kernels.c — the ggml-type kernels (kernels/quant/quant.h) against plain references.
  *
  * 1. For every weight type (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q6_K): random
  *    blocks, a random activation converted to the type's vec_dot_type; the dot kernel must equal
@@ -19,10 +19,10 @@
 
 #include "core/fp16.h"
 #include "core/threadpool.h"
-#include "kernels/matmul.h"
-#include "kernels/ops.h"
-#include "kernels/quant.h"
-#include "kernels/quant_blocks.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/ops/ops.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/blocks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/ggml_simd.h"
+#include "kernels/ops/ggml_simd.h"
 #include "steno_llm.h"
 
 #define TOLERANCE_EXACT 1e-3

@@ -16,7 +16,7 @@
  *    layer count out of range refused.
  * 4. --spec-verify rejection end to end (stories260K): greedy-identical at temperature 0; at 1,
  *    sampled drafts kept.
- * 5. The process's verdict table (core/spec_verdict.h): a layers drafter recorded as unable to pay
+ * 5. The process's verdict table (spec/verdict.h): a layers drafter recorded as unable to pay
  *    is not run at all by the next adaptive generation (no round, no draft), one recorded as paying
  *    drafts from the first step (no timed plain step first), and the generation's own rounds are
  *    added to the record; the text equals plain decoding's either way. Each exactness case clears
@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/spec_verdict.h"
+#include "spec/verdict.h"
 #include "llm/model.h"
-#include "llm/spec_backoff.h"
-#include "llm/spec_draft.h"
+#include "spec/backoff.h"
+#include "llm/spec/draft.h"
 #include "steno_llm.h"
 #include "test_util.h"
 

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/vec.h"
+#include "kernels/gemv/vec.h"
 #include "rng.h"
 #include "test_util.h"
-#include "whisper/logit_filters.h"
+#include "whisper/decoder/logit_filters.h"
 
 #define NV 1000
 #define TB 800 /* timestamp_begin */

@@ -1,4 +1,4 @@
-/* test_prompt.c — the decoder prompt of a window (src/whisper/prompt.c) against
+/* test_prompt.c — the decoder prompt of a window (src/whisper/decoder/prompt.c) against
  * tests/fixtures/oracle_options/prompts.json (tools/oracle_options.py):
  *   * get_prompt: faster-whisper 1.2.1 WhisperModel.get_prompt on previous tokens, prefix,
  *     hotwords and without_timestamps, with the text tokenized by steno's tokenizer
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "text/tokenizer.h"
-#include "whisper/logit_filters.h"
-#include "whisper/prompt.h"
+#include "text/whisper_bpe.h"
+#include "whisper/decoder/logit_filters.h"
+#include "whisper/decoder/prompt.h"
 
 static int *int_array(const cJSON *a, int *n) {
     *n = cJSON_GetArraySize(a);

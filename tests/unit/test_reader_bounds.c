@@ -7,7 +7,7 @@
  *   - the Whisper tokenizer's errors stay one line when they quote a token that holds a newline
  *     (found by fuzz_tokenizer: fuzz/corpus/fuzz_tokenizer/multiline_vocab_message). */
 #include "formats/llama2c.h"
-#include "text/tokenizer.h"
+#include "text/whisper_bpe.h"
 #include "steno.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* test_spec_cost.c — the cost verdict of adaptive speculation (core/spec_cost.h) on fed timings:
+/* test_spec_cost.c — the cost verdict of adaptive speculation (spec/cost.h) on fed timings:
  * rounds count only after a plain step was timed; a drafter whose draft token plus extra verified
  * position costs at least 3/4 of a plain step is hopeless after two rounds, one below is not; the
  * smallest times seen decide (a slow first round — a catch-up, a busy machine — does not condemn a
@@ -9,7 +9,7 @@
  * clock is read. */
 #include <math.h>
 
-#include "core/spec_cost.h"
+#include "spec/cost.h"
 #include "test_util.h"
 
 int main(void) {

@@ -15,7 +15,7 @@
 
 #include "formats/ct2.h"
 #include "steno.h"
-#include "text/tokenizer.h"
+#include "text/whisper_bpe.h"
 
 #include "test_util.h"
 

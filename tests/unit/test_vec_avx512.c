@@ -1,4 +1,4 @@
-/* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (attention_avx512.c) against vec_avx2's,
+/* The AVX-512 float16 GEMVs (vec_avx512.c) and attention (streaming_avx512.c) against vec_avx2's,
  * bit for bit (GEMVs, float32 and float16 attention, GELU): single input, listed
  * rows, and batches of 1..20, 40, 64, 65 and 70 inputs (groups of 8 down to 1; the chunking at 64
  * inputs, or fewer when 64 rows of n floats exceed the kernel's buffer, e.g. 8 at n 4096), with inputs
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "core/cpu.h"
-#include "kernels/vec.h"
-#include "kernels/vec_impl.h"
+#include "kernels/gemv/vec.h"
+#include "kernels/gemv/vec_impl.h"
 #include "test_util.h"
 #include "rng.h"
 
@@ -100,7 +100,7 @@ int main(void) {
     }
     /* attention: encoder-like (1500 keys, 30-query chunks), causal decoder rows, odd key counts,
      * dh 64, 48 (one 16-column tail), 128 and 40 (the AVX2 kernel's own); not causal, up to
-     * VEC_ATT_ROW_MAX keys it is the whole-row path (attention_rows.c), past it the streaming one */
+     * VEC_ATT_ROW_MAX keys it is the whole-row path (whole_rows.c), past it the streaming one */
     const int dhs[] = {64, 48, 128, 40};
     const int nks[] = {1, 17, 64, 100, 1500, VEC_ATT_ROW_MAX, VEC_ATT_ROW_MAX + 1};
     const int nqs[] = {1, 5, 31, 100};

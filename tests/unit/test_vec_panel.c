@@ -1,4 +1,4 @@
-/* The float16 GEMV from a panel (kernels/vec.h vec_gemv_f16_panel_to, vec_panel_avx512.c) against
+/* The float16 GEMV from a panel (kernels/gemv/vec.h vec_gemv_f16_panel_to, vec_panel_avx512.c) against
  * the row kernel (vec_gemv_rows_to), bit for bit: row counts with and without a partial last
  * block, row ranges that start and end inside blocks (a thread's share), 1..40, 64, 65 and 70
  * inputs (below VEC_PANEL_MIN_INPUTS the row kernel runs; the groups of up to 12 and their equal
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/vec.h"
+#include "kernels/gemv/vec.h"
 #include "rng.h"
 #include "test_util.h"
 

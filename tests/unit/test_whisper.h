@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "audio/mel.h"
-#include "whisper/model.h"
+#include "whisper/model/model.h"
 
 /** The first 30-s log-mel window of shared/audio/jfk.wav for m: [n_mels][3000] float32, zero
  *  padded past the audio (malloc'd; the caller frees). NULL (and a CHECK failure) on error. */

@@ -1,4 +1,4 @@
-/* Cross-request batching of decoder steps (whisper/xbatch.h).
+/* Cross-request batching of decoder steps (whisper/decoder/step_batcher.h).
  *
  * Members: threads, each with its own whisper_fast share (a pool of one thread) and its own
  * decoder, decode one or two "requests" (a window — jfk's first, or the same frames reversed in
@@ -24,10 +24,10 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "test_util.h"
 #include "test_whisper.h"
-#include "whisper/xbatch.h"
+#include "whisper/decoder/step_batcher.h"
 #include "rng.h"
 
 #define MAX_STEPS 16

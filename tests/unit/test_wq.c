@@ -1,4 +1,4 @@
-/* test_wq.c — quantized Whisper weights (kernels/wq.h, whisper/fast_quant.h):
+/* test_wq.c — quantized Whisper weights (kernels/quant/wq.h, whisper/nn/linear_quant.h):
  *   - known answers of the quantizers (ggml's quantize_row_q4_0_ref, mlx's affine_quantize);
  *   - every type's dequantized matrix within its step of the float32 original;
  *   - every type's GEMV against a scalar reference (float64 dot of the dequantized row with the
@@ -14,11 +14,11 @@
 
 #include "core/fp16.h"
 #include "core/threadpool.h"
-#include "kernels/quant_blocks.h"
-#include "kernels/quant_rows.h"
-#include "kernels/wq.h"
+#include "kernels/quant/blocks.h"
+#include "kernels/gemv/dot_rows.h"
+#include "kernels/quant/wq.h"
 #include "test_util.h"
-#include "whisper/fast_quant.h"
+#include "whisper/nn/linear_quant.h"
 #include "rng.h"
 
 static const int TYPES[] = {STENO_T_Q8_0,  STENO_T_Q5_0,  STENO_T_Q5_1,  STENO_T_Q4_0, STENO_T_Q4_1,

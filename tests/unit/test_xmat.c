@@ -1,4 +1,4 @@
-/* test_xmat.c — the fast path's x8 matrices (kernels/xmat.h).
+/* test_xmat.c — the fast path's x8 matrices (kernels/gemm/matmul_x8.h).
  *
  * 1. steno_matmul_x equals the scalar reference steno_xmat_dot_ref BIT FOR BIT (memcmp) for q4_0,
  *    q4_1, q5_0, q8_0, q4_K and q6_K; n_in 576 (K types: 768) and 1536, n_out 45 (a padded last group of 5 rows), 40 (five groups:
@@ -20,10 +20,10 @@
 
 #include "core/bigmem.h"
 #include "core/threadpool.h"
-#include "kernels/matmul.h"
-#include "kernels/quant.h"
-#include "kernels/quant_blocks.h"
-#include "kernels/xmat.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/quant/quant.h"
+#include "kernels/quant/blocks.h"
+#include "kernels/gemm/matmul_x8.h"
 #include "test_util.h"
 #include "rng.h"
 
@@ -48,7 +48,7 @@ static void random_weights(int t, uint8_t *w, size_t bytes) {
 static const int k_types[] = {STENO_T_Q4_0, STENO_T_Q4_1, STENO_T_Q8_0, STENO_T_Q5_0, STENO_T_Q4_K, STENO_T_Q6_K};
 enum { N_TYPES = sizeof k_types / sizeof k_types[0] };
 /* the last run: AVX512-VNNI with STENO_NO_AVX512=1, its ymm kernels alone (without the
- * two-group zmm kernels of xmat_x16.h, which the run before it takes) */
+ * two-group zmm kernels of matmul_x8_x16.h, which the run before it takes) */
 static const char *const k_isas[] = {"scalar", "avx2", "avxvnni", "avx512vnni", "avx512vnni"};
 static const char *const k_names[] = {"scalar", "avx2", "avxvnni", "avx512vnni (zmm pairs)", "avx512vnni (ymm only)"};
 
