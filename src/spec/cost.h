@@ -1,5 +1,5 @@
 /* cost.h — whether a drafter can pay at all: the measured costs behind the adaptive draft
- * length of LLM (llm/spec/speculative.c) and Whisper (whisper/spec/spec.c) speculative decoding.
+ * length of LLM (llm/spec/speculative.c) and Whisper (whisper/decoder/spec/spec.c) speculative decoding.
  *
  * A round of k drafts costs k draft tokens and one target pass over k + 1 positions; plain
  * decoding costs one target step per token. With d the seconds of a draft token, v the extra

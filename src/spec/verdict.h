@@ -12,7 +12,7 @@
 #include "spec/cost.h"
 
 #define STENO_SPEC_VKEY 12
-#define STENO_SPEC_VERDICT_WHISPER 0x57 /* key[0] of whisper/spec/spec.c */
+#define STENO_SPEC_VERDICT_WHISPER 0x57 /* key[0] of whisper/decoder/spec/spec.c */
 #define STENO_SPEC_VERDICT_LLM 0x4c     /* key[0] of llm/spec/speculative.c */
 
 /** Copies the costs recorded under key into *out: 1, or 0 (nothing recorded, *out unchanged). */

@@ -10,7 +10,7 @@
 #include "core/fp16.h"
 #include "kernels/attention/attention_amx.h"
 #include "kernels/gemm/gemm_amx_bf16x3.h"
-#include "whisper/spec/draft_weights.h"
+#include "whisper/decoder/spec/draft_weights.h"
 #include "whisper/fast_internal.h"
 #include "whisper/nn/linear_quant.h"
 #include "whisper/decoder/kv_rows.h"

@@ -1,4 +1,4 @@
-/* The speculative verify pass and rollback of the fast decoder (whisper/spec/fast_verify.h).
+/* The speculative verify pass and rollback of the fast decoder (whisper/decoder/spec/fast_verify.h).
  *
  * tiny.en, jfk window, 2 threads, f16 and f32 weights, logit screen off and on: after the prompt
  * <|startoftranscript|><|notimestamps|>, 11 greedy tokens are fed to a verify pass at once; row j of
@@ -19,7 +19,7 @@
 #include "test_util.h"
 #include "test_whisper.h"
 #include "whisper/fast.h"
-#include "whisper/spec/fast_verify.h"
+#include "whisper/decoder/spec/fast_verify.h"
 
 #define NT 11 /* 12 verified positions: more than one chunk of FAST_SCREEN_MAX (9) screened together */
 

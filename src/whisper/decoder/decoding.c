@@ -10,7 +10,7 @@
 #include "text/utf8.h"
 #include "whisper/decoder/beam.h"
 #include "whisper/decoder/prompt.h"
-#include "whisper/spec/spec.h"
+#include "whisper/decoder/spec/spec.h"
 
 /* numpy.arange(0.0, 1.0 + 1e-6, 0.2): start + i·step in double, so the third is 0.6000000000000001,
  * exactly as openai-whisper reports it */

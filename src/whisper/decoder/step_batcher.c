@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "whisper/decoder/language.h"
+#include "whisper/longform/language.h"
 
 enum { X_OUT, X_RUN, X_WAIT, X_STEP, X_AWAY };
 

@@ -28,7 +28,7 @@
 #include "steno.h"
 #include "whisper/longform/window_group.h"
 #include "whisper/decoder/decoding.h"
-#include "whisper/decoder/language.h"
+#include "whisper/longform/language.h"
 #include "whisper/longform/mel_input.h"
 #include "whisper/decoder/prompt.h"
 #include "whisper/longform/transcribe.h"

@@ -28,8 +28,8 @@
 #include "whisper/output/alignment.h"
 #include "whisper/decoder/decoding.h"
 #include "whisper/decoder/prompt.h"
-#include "whisper/decoder/language.h"
-#include "whisper/spec/spec.h"
+#include "whisper/longform/language.h"
+#include "whisper/decoder/spec/spec.h"
 #include "whisper/longform/mel_input.h"
 #include "whisper/longform/transcribe.h"
 

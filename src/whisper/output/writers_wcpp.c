@@ -15,7 +15,7 @@
  */
 #include "steno.h"
 #include "core/error.h"
-#include "whisper/decoder/language.h"
+#include "whisper/longform/language.h"
 #include "whisper/model/model.h"
 
 #include <math.h>

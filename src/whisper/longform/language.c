@@ -1,5 +1,5 @@
 /* language.c — spoken-language detection for multilingual Whisper models (see language.h). */
-#include "whisper/decoder/language.h"
+#include "whisper/longform/language.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* fast_verify.c — the target's verify pass and the drafters' decoder (fast_verify.h). */
-#include "whisper/spec/fast_verify.h"
+#include "whisper/decoder/spec/fast_verify.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/quant/wq.h"
-#include "whisper/spec/draft_weights.h"
+#include "whisper/decoder/spec/draft_weights.h"
 #include "whisper/fast_internal.h"
 
 /* Activations of up to n_text_ctx rows. */

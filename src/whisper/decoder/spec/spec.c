@@ -1,5 +1,5 @@
 /* spec.c — speculative decoding of the greedy Whisper decoder (spec.h). */
-#include "whisper/spec/spec.h"
+#include "whisper/decoder/spec/spec.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "spec/cost.h"
 #include "spec/verdict.h"
 #include "kernels/quant/wq.h"
-#include "whisper/spec/fast_verify.h"
+#include "whisper/decoder/spec/fast_verify.h"
 
 #define ADAPTIVE_MAX 8  /* adaptive draft length: up to 8, as the LLM side (speculative.c) */
 #define PAUSE_ROUNDS 16 /* plain steps after the adaptive length fell to 0 */

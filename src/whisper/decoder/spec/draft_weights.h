@@ -1,4 +1,4 @@
-/* draft_weights.h — the quant drafter's weights (whisper/spec/fast_verify.h): a whisper_fast's float16 or
+/* draft_weights.h — the quant drafter's weights (whisper/decoder/spec/fast_verify.h): a whisper_fast's float16 or
  * float32 decoder matrices and tied embedding re-quantized to ggml blocks (kernels/quant/wq.h) and kept
  * only as their x8 copy (kernels/gemm/matmul_x8.h; wq_mat.x, q_row 0) where the type has one (q8_0, q4_0),
  * so every drafter linear runs the x8 integer kernels (linear_quant.h). Built once per (model's fast weights,

@@ -1,4 +1,4 @@
-/* fast_verify.h — the fast path's pieces of speculative decoding (whisper/spec/spec.h drives them):
+/* fast_verify.h — the fast path's pieces of speculative decoding (whisper/decoder/spec/spec.h drives them):
  *   - the target's verify pass: B drafted tokens at consecutive positions in one pass, each
  *     weight read once for all of them, every position's logits bit-identical to a single-token
  *     step of the same token on the same cache (the rows GEMV of
