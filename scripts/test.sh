@@ -37,7 +37,7 @@ cmake --build build-asan -j"$jobs"
 # server_test_whisper_xbatch (about 100 CPU s sanitized) too: its batcher runs sanitized in
 # test_whisper_xbatch (joins, leaves, a blocked member, q8_0) and under the soak's concurrent
 # transcriptions on --parallel 2 (the batcher is on by default). Three more keep CI within 45
-# minutes on 2 cores (sanitized times, session 15): py_test_option_table (161 s: thousands of
+# minutes on 2 cores (sanitized times): py_test_option_table (161 s: thousands of
 # `steno VERB --opt VALUE --help` parses; the same table-driven parser runs sanitized under
 # py_test_options and py_test_cli_bad_input), py_test_stream (121 s: the
 # stream engine runs sanitized under server_test_stream_ws and test_audio_stream) and

@@ -1,4 +1,4 @@
-/* source.c — steno_audio: an audio file read twice, never held whole (issue #15 item 6).
+/* source.c — steno_audio: an audio file read twice, never held whole.
  *
  * openai-whisper's log-mel spectrogram clamps every value to (global max − 8), so no window can be
  * computed before the whole file has been seen. steno_audio_open therefore decodes the file once

@@ -1,5 +1,5 @@
 /* stream.h — the audio decoder of steno_audio_load(), consumed a block at a time, so that a
- * long file is never held whole (issue #15 item 6). The samples are the very ones
+ * long file is never held whole. The samples are the very ones
  * steno_audio_load() / steno_audio_load_memory() give for the same bytes: one decoder path. */
 #ifndef STENO_AUDIO_STREAM_H
 #define STENO_AUDIO_STREAM_H

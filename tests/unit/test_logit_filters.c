@@ -20,7 +20,7 @@
 #define NOTS 799
 
 /* The pass whisper_apply_filters made before it became a vector add, -inf runs and the argmax
- * kernel (session 21's logit_filters.c), with its ranges computed the same way. */
+ * kernel (logit_filters.c's former scalar pass), with its ranges computed the same way. */
 static whisper_filtered reference(const whisper_filters *f, const int *sampled, int n_sampled, float *logits) {
     const int n = f->n_vocab, tb = f->timestamp_begin;
     const float *mask = n_sampled > 0 ? f->mask : f->after_prefix ? f->mask_blank : f->mask_first;
