@@ -27,7 +27,7 @@
 
 #include "core/threadpool.h"
 #include "kernels/gemv/vec.h"
-#include "whisper/output/alignment.h"
+#include "whisper/decoder/attention_capture.h"
 #include "whisper/model/model.h"
 
 typedef struct whisper_fast whisper_fast;
