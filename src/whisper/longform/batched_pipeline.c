@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "audio/mel.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "steno.h"
 #include "whisper/longform/window_group.h"
@@ -32,8 +33,6 @@
 #include "whisper/longform/mel_input.h"
 #include "whisper/decoder/prompt.h"
 #include "whisper/longform/transcribe.h"
-
-void openblas_set_num_threads(int);
 
 #define CHUNK_LENGTH_S 30
 

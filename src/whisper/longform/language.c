@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "audio/mel.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "whisper/longform/mel_input.h"
-
-void openblas_set_num_threads(int);
 
 int whisper_n_languages(const whisper_model *m) {
     /* <|en|> .. the token before <|translate|> (openai-whisper tokenizer.py: all_language_tokens) */

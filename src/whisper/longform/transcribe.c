@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "audio/mel.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "formats/sniff.h"
 #include "kernels/quant/wq.h"
@@ -47,8 +48,6 @@ struct steno_whisper {
     whisper_model *model;
     steno_whisper_state *state; /* the default state; its fast path owns the prepared weights */
 };
-
-void openblas_set_num_threads(int);
 
 const whisper_model *whisper_handle_model(const steno_whisper *w) { return w->model; }
 steno_whisper_state *whisper_handle_state(steno_whisper *w) { return w->state; }
