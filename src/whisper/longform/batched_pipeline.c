@@ -32,6 +32,7 @@
 #include "whisper/longform/language.h"
 #include "whisper/longform/mel_input.h"
 #include "whisper/decoder/prompt.h"
+#include "whisper/handle.h"
 #include "whisper/longform/transcribe.h"
 
 #define CHUNK_LENGTH_S 30

@@ -9,6 +9,7 @@
 #include "audio/mel.h"
 #include "core/blas_core.h"
 #include "core/error.h"
+#include "whisper/handle.h"
 #include "whisper/longform/mel_input.h"
 
 int whisper_n_languages(const whisper_model *m) {

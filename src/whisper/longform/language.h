@@ -39,9 +39,4 @@ steno_status whisper_detect_and_set_language(whisper_decode_ctx *c, const float 
  *  other than "en" on an English-only model. */
 steno_status whisper_resolve_language(const whisper_model *m, const steno_transcribe_params *p, int *lang_token);
 
-/** Defined in transcribe.c (which owns struct steno_whisper): the model, and the fast-path state
- *  (NULL on the faithful path) and thread count of state s (NULL: the handle's default state). */
-void whisper_handle_parts(const steno_whisper *w, steno_whisper_state *s, const whisper_model **m,
-                          whisper_fast **fast, int *n_threads);
-
 #endif
