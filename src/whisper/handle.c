@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "formats/sniff.h"
 #include "kernels/quant/wq.h"
-#include "whisper/longform/language.h"
+#include "whisper/model/language_tokens.h"
 
 const whisper_model *whisper_handle_model(const steno_whisper *w) { return w->model; }
 steno_whisper_state *whisper_handle_state(steno_whisper *w) { return w->state; }

@@ -11,15 +11,7 @@
 #define STENO_WHISPER_LANGUAGE_H
 
 #include "whisper/decoder/decoding.h"
-
-/** Number of language tokens of m (0 for an English-only model). */
-int whisper_n_languages(const whisper_model *m);
-
-/** Token id of the language code ("de"), or -1 when m has no such language token. */
-int whisper_language_token(const whisper_model *m, const char *code);
-
-/** Writes the code of language token lang_first + i into code (at least 16 bytes). */
-void whisper_language_code(const whisper_model *m, int i, char *code);
+#include "whisper/model/language_tokens.h"
 
 /** Language probabilities for the window whose encoder output is xa ([audio_ctx][D], float32).
  *  probs: [whisper_n_languages(m)] out, indexed as the language tokens (lang_first + i), summing

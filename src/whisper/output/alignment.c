@@ -1,6 +1,6 @@
 /* alignment.c — word-level timestamps (see alignment.h for the pipeline and the references). */
 #include "whisper/output/alignment.h"
-#include "whisper/longform/language.h"
+#include "whisper/model/language_tokens.h"
 
 #include <math.h>
 #include <stdint.h>
