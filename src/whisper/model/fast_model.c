@@ -11,9 +11,10 @@
 #include "core/fp16.h"
 #include "kernels/attention/attention_amx.h"
 #include "kernels/gemm/gemm_amx_bf16x3.h"
+#include "kernels/gemm/matmul_x8.h"
+#include "kernels/quant/wq.h"
 #include "whisper/decoder/spec/draft_weights.h"
 #include "whisper/fast_internal.h"
-#include "whisper/nn/linear_quant.h"
 
 /* The per-state buffers: the prefill GEMMs' f16 → f32 scratch and the encoder's activations,
  * sized for audio_ctx. Returns 0, or -1 when an allocation failed (the caller frees f). */
