@@ -1,5 +1,5 @@
 /* gemm_rows.c — does OpenBLAS's sgemm give a row the same bits whatever the number of rows M in
- * the call? The fast path's encoder GEMMs (whisper/fast.c gemm_task) cut the time steps into a
+ * the call? The fast path's encoder GEMMs (whisper/nn/fast_gemm.c gemm_task) cut the time steps into a
  * fixed grid of row blocks so that the answer does not matter for thread invariance; this checks
  * the property for the shapes of Whisper's encoder and prints, per shape, which row-block sizes
  * give bits different from one call over all rows (and a split over 64-column chunks), and the

@@ -28,11 +28,10 @@
 
 #include "steno.h"
 #include "audio/mel.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "whisper/fast.h"
 #include "whisper/model/model.h"
-
-void openblas_set_num_threads(int);
 
 static double now(void) {
     struct timespec ts;

@@ -7,7 +7,8 @@
  * has AVX-512. Whisper's GEMMs then run slower (measured: tiny.en on 15 s of speech 1.28 -> 0.91 s;
  * long120 1.66x with tiny.en, 1.81x with base; docs/PERFORMANCE.md). The choice can only be
  * changed through the environment variable OPENBLAS_CORETYPE before the library loads (driver/others/dynamic.c, gotoblas_dynamic_init), so the
- * CLI re-executes itself with it set (cli/main.c). */
+ * CLI re-executes itself with it set (cli/main.c). Also the one declaration of OpenBLAS's thread
+ * setting, which every caller of cblas shares. */
 #ifndef STENO_CORE_BLAS_CORE_H
 #define STENO_CORE_BLAS_CORE_H
 
@@ -20,5 +21,9 @@ const char *steno_blas_core_request(void);
 
 /** The kernel set the loaded OpenBLAS runs (openblas_get_corename()); static storage. */
 const char *steno_blas_core_name(void);
+
+/** OpenBLAS's own: the threads its next calls use, for the whole process (not in every version's
+ *  cblas.h, hence declared here). */
+void openblas_set_num_threads(int);
 
 #endif

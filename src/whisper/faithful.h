@@ -10,7 +10,7 @@
 #ifndef STENO_WHISPER_FORWARD_H
 #define STENO_WHISPER_FORWARD_H
 
-#include "whisper/output/alignment.h"
+#include "whisper/decoder/attention_capture.h"
 #include "whisper/decoder/kv_rows.h"
 #include "whisper/model/model.h"
 
@@ -28,7 +28,7 @@ typedef struct whisper_decoder {
     float *cross_k;  /* [n_text_layer][n_audio_ctx][D] */
     float *cross_v;
     float *x, *h, *qkv, *attn, *mlp, *scores; /* scratch sized for n_text_ctx tokens */
-    const whisper_xattn_capture *capture; /* NULL, or cross-attention scores to record (alignment.h) */
+    const whisper_xattn_capture *capture; /* NULL, or cross-attention scores to record (attention_capture.h) */
 } whisper_decoder;
 
 steno_status whisper_decoder_init(whisper_decoder *d, const whisper_model *m);

@@ -27,7 +27,7 @@
 
 #include "core/threadpool.h"
 #include "kernels/gemv/vec.h"
-#include "whisper/output/alignment.h"
+#include "whisper/decoder/attention_capture.h"
 #include "whisper/model/model.h"
 
 typedef struct whisper_fast whisper_fast;
@@ -71,7 +71,7 @@ void whisper_fast_decoder_set_capture(whisper_fast_decoder *d, const whisper_xat
  *  be chosen, −inf: never; the special and timestamp tokens from eot on are always computed
  *  exactly), or NULL: every logit exact (the default). With a mask, text logits are first bounded
  *  from an int8 copy of the embedding, and those that could come within 4 nats of the best
- *  allowed one are recomputed exactly from the float16 weights (fast.c logit_screen): the argmax
+ *  allowed one are recomputed exactly from the float16 weights (decoder/logit_screen.c): the argmax
  *  under that mask plus the timestamp rules, and the timestamp-probability rule, are exactly
  *  those of the unscreened logits; the other rows keep values within a proven bound of theirs.
  *  Precondition of that guarantee: a text row that allow permits is never removed by the

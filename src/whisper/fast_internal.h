@@ -1,14 +1,20 @@
-/* fast_internal.h — the fast path's state, shared by fast.c (encoder, decoder, rows of one
- * decoder) and fast_group_step.c (rows of several decoders in one step); not a public header. */
+/* fast_internal.h — the fast path's state and the helpers its files share: nn/fast_gemm.c and
+ * nn/fast_attention.c (products, row helpers, attention on the pool), model/fast_model.c
+ * (creation and weights), encoder/fast_encoder.c, decoder/fast_decoder.c (one decoder's forward
+ * and rows), decoder/logit_screen.c, decoder/fast_group_step.c (rows of several decoders in one
+ * step); not a public header. */
 #ifndef STENO_WHISPER_FAST_INTERNAL_H
 #define STENO_WHISPER_FAST_INTERNAL_H
 
 #include "whisper/fast.h"
 #include "whisper/decoder/kv_rows.h"
 
-/* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and linear() hands
+/* Quantized weights (model->wq_type): the layer pointers are const wq_mat * and fast_linear() hands
  * them to linear_quant.c. */
 #define DT_Q ((vec_dtype)2)
+
+/* The f16 GEMM's fixed column grid (nn/fast_gemm.c); conv_scratch holds one chunk per task */
+#define FAST_COL_CHUNK 64
 
 /* The encoder's float16 GEMMs (linear_f16.c): output columns per chunk of the fixed grid */
 #define ENC_COL_CHUNK 256
@@ -35,7 +41,7 @@ struct whisper_fast {
     /* f16 weights: the tied embedding as int8 rows that screen the step's logits (logit_screen) */
     int8_t *emb_q;                /* [n_vocab][D] */
     float *emb_s, *emb_g, *emb_c; /* [n_vocab] each: vec_screen_rows */
-    float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][COL_CHUNK][4D] */
+    float *conv_scratch;  /* f16 → f32 rows for prefill GEMMs, [n_threads][FAST_COL_CHUNK][4D] */
     float *enc_scratch;   /* float16 encoder: f16 → f32 rows, [n_threads][ENC_COL_CHUNK][4D]; else NULL */
     /* float16 encoder on an AMX-BF16 CPU (kernels/gemm/gemm_amx_bf16x3.h): a linear's input split into bfloat16
      * halves, [gemm_amx_rows(A)][4·n_audio_state] each; else NULL */
@@ -105,7 +111,7 @@ int fast_linear_rows_to(whisper_fast *f, vec_dtype dt, const void *W, const floa
  * the drafters' prefill (fast_verify.c); not bit-identical to fast_linear_rows for T > 1. */
 void fast_linear(whisper_fast *f, vec_dtype dt, const void *W, const float *b, const float *x, int T, int N, int K,
                  float *y);
-/* The screened logits of the final hidden state x [D] (fast.c logit_screen; d->screen_allow and
+/* The screened logits of the final hidden state x [D] (decoder/logit_screen.c; d->screen_allow and
  * f->emb_q set): the single-token step's, and each verified position's (fast_verify.c). Uses d->h. */
 void fast_logit_screen(whisper_fast_decoder *d, const float *x, float *logits);
 /* Positions screened per read of the int8 rows (a verify pass's B positions go in chunks of it) */
@@ -147,5 +153,44 @@ void fast_gelu(whisper_fast *f, float *x, size_t total);
  *  out: [nq][D]. */
 void fast_cross_attention(whisper_fast_decoder *d, steno_pool *pool, int l, const float *q, int nq, int halves,
                           float *out);
+
+/* ---- attention tasks (nn/fast_attention.c) */
+
+/* Attention of nq queries over float32 keys (transposed) and values: one pool task per
+ * (head, query block) of the q_blocks blocks. */
+typedef struct fast_attn_job {
+    const float *q; /* [T][q_stride], scaled */
+    int q_stride;
+    const float *Kt;  /* [H][dh][ldk]: keys transposed */
+    int ldk;
+    const float *V;   /* head h at V + h·v_head_stride, rows ldv apart */
+    size_t v_head_stride;
+    int ldv;
+    int nk, nq, dh, H, causal, q_pos0, q_blocks;
+    float *out; /* [T][D] */
+} fast_attn_job;
+
+/* Cross-attention of the decoder step over float16 keys and values (vec_attention_f16), one task
+ * per head, all nq queries in it. */
+typedef struct fast_attn16_job {
+    const float *q; /* [nq][D], scaled */
+    const uint16_t *Kb, *V; /* one layer: [H][nk16/16][dh][16] (vec_pack_keys_f16), [H][nk][dh] lane order */
+    int nk16, nk, nq, dh, H;
+    float *out; /* [nq][D] */
+} fast_attn16_job;
+
+/** fast_attn_job's task t of n (head t % H, query block t / H). */
+void fast_attn_task(void *ctx, int t, int n);
+/** fast_attn16_job's task t: head t, all queries. */
+void fast_attn16_task(void *ctx, int t, int n);
+/** j on f's pool: sets j->q_blocks (4 per thread from 64 queries, else 1) and runs H·q_blocks tasks. */
+void fast_attention(whisper_fast *f, fast_attn_job *j);
+/** y[T][N] = x[T][K] Wᵀ + b with W float32, on f's pool in the fixed row grid of fast_linear;
+ *  each row block then gets GELU on y when gelu and res += y when res (NULL: none). */
+void fast_linear_f32_fused(whisper_fast *f, const float *W, const float *b, const float *x, int T, int N, int K,
+                           float *y, int gelu, float *res);
+/** The int8 screening copy of f's float16 embedding (emb_q, emb_s, emb_g, emb_c allocated), on
+ *  f's pool (decoder/logit_screen.c). */
+void fast_logit_screen_build(whisper_fast *f);
 
 #endif

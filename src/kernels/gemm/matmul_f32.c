@@ -2,9 +2,8 @@
 #include <cblas.h>
 
 #include "kernels/gemm/matmul.h"
+#include "core/blas_core.h"
 #include "kernels/quant/quant.h"
-
-void openblas_set_num_threads(int);
 
 /* Rows of W dequantized per sgemm: 64 rows × n_in floats per task (≤ 0.5 MiB at n_in = 2048) stay
  * in L2 while the T activation rows stream past. */

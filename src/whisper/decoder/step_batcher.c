@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core/error.h"
-#include "whisper/longform/language.h"
+#include "whisper/handle.h"
 
 enum { X_OUT, X_RUN, X_WAIT, X_STEP, X_AWAY };
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "audio/mel.h"
+#include "core/blas_core.h"
 #include "core/error.h"
 #include "steno.h"
 #include "whisper/longform/window_group.h"
@@ -31,9 +32,8 @@
 #include "whisper/longform/language.h"
 #include "whisper/longform/mel_input.h"
 #include "whisper/decoder/prompt.h"
+#include "whisper/handle.h"
 #include "whisper/longform/transcribe.h"
-
-void openblas_set_num_threads(int);
 
 #define CHUNK_LENGTH_S 30
 

@@ -11,15 +11,7 @@
 #define STENO_WHISPER_LANGUAGE_H
 
 #include "whisper/decoder/decoding.h"
-
-/** Number of language tokens of m (0 for an English-only model). */
-int whisper_n_languages(const whisper_model *m);
-
-/** Token id of the language code ("de"), or -1 when m has no such language token. */
-int whisper_language_token(const whisper_model *m, const char *code);
-
-/** Writes the code of language token lang_first + i into code (at least 16 bytes). */
-void whisper_language_code(const whisper_model *m, int i, char *code);
+#include "whisper/model/language_tokens.h"
 
 /** Language probabilities for the window whose encoder output is xa ([audio_ctx][D], float32).
  *  probs: [whisper_n_languages(m)] out, indexed as the language tokens (lang_first + i), summing
@@ -38,10 +30,5 @@ steno_status whisper_detect_and_set_language(whisper_decode_ctx *c, const float 
  *  steno_task or a language the model lacks; STENO_E_UNSUPPORTED for translate or a language
  *  other than "en" on an English-only model. */
 steno_status whisper_resolve_language(const whisper_model *m, const steno_transcribe_params *p, int *lang_token);
-
-/** Defined in transcribe.c (which owns struct steno_whisper): the model, and the fast-path state
- *  (NULL on the faithful path) and thread count of state s (NULL: the handle's default state). */
-void whisper_handle_parts(const steno_whisper *w, steno_whisper_state *s, const whisper_model **m,
-                          whisper_fast **fast, int *n_threads);
 
 #endif

@@ -15,12 +15,6 @@ void whisper_format_ts(double t, char *buf, size_t n);
 #include "whisper/fast.h"
 #include "whisper/model/model.h"
 
-/** The handle's model and default state, a state's fast path (NULL on the faithful path): for
- *  the drivers outside transcribe.c (batched_pipeline.c). */
-const whisper_model *whisper_handle_model(const steno_whisper *w);
-steno_whisper_state *whisper_handle_state(steno_whisper *w);
-whisper_fast *whisper_state_fast(steno_whisper_state *s);
-
 /** Text of tokens as openai-whisper's Tokenizer.decode (timestamps dropped), UTF-8 sanitized;
  *  malloc'd (NULL: out of memory). */
 char *whisper_decode_text(const whisper_model *m, const int *tokens, int n);

@@ -1,8 +1,7 @@
 /* alignment.c — word-level timestamps (see alignment.h for the pipeline and the references). */
 #include "whisper/output/alignment.h"
-#include "whisper/longform/language.h"
+#include "whisper/model/language_tokens.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,22 +14,6 @@
 #define MEDIAN_FILTER_WIDTH 7
 #define TOKENS_PER_SECOND 50.0  /* encoder positions per second (20 ms each) */
 #define FRAMES_PER_SECOND 100.0 /* mel frames per second (10 ms each) */
-
-void whisper_xattn_capture_layer(const whisper_xattn_capture *c, int layer, int T, const float *q, int ldq,
-                                 float alpha, const float *k, int ldk, int k_transposed, int d_head) {
-    if (!c || T > c->T_max || c->n_frames <= 0) return;
-    for (int i = 0; i < c->n_heads; i++) {
-        if (c->heads[i][0] != layer) continue;
-        const int h = c->heads[i][1];
-        float *out = c->scores + (size_t)i * c->T_max * c->n_frames;
-        if (k_transposed) /* k [D][ldk]: head h's rows h·d_head… hold its keys for every position */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, c->n_frames, d_head, alpha, q + h * d_head, ldq,
-                        k + (size_t)h * d_head * ldk, ldk, 0.0f, out, c->n_frames);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, c->n_frames, d_head, alpha, q + h * d_head, ldq,
-                        k + h * d_head, ldk, 0.0f, out, c->n_frames);
-    }
-}
 
 /* ------------------------------------------------------------------ the attention matrix → DTW */
 

@@ -15,7 +15,7 @@
  */
 #include "steno.h"
 #include "core/error.h"
-#include "whisper/longform/language.h"
+#include "whisper/handle.h"
 #include "whisper/model/model.h"
 
 #include <math.h>

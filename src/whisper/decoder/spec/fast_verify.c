@@ -29,7 +29,7 @@ typedef struct self_job {
 } self_job;
 
 /* Row b, head h: the causal attention of position off + b over keys 0..off+b — the very call a
- * single-token step at that position makes (fast.c attn_task with nq = 1). */
+ * single-token step at that position makes (nn/fast_attention.c fast_attn_task with nq = 1). */
 static void self_task(void *ctx, int t, int n) {
     (void)n;
     const self_job *j = ctx;
@@ -86,7 +86,7 @@ static void run_layers(whisper_fast *f, const fast_layer *W, vec_dtype dt, whisp
 #undef LIN
 }
 
-/* x[t] = embedding(tokens[t]) + positional(off + t), as fast.c's forward. */
+/* x[t] = embedding(tokens[t]) + positional(off + t), as fast_decoder.c's forward. */
 static steno_status embed(const whisper_fast *f, const int *tokens, int T, int off, float *x) {
     const whisper_model *m = f->m;
     const int D = m->n_text_state;
@@ -167,7 +167,7 @@ static steno_status requantize(whisper_fast_draft *r, whisper_fast *f, int type)
     const size_t act = (size_t)m->n_text_ctx * wq_act_bytes(type, 4 * D);
     qf->qact = aligned_alloc(64, (act + 63) & ~(size_t)63);
     if (!qf->qact) return steno_fail(STENO_E_NOMEM, "draft: out of memory");
-    /* the prompt's GEMM tiles: fast.c sizes conv_scratch for them already (FASTQ_COL_CHUNK rows of 4D) */
+    /* the prompt's GEMM tiles: fast_model.c sizes conv_scratch for them already (FASTQ_COL_CHUNK rows of 4D) */
     r->f = qf;
     return STENO_OK;
 }

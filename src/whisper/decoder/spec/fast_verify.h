@@ -8,7 +8,7 @@
  *     for `quant` and `model`), the final norm and the output head, with its own self-attention
  *     cache and the cross-attention K/V of another decoder (the target's: no second projection
  *     per window). Drafts need not be exact: the prompt runs through the GEMM path and the head of
- *     float16 weights reads the int8 screening copy of the embedding (fast.c logit_screen).
+ *     float16 weights reads the int8 screening copy of the embedding (decoder/logit_screen.c).
  * Technique: speculative decoding (Leviathan et al. 2023, arXiv 2211.17192; greedy acceptance),
  * with self-speculation by early layers (Elhoushi et al. 2024, LayerSkip, arXiv 2404.16710) and by a
  * re-quantized copy of the model (QSpec, arXiv 2410.11305). */
