@@ -1,4 +1,4 @@
-/* fast.c — the fast path's weights (model.h llm_fast_prepare): x8 copies (kernels/gemm/matmul_x8.h) of every
+/* fast_weights.c — the fast path's weights (model.h llm_fast_prepare): x8 copies (kernels/gemm/matmul_x8.h) of every
  * q4_0/q4_1/q5_0/q8_0/q4_K/q6_K projection and of the output head, made once per model by its first
  * STENO_LLM_COMPUTE_FAST context and kept until steno_llm_free. All copies share one block in
  * 2 MiB pages (core/bigmem.h): a decode step streams them all, and 4 KiB pages cost a page walk

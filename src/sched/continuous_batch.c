@@ -1,4 +1,4 @@
-/* batch.c — the continuous-batching engine of the generations (see sched.h).
+/* continuous_batch.c — the continuous-batching engine of the generations (see sched.h).
  *
  * One thread, N rows. A step: admit queued jobs into free rows, drop the rows whose client left
  * or whose deadline passed, then one steno_llm_eval_batch over every running row — a decoding
