@@ -1,4 +1,4 @@
-/* step_batcher.h — cross-request batching of Whisper decoder steps (issue #12 item 4; the server's
+/* step_batcher.h — cross-request batching of Whisper decoder steps (the server's
  * --parallel slots): concurrent transcriptions, each running its own unchanged decoding loop on
  * its own thread (greedy, beam search, best-of sampling, any temperature, any window), hand their
  * single-token decoder steps to one batcher, which runs the steps of every member that is ready
