@@ -451,6 +451,33 @@ steno_status steno_write_result_wcpp(const steno_result *r, const char *format, 
                                      void *FILE_stream);
 
 /* ---------------------------------------------------------------------------------------------
+ * Model files (what `steno models` lists)
+ * ------------------------------------------------------------------------------------------- */
+
+/** What steno_model_describe finds in a model file or directory. Caller-allocated; frozen within a
+ *  major version. Every string is NUL-terminated and fits its array. */
+typedef struct steno_model_info {
+    char format[64];  /* "CTranslate2 Whisper" (or "CTranslate2 <spec>"), "GGUF LLM", "llama2.c",
+                       * "Silero VAD", "partial download", or "unknown" */
+    char weights[32]; /* the weight type: a CTranslate2 dtype ("float16", "int8"), the GGUF file type
+                       * ("Q4_K_M") or else the tensor type with the most bytes ("q8_0"); "-" unknown */
+    char arch[32];    /* "whisper", the GGUF general.architecture ("llama", "gemma3"), "llama" for
+                       * llama2.c, "silero_vad"; "" unknown */
+    int64_t disk_bytes; /* bytes allocated on disk (as du counts them): the file, or every regular
+                         * file under the directory */
+} steno_model_info;
+
+/** Describes the model at path: a model file (GGUF or llama2.c) or a model directory (a
+ *  CTranslate2 model.bin, a .gguf or llama2.c .bin inside, or the Silero VAD's
+ *  silero_vad_v6.safetensors); a directory whose name ends in ".partial" is an unfinished
+ *  `steno pull` download and is not opened. Only headers are read (the readers mmap), so a large
+ *  model costs no more than a small one. Something that is no known model is not an error: its
+ *  format is "unknown" and weights "-". Errors: STENO_E_INVALID_ARG (path or info NULL), STENO_E_IO
+ *  (path missing or neither a regular file nor a directory; info then holds "unknown", "-", "", 0).
+ *  Thread-safe: it reads the files and writes only *info. */
+steno_status steno_model_describe(const char *path, steno_model_info *info);
+
+/* ---------------------------------------------------------------------------------------------
  * Voice activity detection (Silero VAD v6; faster-whisper 1.2.1's faster_whisper/vad.py; docs/VAD.md)
  * ------------------------------------------------------------------------------------------- */
 
