@@ -450,6 +450,17 @@ typedef struct steno_wcpp_info {
 steno_status steno_write_result_wcpp(const steno_result *r, const char *format, const steno_wcpp_info *info,
                                      void *FILE_stream);
 
+/** Reads the Whisper model at src (a CTranslate2, ggml, Hugging Face or MLX model; the format is
+ *  detected) and writes it to out in format: "ct2" (a directory), "ggml" (a file), "hf" or "mlx"
+ *  (directories); what each holds and which tensors keep their exact values:
+ *  src/whisper/convert/convert.h, docs/MODELS.md. f32 = 1 writes every float tensor as float32,
+ *  0 keeps the source's float type. The output is written under a temporary name and renamed, so
+ *  a failed call leaves nothing at out. Errors name the file and the reason:
+ *  STENO_E_INVALID_ARG (a NULL or empty argument, an unknown format), STENO_E_IO, STENO_E_FORMAT,
+ *  STENO_E_NOMEM. Thread-safety: it touches no shared state; calls with different outputs may run
+ *  at once. */
+steno_status steno_whisper_convert(const char *src, const char *format, const char *out, int f32);
+
 /* ---------------------------------------------------------------------------------------------
  * Model files (what `steno models` lists)
  * ------------------------------------------------------------------------------------------- */
