@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "whisper/convert/convert.h"
 
 #define DEFAULT_MODEL "tiny.en"
 
@@ -88,7 +87,7 @@ int steno_cmd_convert(int argc, char **argv) {
     char path[8192];
     if (steno_cli_model_path(model, model_dir, path, sizeof path) != 0) return 1;
 
-    if (whisper_convert(path, to, output, o.f32) != STENO_OK) {
+    if (steno_whisper_convert(path, to, output, o.f32) != STENO_OK) {
         fprintf(stderr, "steno: %s\n", steno_errmsg());
         return 1;
     }

@@ -1,5 +1,5 @@
 /* llm_cli.h — what the LLM verbs (generate, chat, perplexity) share: the model, context, KV-cache
- * and sampling options (one option table, cli/generate_cmd.c) and loading the model with them. */
+ * and sampling options (one option table, cli/llm_cli.c) and loading the model with them. */
 #ifndef STENO_CLI_LLM_CLI_H
 #define STENO_CLI_LLM_CLI_H
 

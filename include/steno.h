@@ -450,6 +450,44 @@ typedef struct steno_wcpp_info {
 steno_status steno_write_result_wcpp(const steno_result *r, const char *format, const steno_wcpp_info *info,
                                      void *FILE_stream);
 
+/** Reads the Whisper model at src (a CTranslate2, ggml, Hugging Face or MLX model; the format is
+ *  detected) and writes it to out in format: "ct2" (a directory), "ggml" (a file), "hf" or "mlx"
+ *  (directories); what each holds and which tensors keep their exact values:
+ *  src/whisper/convert/convert.h, docs/MODELS.md. f32 = 1 writes every float tensor as float32,
+ *  0 keeps the source's float type. The output is written under a temporary name and renamed, so
+ *  a failed call leaves nothing at out. Errors name the file and the reason:
+ *  STENO_E_INVALID_ARG (a NULL or empty argument, an unknown format), STENO_E_IO, STENO_E_FORMAT,
+ *  STENO_E_NOMEM. Thread-safety: it touches no shared state; calls with different outputs may run
+ *  at once. */
+steno_status steno_whisper_convert(const char *src, const char *format, const char *out, int f32);
+
+/* ---------------------------------------------------------------------------------------------
+ * Model files (what `steno models` lists)
+ * ------------------------------------------------------------------------------------------- */
+
+/** What steno_model_describe finds in a model file or directory. Caller-allocated; frozen within a
+ *  major version. Every string is NUL-terminated and fits its array. */
+typedef struct steno_model_info {
+    char format[64];  /* "CTranslate2 Whisper" (or "CTranslate2 <spec>"), "GGUF LLM", "llama2.c",
+                       * "Silero VAD", "partial download", or "unknown" */
+    char weights[32]; /* the weight type: a CTranslate2 dtype ("float16", "int8"), the GGUF file type
+                       * ("Q4_K_M") or else the tensor type with the most bytes ("q8_0"); "-" unknown */
+    char arch[32];    /* "whisper", the GGUF general.architecture ("llama", "gemma3"), "llama" for
+                       * llama2.c, "silero_vad"; "" unknown */
+    int64_t disk_bytes; /* bytes allocated on disk (as du counts them): the file, or every regular
+                         * file under the directory */
+} steno_model_info;
+
+/** Describes the model at path: a model file (GGUF or llama2.c) or a model directory (a
+ *  CTranslate2 model.bin, a .gguf or llama2.c .bin inside, or the Silero VAD's
+ *  silero_vad_v6.safetensors); a directory whose name ends in ".partial" is an unfinished
+ *  `steno pull` download and is not opened. Only headers are read (the readers mmap), so a large
+ *  model costs no more than a small one. Something that is no known model is not an error: its
+ *  format is "unknown" and weights "-". Errors: STENO_E_INVALID_ARG (path or info NULL), STENO_E_IO
+ *  (path missing or neither a regular file nor a directory; info then holds "unknown", "-", "", 0).
+ *  Thread-safe: it reads the files and writes only *info. */
+steno_status steno_model_describe(const char *path, steno_model_info *info);
+
 /* ---------------------------------------------------------------------------------------------
  * Voice activity detection (Silero VAD v6; faster-whisper 1.2.1's faster_whisper/vad.py; docs/VAD.md)
  * ------------------------------------------------------------------------------------------- */

@@ -109,7 +109,7 @@ typedef struct llm_group {
 } llm_group;
 
 /** One forward pass of T <= c->n_batch packed tokens, the rows of ng groups (per architecture:
- *  llama.c, gemma3.c). c is the executor: its scratch, pool and work buffers; the groups'
+ *  models/llama.c, models/gemma3.c). c is the executor: its scratch, pool and work buffers; the groups'
  *  contexts only lend their caches (c may be one of them). Token-wise work (norms, projections,
  *  MLP) runs on all T rows at once, so each weight is read once per pass; RoPE uses each row's own
  *  position and attention runs per group over its own cache. Every output row is computed by the

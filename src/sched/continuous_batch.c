@@ -10,18 +10,18 @@
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "sched/job.h"
+#include "sched/generate_job.h"
 
 /* The free row for j: the one whose cached tokens the prompt continues (it shares at least half
  * of them: chat turn 2 shares all of turn 1's), the longest such prefix first (llama-server's slot
  * selection by similarity); otherwise the free row with the fewest cached tokens, so that a prompt
  * which merely starts with the same BOS or system prompt does not roll back a long conversation
  * another row holds for its next turn. */
-static int pick_row(steno_sched *s, const sched_job *j) {
+static int pick_row(steno_sched *s, const generate_job *j) {
     int best = -1, best_common = 0, fewest = -1, fewest_cached = 0;
     for (int k = 0; k < s->p.n_parallel; k++) {
         if (s->rows[k].j) continue;
-        const sched_slot *sl = &s->rows_slot[k];
+        const gen_slot *sl = &s->rows_slot[k];
         int c = 0;
         while (c < sl->n_cached && c < j->n_prompt && sl->cached[c] == j->prompt[c]) c++;
         if (c > 0 && 2 * c >= sl->n_cached && c > best_common) {
@@ -37,18 +37,18 @@ static int pick_row(steno_sched *s, const sched_job *j) {
 }
 
 static void end_row(steno_sched *s, gen_row *r) {
-    sched_job *j = r->j;
-    sched_outcome *o = &j->out;
-    if (o->status == STENO_E_ABORTED || atomic_load(&j->cancel) || o->deadline_passed) o->cancelled = 1;
+    generate_job *j = r->j;
+    sched_outcome *o = &j->base.out;
+    if (o->status == STENO_E_ABORTED || atomic_load(&j->base.cancel) || o->deadline_passed) o->cancelled = 1;
     if (o->status != STENO_OK && !o->errmsg[0]) snprintf(o->errmsg, sizeof o->errmsg, "%s", steno_errmsg());
     gen_row_finish(r);
     pthread_mutex_lock(&s->mu);
     r->j = NULL; /* sched_cancel_all reads it under the lock */
     pthread_mutex_unlock(&s->mu);
-    sched_job_ended(s, j);
+    sched_job_ended(s, &j->base);
 }
 
-static size_t row_bytes(const sched_slot *sl) {
+static size_t row_bytes(const gen_slot *sl) {
     size_t b = 0;
     steno_llm_kv_usage(sl->lc, NULL, &b);
     return b;
@@ -81,7 +81,7 @@ static int make_room(steno_sched *s, size_t need) {
             }
         }
         if (best < 0) return 0;
-        sched_slot *sl = &s->rows_slot[best];
+        gen_slot *sl = &s->rows_slot[best];
         if (s->pcache && sl->n_cached > 0 && sl->n_cached == steno_llm_n_past(sl->lc))
             prompt_cache_store(s->pcache, sl->cached, sl->n_cached, sl->lc);
         steno_llm_release(sl->lc);
@@ -100,14 +100,15 @@ static int admit(steno_sched *s, int active) {
             const size_t need = sched_peek_need(s);
             if (need && !make_room(s, need)) return active;
         }
-        sched_job *j = sched_take(s, JOB_GENERATE, active == 0);
+        sched_job *taken = sched_take(s, JOB_GENERATE, active == 0);
+        generate_job *j = taken ? generate_job_of(taken) : NULL;
         if (j && s->p.kv_budget_bytes && active == 0) make_room(s, j->kv_need); /* always fits alone */
         if (!j) return active == 0 ? -1 : active;
-        sched_job_started(s, j);
+        sched_job_started(s, taken);
         gen_row *r = &s->rows[pick_row(s, j)];
         pthread_mutex_lock(&s->mu);
         r->j = j; /* sched_cancel_all reads it under the lock */
-        if (s->stopping) atomic_store(&j->cancel, 1); /* it may have run since the take */
+        if (s->stopping) atomic_store(&j->base.cancel, 1); /* it may have run since the take */
         pthread_mutex_unlock(&s->mu);
         steno_clear_error();
         const steno_status st = gen_row_start(r, s->llm, &s->rows_slot[r - s->rows], j, s->pcache, &s->p.spec);
@@ -140,9 +141,9 @@ void *batch_engine_main(void *arg) {
         for (int k = 0; k < R; k++) {
             gen_row *r = &s->rows[k];
             if (!r->j) continue;
-            if (job_should_stop(r->j)) {
-                r->j->out.status = steno_fail(STENO_E_ABORTED, "generation: %s",
-                                              r->j->out.deadline_passed ? "deadline passed" : "cancelled");
+            if (job_should_stop(&r->j->base)) {
+                r->j->base.out.status = steno_fail(STENO_E_ABORTED, "generation: %s",
+                                              r->j->base.out.deadline_passed ? "deadline passed" : "cancelled");
                 end_row(s, r);
                 active--;
                 continue;
@@ -176,7 +177,7 @@ void *batch_engine_main(void *arg) {
     }
     /* what the rows hold outlives the process when the cache persists */
     for (int k = 0; s->pcache && s->p.prompt_cache_dir && k < R; k++) {
-        const sched_slot *sl = &s->rows_slot[k];
+        const gen_slot *sl = &s->rows_slot[k];
         if (sl->n_cached > 0 && sl->n_cached == steno_llm_n_past(sl->lc))
             prompt_cache_store(s->pcache, sl->cached, sl->n_cached, sl->lc);
     }

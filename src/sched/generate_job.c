@@ -5,10 +5,10 @@
  * and the count is reported as cached tokens. Then sampling proceeds token by token as
  * steno_llm_generate does (same sampler chain, same stop at an end-of-generation token), with
  * the stop strings matched on the decoded text (text/stop_text.h) and one event per token.
- * A generation is a row the batch engine (batch.c) steps: gen_row_next says what the row feeds
- * the next pass (a prompt chunk, or the last sampled token), gen_row_evaluated records it,
- * gen_row_sample turns the row's logits into the next token and its events. */
-#include "sched/job.h"
+ * A generation is a row the batch engine (continuous_batch.c) steps: gen_row_next says what the
+ * row feeds the next pass (a prompt chunk, or the last sampled token), gen_row_evaluated records
+ * it, gen_row_sample turns the row's logits into the next token and its events. */
+#include "sched/generate_job.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 #include "text/stop_text.h"
 #include "text/utf8.h"
 
-steno_status generate_job_init(sched_job *j, const sched_generate_req *r) {
+steno_status generate_job_init(generate_job *j, const sched_generate_req *r) {
     j->prompt = malloc(sizeof(int) * (size_t)r->n_prompt);
     if (!j->prompt) return steno_fail(STENO_E_NOMEM, "out of memory");
     memcpy(j->prompt, r->prompt, sizeof(int) * (size_t)r->n_prompt);
@@ -49,8 +49,15 @@ steno_status generate_job_init(sched_job *j, const sched_generate_req *r) {
     return STENO_OK;
 }
 
+void generate_job_free_part(generate_job *j) {
+    free(j->prompt);
+    for (int i = 0; i < j->n_stop; i++) free(j->stop[i]);
+    free(j->stop);
+    free((void *)j->sp.logit_bias);
+}
+
 /* Records tokens [0, n) as the slot's cached sequence. */
-static int slot_remember(sched_slot *slot, const int *toks, int n, int at) {
+static int slot_remember(gen_slot *slot, const int *toks, int n, int at) {
     if (at + n > slot->cap_cached) {
         int cap = slot->cap_cached ? slot->cap_cached : 1024;
         while (cap < at + n) cap *= 2;
@@ -68,7 +75,7 @@ static int slot_remember(sched_slot *slot, const int *toks, int n, int at) {
  * entry when that shares more (at least one prompt token is always evaluated: its logits start the
  * sampling). The row's tokens beyond the shared prefix would be lost: they are saved into pc
  * first. Returns the reused count. */
-static int reuse_prefix(sched_slot *slot, const int *prompt, int n_prompt, prompt_cache *pc) {
+static int reuse_prefix(gen_slot *slot, const int *prompt, int n_prompt, prompt_cache *pc) {
     int common = 0;
     const int n_past = steno_llm_n_past(slot->lc);
     if (n_past != slot->n_cached) slot->n_cached = 0; /* out of step: trust nothing */
@@ -97,7 +104,7 @@ static int reuse_prefix(sched_slot *slot, const int *prompt, int n_prompt, promp
     return common;
 }
 
-static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int tok, const char *piece, int pl,
+static void emit(generate_job *j, steno_stop_text *st, size_t from, size_t n, int tok, const char *piece, int pl,
                  float lp, const steno_token_logprob *top, char **text, size_t *text_len) {
     sched_event *ev = calloc(1, sizeof *ev);
     if (!ev) return;
@@ -126,15 +133,15 @@ static void emit(sched_job *j, steno_stop_text *st, size_t from, size_t n, int t
         *text = t;
         *text_len += add;
     }
-    job_push_event(j, ev);
+    job_push_event(&j->base, ev);
 }
 
-steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sched_job *j, prompt_cache *pc,
+steno_status gen_row_start(gen_row *r, const steno_llm *m, gen_slot *slot, generate_job *j, prompt_cache *pc,
                            const steno_spec_params *spec) {
     memset(&r->smp, 0, sizeof *r - offsetof(gen_row, smp));
     r->m = m;
     r->slot = slot; /* r->j is the engine's to set, under the scheduler's lock */
-    sched_outcome *o = &j->out;
+    sched_outcome *o = &j->base.out;
     steno_llm_info info;
     steno_llm_get_info(m, &info);
     r->n_vocab = info.n_vocab;
@@ -144,7 +151,7 @@ steno_status gen_row_start(gen_row *r, const steno_llm *m, sched_slot *slot, sch
     r->text = calloc(1, 1);
     steno_spec_len_init(&r->sl, spec, slot->lc, SCHED_MAX_DRAFT);
     r->backoff = STENO_SPEC_BACKOFF_FIRST;
-    j->out.spec_on = r->sl.kmax > 0;
+    j->base.out.spec_on = r->sl.kmax > 0;
     r->logits = malloc(sizeof(float) * (size_t)info.n_vocab * (size_t)(spec->kind == STENO_DRAFT_NONE ? 1 : SCHED_MAX_DRAFT + 1));
     o->n_prompt = j->n_prompt;
     o->finish = SCHED_FINISH_LENGTH;
@@ -166,7 +173,7 @@ int gen_row_next(gen_row *r, int chunk, const steno_spec_params *spec, const int
     *logits = r->logits;
     r->blk[0] = r->pending;
     *tokens = r->blk;
-    const int kk = r->sl.kmax ? steno_spec_len_next(&r->sl, r->slot->lc, r->j->max_tokens - r->j->out.n_generated) : 0;
+    const int kk = r->sl.kmax ? steno_spec_len_next(&r->sl, r->slot->lc, r->j->max_tokens - r->j->base.out.n_generated) : 0;
     if (kk > 0 && slot_remember(r->slot, &r->pending, 1, r->slot->n_cached) == 0) {
         /* the history the lookup sees: every token in the caches, then the pending one */
         r->ng = steno_spec_ngram_draft(r->slot->cached, r->slot->n_cached, spec->ngram_min, spec->ngram_max, kk,
@@ -184,7 +191,7 @@ steno_status gen_row_evaluated(gen_row *r, int n) {
 }
 
 steno_status gen_row_failed(gen_row *r, steno_status st) {
-    r->j->out.status = st;
+    r->j->base.out.status = st;
     steno_llm_reset(r->slot->lc);
     r->slot->n_cached = 0;
     return st;
@@ -193,8 +200,8 @@ steno_status gen_row_failed(gen_row *r, steno_status st) {
 /* One token from one position's logits: sampled, emitted, the stop conditions applied. Returns 1
  * when the generation has ended, 0 with the token in *out. */
 static int take_token(gen_row *r, float *logits, int *out) {
-    sched_job *j = r->j;
-    sched_outcome *o = &j->out;
+    generate_job *j = r->j;
+    sched_outcome *o = &j->base.out;
     float lp = 0;
     steno_token_logprob top[SCHED_MAX_TOP];
     char piece[256];
@@ -223,7 +230,7 @@ static int take_token(gen_row *r, float *logits, int *out) {
 }
 
 int gen_row_sample(gen_row *r) {
-    sched_outcome *o = &r->j->out;
+    sched_outcome *o = &r->j->base.out;
     const int ng = r->ng;
     if (r->pos >= r->j->n_prompt) o->spec_passes++;
     /* position after position while the draft holds: the tokens plain decoding would sample */
@@ -256,7 +263,7 @@ int gen_row_sample(gen_row *r) {
 }
 
 void gen_row_finish(gen_row *r) {
-    sched_outcome *o = &r->j->out;
+    sched_outcome *o = &r->j->base.out;
     if (o->status == STENO_OK && r->st_live) {
         size_t from, n;
         steno_stop_text_flush(&r->st, &from, &n);

@@ -1,6 +1,9 @@
 /* sched.c — model ownership, the bounded job queue, one worker per slot, job lifetime; see sched.h. */
 #include "sched/job.h"
 
+#include "sched/generate_job.h"
+#include "sched/transcribe_job.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,7 +116,8 @@ static void job_free(sched_job *j) {
     free(j->events);
     steno_result_free(j->out.result);
     free(j->out.text);
-    job_payload_free(j);
+    if (j->kind == JOB_TRANSCRIBE) transcribe_job_free_part(transcribe_job_of(j));
+    else generate_job_free_part(generate_job_of(j));
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     free(j);
@@ -226,7 +230,7 @@ static void run_job(steno_sched *s, sched_slot *slot, sched_job *j) {
         snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", j->out.deadline_passed ? "deadline passed" : "cancelled");
         return;
     }
-    transcribe_job_run(s->whisper, slot, j);
+    transcribe_job_run(s->whisper, slot, transcribe_job_of(j));
     if (j->out.status == STENO_E_ABORTED || atomic_load(&j->cancel) || j->out.deadline_passed) j->out.cancelled = 1;
     if (j->out.status != STENO_OK && !j->out.errmsg[0])
         snprintf(j->out.errmsg, sizeof j->out.errmsg, "%s", steno_errmsg());
@@ -252,7 +256,7 @@ sched_job *sched_take(steno_sched *s, job_kind kind, int wait) {
 
 size_t sched_peek_need(steno_sched *s) {
     pthread_mutex_lock(&s->mu);
-    const size_t n = s->q[JOB_GENERATE].head ? s->q[JOB_GENERATE].head->kv_need : 0;
+    const size_t n = s->q[JOB_GENERATE].head ? generate_job_of(s->q[JOB_GENERATE].head)->kv_need : 0;
     pthread_mutex_unlock(&s->mu);
     return n;
 }
@@ -446,7 +450,7 @@ void sched_cancel_all(steno_sched *s) {
     for (int k = 0; s->running && k < s->p.n_parallel; k++)
         if (s->running[k]) atomic_store(&s->running[k]->cancel, 1);
     for (int k = 0; s->rows && k < s->p.n_parallel; k++)
-        if (s->rows[k].j) atomic_store(&s->rows[k].j->cancel, 1);
+        if (s->rows[k].j) atomic_store(&s->rows[k].j->base.cancel, 1);
     pthread_cond_broadcast(&s->cv);
     pthread_cond_broadcast(&s->tcv);
     pthread_mutex_unlock(&s->mu);
@@ -516,7 +520,7 @@ static steno_status submit(steno_sched *s, sched_job *j, double deadline_s, sche
 }
 
 static sched_job *job_alloc(job_kind kind) {
-    sched_job *j = calloc(1, sizeof *j);
+    sched_job *j = calloc(1, kind == JOB_TRANSCRIBE ? sizeof(transcribe_job) : sizeof(generate_job));
     if (!j) return NULL;
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
@@ -535,13 +539,13 @@ steno_status sched_submit_transcribe(steno_sched *s, const sched_transcribe_req 
         free(r->audio_bytes);
         return steno_fail(STENO_E_NOMEM, "out of memory");
     }
-    j->audio = r->audio; /* taken here, freed with the job whatever happens next */
-    j->audio_bytes = r->audio_bytes;
+    transcribe_job_of(j)->audio = r->audio; /* taken here, freed with the job whatever happens next */
+    transcribe_job_of(j)->audio_bytes = r->audio_bytes;
     if (!s->whisper) {
         job_free(j);
         return steno_fail(STENO_E_UNSUPPORTED, "no Whisper model is loaded (steno serve --whisper-model)");
     }
-    steno_status st = transcribe_job_init(j, r);
+    steno_status st = transcribe_job_init(transcribe_job_of(j), r);
     if (st != STENO_OK) {
         job_free(j);
         return st;
@@ -580,11 +584,11 @@ steno_status sched_submit_generate(steno_sched *s, const sched_generate_req *r, 
     }
     sched_job *j = job_alloc(JOB_GENERATE);
     if (!j) return steno_fail(STENO_E_NOMEM, "out of memory");
-    steno_status st = generate_job_init(j, r);
+    steno_status st = generate_job_init(generate_job_of(j), r);
     if (st != STENO_OK) {
         job_free(j);
         return st;
     }
-    j->kv_need = need;
+    generate_job_of(j)->kv_need = need;
     return submit(s, j, deadline_s, out);
 }

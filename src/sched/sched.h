@@ -3,7 +3,7 @@
  * One steno_sched holds the weights once (a steno_whisper and/or a steno_llm, read-only).
  * Transcriptions: N slots (--parallel N), each a steno_whisper_state (encoder activations,
  * decoder caches, a thread pool); a worker thread per slot takes the oldest queued
- * transcription and runs it. Generations: continuous batching (batch.c) — one engine thread
+ * transcription and runs it. Generations: continuous batching (continuous_batch.c) — one engine thread
  * holds N rows, each a steno_llm_ctx's KV caches; every step it admits queued generations into
  * free rows (the row whose cached tokens share the longest prefix with the prompt) and runs one
  * steno_llm_eval_batch over all running rows: one token per decoding row plus whole prompt chunks

@@ -2,14 +2,14 @@
  * and copies its parameters, steno_transcribe_audio_with_state runs on the slot's Whisper state, and each new
  * segment becomes an event (the server streams them). Cancellation and the deadline are polled
  * before every 30-s window (steno_transcribe_params.should_abort) and after every segment. */
-#include "sched/job.h"
+#include "sched/transcribe_job.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 
-static void *keep(sched_job *j, const void *src, size_t bytes, int *fail) {
+static void *keep(transcribe_job *j, const void *src, size_t bytes, int *fail) {
     if (!src) return NULL;
     if (j->n_owned == (int)(sizeof j->owned / sizeof j->owned[0])) {
         *fail = 1;
@@ -25,11 +25,11 @@ static void *keep(sched_job *j, const void *src, size_t bytes, int *fail) {
     return p;
 }
 
-static const char *keep_str(sched_job *j, const char *s, int *fail) {
+static const char *keep_str(transcribe_job *j, const char *s, int *fail) {
     return s ? keep(j, s, strlen(s) + 1, fail) : NULL;
 }
 
-steno_status transcribe_job_init(sched_job *j, const sched_transcribe_req *r) {
+steno_status transcribe_job_init(transcribe_job *j, const sched_transcribe_req *r) {
     int fail = 0;
     steno_transcribe_params p = r->params;
     if (p.temperatures && p.n_temperatures > 0)
@@ -50,14 +50,10 @@ steno_status transcribe_job_init(sched_job *j, const sched_transcribe_req *r) {
     return fail ? steno_fail(STENO_E_NOMEM, "out of memory") : STENO_OK;
 }
 
-void job_payload_free(sched_job *j) {
+void transcribe_job_free_part(transcribe_job *j) {
     steno_audio_close(j->audio);
     free(j->audio_bytes);
     for (int i = 0; i < j->n_owned; i++) free(j->owned[i]);
-    free(j->prompt);
-    for (int i = 0; i < j->n_stop; i++) free(j->stop[i]);
-    free(j->stop);
-    free((void *)j->sp.logit_bias);
 }
 
 static int on_segment(void *user, const steno_segment *sg) {
@@ -76,11 +72,11 @@ static int on_segment(void *user, const steno_segment *sg) {
 
 static int should_abort(void *user) { return job_should_stop(user); }
 
-void transcribe_job_run(const steno_whisper *w, sched_slot *slot, sched_job *j) {
+void transcribe_job_run(const steno_whisper *w, sched_slot *slot, transcribe_job *j) {
     steno_transcribe_params p = j->tp;
     p.on_segment = on_segment;
     p.should_abort = should_abort;
-    p.user = j;
-    j->out.status = steno_transcribe_audio_with_state(w, slot->ws, j->audio, &p, &j->out.result);
+    p.user = &j->base;
+    j->base.out.status = steno_transcribe_audio_with_state(w, slot->ws, j->audio, &p, &j->base.out.result);
     if (slot->xm) whisper_xbatch_leave(slot->xm); /* the next rounds stop waiting for this slot */
 }

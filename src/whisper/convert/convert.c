@@ -610,7 +610,7 @@ static int rm_tree(const char *dir) {
     return rmdir(dir);
 }
 
-steno_status whisper_convert(const char *src, const char *format, const char *out, int f32) {
+steno_status steno_whisper_convert(const char *src, const char *format, const char *out, int f32) {
     if (!src || !format || !out || !*out) return steno_fail(STENO_E_INVALID_ARG, "convert: missing argument");
     const int to_ggml = strcmp(format, "ggml") == 0;
     if (!to_ggml && strcmp(format, "ct2") != 0 && strcmp(format, "hf") != 0 && strcmp(format, "mlx") != 0)

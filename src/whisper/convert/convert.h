@@ -25,9 +25,6 @@
 
 #include "steno.h"
 
-/** Reads the model at src (any format, detected) and writes it as format to out. Errors name the
- *  file and the reason: STENO_E_INVALID_ARG (unknown format), STENO_E_IO, STENO_E_FORMAT,
- *  STENO_E_NOMEM. */
-steno_status whisper_convert(const char *src, const char *format, const char *out, int f32);
+/* steno_whisper_convert (steno.h) is this folder's entry point. */
 
 #endif

@@ -1,4 +1,4 @@
-/* ctx_state.c — a context's KV caches and position as bytes, and back (see steno_llm.h).
+/* context_state.c — a context's KV caches and position as bytes, and back (see steno_llm.h).
  * Layout: ctx_hdr, then per layer a uint64 length and that layer's steno_kv_snapshot. */
 #include <stdint.h>
 #include <stdio.h>
