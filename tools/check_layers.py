@@ -4,9 +4,12 @@
 Checks, over the product code (src/, cli/, server/):
   1. every `#include "…"` against the layer table in docs/ARCHITECTURE.md (the fenced block
      marked ```layers): a file in room R includes only R itself, the public headers of include/
-     and the rooms R lists (each of which sits below R);
+     and the rooms R's row lists; the rows run bottom first and a row lists only earlier rows,
+     so the table is an order (checked too: a row naming a later one stops the script);
   2. inside src/whisper/, the stage order of the same document's ```whisper-stages block: a stage
-     includes only its own and the lower groups;
+     includes only itself and the stages its row lists, in the same bottom-first order; the
+     files directly under src/whisper/ (stage "(root)": fast.h, faithful.h, fast_internal.h,
+     the interfaces the stages share) are the one exception to the order;
   3. no file in src/ over 800 lines and no folder in src/ holding more than 20 files;
   4. every path written in backquotes in docs/ARCHITECTURE.md exists (a `*` matches as in a
      shell glob), so the map stays true.
@@ -28,7 +31,10 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 PATH_RE = re.compile(r"`((?:src|cli|server|include|tests|tools|docs|bench|python|scripts|fuzz|cmake)/[^`\s]*)`")
 
 
-def fenced_block(text, tag):
+def fenced_block(text, tag, hub=None):
+    """The rows of a ```tag block, {room: [rooms it may include]}, in the block's order. The rows
+    run bottom first and a row may list only earlier rows, so the table is an order and no two
+    rooms can include each other; `hub` (Whisper's root files) is the one exception both ways."""
     m = re.search(r"^```" + tag + r"\n(.*?)^```", text, re.S | re.M)
     if not m:
         sys.exit(f"check_layers: {DOC}: no ```{tag} block")
@@ -38,7 +44,12 @@ def fenced_block(text, tag):
         if not line:
             continue
         name, _, deps = line.partition(":")
-        rules[name.strip()] = deps.split()
+        name = name.strip()
+        for d in deps.split():
+            if d not in rules and hub not in (name, d):
+                sys.exit(f"check_layers: {DOC}: ```{tag}: {name} lists {d}, "
+                         f"which is not a row above it")
+        rules[name] = deps.split()
     return rules
 
 
@@ -74,7 +85,7 @@ def product_files():
 def main():
     text = open(DOC, encoding="utf-8").read()
     layers = fenced_block(text, "layers")
-    stages = fenced_block(text, "whisper-stages")
+    stages = fenced_block(text, "whisper-stages", hub="(root)")
     problems = []
     n_inc = n_files = 0
     for rel in product_files():
@@ -96,7 +107,7 @@ def main():
             target = included_room(inc, room)
             if target not in allowed:
                 problems.append(f"{rel}:{i}: room {room} includes room {target} ({inc}); "
-                                f"{room} may include {' '.join(sorted(layers[room])) or 'nothing else'}")
+                                f"{room}'s row lets it include only: {' '.join(layers[room]) or 'nothing'}")
                 continue
             if rel.startswith("src/whisper/") and inc.startswith("whisper/"):
                 src_stage = whisper_stage(rel[len("src/whisper/"):])
@@ -104,7 +115,8 @@ def main():
                 if src_stage not in stages:
                     problems.append(f"{rel}:{i}: whisper stage '{src_stage}' is not in the stage table")
                 elif dst_stage != src_stage and dst_stage not in stages[src_stage]:
-                    problems.append(f"{rel}:{i}: whisper stage {src_stage} includes stage {dst_stage} ({inc})")
+                    problems.append(f"{rel}:{i}: whisper stage {src_stage} includes stage {dst_stage} "
+                                    f"({inc}); {src_stage}'s row lets it include only: {' '.join(stages[src_stage])}")
     for dp, dn, fn in os.walk(os.path.join(ROOT, "src")):
         files = [f for f in fn if not f.startswith(".")]
         if len(files) > MAX_FILES:
