@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 #include "fuzz_util.h"
 #include "whisper/model/tokenizer_config.h"
 

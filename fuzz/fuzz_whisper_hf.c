@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 #include "fuzz_util.h"
 
 static float g_scratch[1 << 16];

@@ -1,4 +1,4 @@
-/* test_wtab.c — the weight table's typed views (formats/wtab.h):
+/* test_wtab.c — the weight table's typed views (formats/wtab/wtab.h):
  *   - ggml block types q4_0, q4_1, q5_0, q5_1, q8_0: random blocks dequantized by wt_to_f32 equal
  *     an independent reading of whisper.cpp's block layouts (ggml-common.h block_q4_0 ...: a
  *     float16 scale d, for _1 types a float16 min m, for q5 types 32 high bits qh, then the
@@ -15,7 +15,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 #include "test_util.h"
 #include "rng.h"
 

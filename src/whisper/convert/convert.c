@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/fp16.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 #include "whisper/convert/convert_internal.h"
 #include "whisper/model/tokenizer_config.h"
 

@@ -1,5 +1,5 @@
 /* convert.h — `steno convert`: any Whisper format to any other (ct2, ggml, hf, mlx), from the
- * weight table (formats/wtab.h) and the model's tokenizer and config (whisper/model/tokenizer_config.h).
+ * weight table (formats/wtab/wtab.h) and the model's tokenizer and config (whisper/model/tokenizer_config.h).
  *
  * Float tensors keep their values exactly: the output float type is the source's (the type of the
  * token embedding: float32, float16 or bfloat16), and tensors another type in the source (the

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 #include "formats/whisper_config.h"
 #include "text/whisper_bpe.h"
 

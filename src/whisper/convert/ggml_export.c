@@ -12,7 +12,7 @@
 #include "audio/mel.h"
 #include "core/error.h"
 #include "core/fp16.h"
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 #include "text/whisper_bpe.h"
 
 #define GGML_FILE_MAGIC 0x67676d6c /* "ggml" */

@@ -13,7 +13,7 @@
 #include "kernels/gemm/gemm_amx_bf16x3.h"
 #include "kernels/gemm/matmul_x8.h"
 #include "kernels/quant/wq.h"
-#include "whisper/decoder/spec/draft_weights.h"
+#include "whisper/model/draft_weights.h"
 #include "whisper/fast_internal.h"
 
 /* The per-state buffers: the prefill GEMMs' f16 → f32 scratch and the encoder's activations,

@@ -6,11 +6,11 @@
 
 #include "core/bigmem.h"
 #include "core/error.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 #include "whisper/model/tokenizer_config.h"
 
 /* Weight loading happens in two passes over the same table: the first sums sizes, the second
- * converts into the arena. Tensors come from the weight table (formats/wtab.h) by openai-whisper
+ * converts into the arena. Tensors come from the weight table (formats/wtab/wtab.h) by openai-whisper
  * name, whatever file they were read from; the fused projections this code runs (Q/K/V, cross
  * K/V) are concatenated here from the separate ones. */
 typedef struct loader {

@@ -1,5 +1,5 @@
 /* model.h — Whisper weights and dimensions (openai-whisper whisper/model.py: ModelDimensions,
- * AudioEncoder, TextDecoder), loaded from any supported model format (formats/wtab_readers.h)
+ * AudioEncoder, TextDecoder), loaded from any supported model format (formats/wtab/wtab_readers.h)
  * and held in float32.
  *
  * CTranslate2 stores the decoder self-attention Q/K/V as one fused Linear [3D][D]
@@ -10,7 +10,7 @@
 #define STENO_WHISPER_MODEL_H
 
 #include "formats/whisper_config.h"
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 #include "steno.h"
 #include "text/whisper_bpe.h"
 #include "whisper/nn/nn.h"
@@ -71,7 +71,7 @@ typedef struct whisper_model {
 
 /** Loads the Whisper model at path in float32: a model directory (CTranslate2, Hugging Face
  *  transformers, mlx-community) or a whisper.cpp ggml file, the format detected from the files
- *  (formats/wtab_readers.h: wtab_open), with its tokenizer and config (whisper/model/tokenizer_config.h).
+ *  (formats/wtab/wtab_readers.h: wtab_open), with its tokenizer and config (whisper/model/tokenizer_config.h).
  *  Quantized weights (ggml q4_0..q8_0, CTranslate2 int8) are dequantized here into the float32
  *  arena: the f32 paths run no quantized kernel. Errors name the file and the reason. */
 steno_status whisper_model_load(const char *path, whisper_model **out);

@@ -21,7 +21,7 @@
 #define STENO_WHISPER_MODEL_SIDE_H
 
 #include "formats/whisper_config.h"
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 #include "text/whisper_bpe.h"
 
 /** Loads or derives the tokenizer and config of the model read into w from path (a directory,

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/quant/wq.h"
-#include "whisper/decoder/spec/draft_weights.h"
+#include "whisper/model/draft_weights.h"
 #include "whisper/fast_internal.h"
 
 /* Activations of up to n_text_ctx rows. */

@@ -1,5 +1,5 @@
 /* wtab.c — the Whisper weight table (wtab.h). */
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 
 #include <errno.h>
 #include <fcntl.h>

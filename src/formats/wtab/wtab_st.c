@@ -22,7 +22,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 
 typedef int (*name_map)(const char *in, char *out, size_t cap);
 

@@ -23,7 +23,7 @@
 
 #include "core/error.h"
 #include "formats/ct2.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 
 static wt_dtype ct2_wt(ct2_dtype d, int *ok) {
     *ok = 1;

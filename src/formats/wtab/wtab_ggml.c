@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 
 #define GGML_MAGIC 0x67676d6cu
 

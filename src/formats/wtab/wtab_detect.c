@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "formats/sniff.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 
 static int is_file(const char *dir, const char *name) {
     char p[4096];

@@ -17,7 +17,7 @@
 #ifndef STENO_FORMATS_WTAB_READERS_H
 #define STENO_FORMATS_WTAB_READERS_H
 
-#include "formats/wtab.h"
+#include "formats/wtab/wtab.h"
 
 steno_status wtab_read_ct2(const char *model_bin, wtab **out);
 steno_status wtab_read_ggml(const char *path, wtab **out);

@@ -1,5 +1,5 @@
 /* draft_weights.c — the quant drafter's shared weights (draft_weights.h). */
-#include "whisper/decoder/spec/draft_weights.h"
+#include "whisper/model/draft_weights.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "formats/wtab_readers.h"
+#include "formats/wtab/wtab_readers.h"
 
 static uint64_t le(const uint8_t *p, int n) {
     uint64_t v = 0;
