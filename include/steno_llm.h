@@ -115,7 +115,7 @@ typedef enum steno_kv_quant {
  *  (no f16 table); about
  *  as fast in prefill, slower in decode; used to measure what a KV cache kind costs without the
  *  activation-rounding noise (`steno perplexity --compute f32`). */
-/*  FAST (Lab, issue #13): q4_0/q4_1/q8_0/q4_K/q5_0/q6_K weight matrices repacked eight rows at a time at the first
+/*  FAST (Lab): q4_0/q4_1/q8_0/q4_K/q5_0/q6_K weight matrices repacked eight rows at a time at the first
  *  FAST context (kernels/gemm/matmul_x8.h: exact integer block dots, one float rounding per block instead
  *  of ggml's eight lane partials; the model holds the repacked copy beside the file's); every other
  *  type, and the rest of the forward pass, as GGML. Not bit-identical to llama.cpp; identical for

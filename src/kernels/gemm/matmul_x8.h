@@ -1,5 +1,5 @@
 /* matmul_x8.h — the LLM fast path's weight matrices: q4_0, q4_1, q5_0, q8_0, q4_K and q6_K rows repacked
- * eight at a time ("x8") so that one integer dot instruction serves eight weight rows (issue #13).
+ * eight at a time ("x8") so that one integer dot instruction serves eight weight rows.
  *
  * Layout. Rows are taken in groups of 8 (the last group padded with zero rows). For group g and
  * 32-element block b, the 8 rows' codes are stored as eight 32-byte chunks: chunk k holds elements
