@@ -103,7 +103,7 @@ steno_status steno_audio_load_memory(const void *data, size_t size, const char *
 
 /** An audio file opened for transcription without holding its samples: memory stays bounded
  *  (about one 30-s window, ~2 MB) whatever the file's length, where steno_audio_load holds 64 kB
- *  per second of audio and its log-mel spectrogram 32 kB more (issue #15 item 6). Opening decodes
+ *  per second of audio and its log-mel spectrogram 32 kB more. Opening decodes
  *  the file once, to check it and to find its length and the log-mel maximum that every window's
  *  clamp depends on; each window is decoded again when transcription reaches it. The result of
  *  steno_transcribe_audio is identical (same tokens, same times) to steno_transcribe over the
