@@ -1,5 +1,5 @@
 /* vec_isa_bench.c — the Whisper kernels' AVX2 and AVX-512 tables side by side, one thread
- * (docs/PERFORMANCE.md "AVX-512 Whisper kernels, and subnormal float16 weights"):
+ * (the git history of docs/PERFORMANCE.md: "AVX-512 Whisper kernels, and subnormal float16 weights"):
  *   gemv N R NX REPS FRAC   float16 GEMV over R rows of N, NX inputs (vec_gemv_rows' kernel), a
  *                           fraction FRAC of the weight halves subnormal: GMAC/s
  *   panel N R NX REPS       the AVX-512 float16 GEMV of NX inputs from the row kernel and from the

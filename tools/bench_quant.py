@@ -57,7 +57,7 @@ def weights_mb(model, wtype):
 
 def run_rss(cmd, threads=2):
     """(returncode, wall s, peak RSS MB, stderr tail, CPU s); children get OMP_NUM_THREADS=threads and
-    OMP_WAIT_POLICY=PASSIVE (docs/PERFORMANCE.md: spinning OpenMP workers lose time slices on a
+    OMP_WAIT_POLICY=PASSIVE (the git history of docs/PERFORMANCE.md: spinning OpenMP workers lose time slices on a
     shared machine)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
     t0 = time.monotonic()

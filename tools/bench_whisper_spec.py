@@ -1,5 +1,5 @@
 """bench_whisper_spec.py — Whisper speculative decoding against plain greedy decoding
-(docs/PERFORMANCE.md "Whisper: speculative decoding of the decoder").
+(docs/PERFORMANCE.md "Whisper speculative decoding").
 
 Runs `steno transcribe --draft-kind KIND` (none = plain, with the decoder's counters) on long120
 (one process) and on a set of dev clips (one process for all), every configuration once per

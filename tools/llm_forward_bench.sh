@@ -1,6 +1,6 @@
 #!/bin/bash
 # llm_forward_bench.sh — before/after timing of two steno binaries on the LLM forward (issue #13,
-# docs/PERFORMANCE.md "LLM forward outside the matmuls"). Interleaves the binaries; per model
+# the git history of docs/PERFORMANCE.md: "LLM forward outside the matmuls"). Interleaves the binaries; per model
 # (smollm2, gemma3), thread count (1, 2) and binary it runs three generations:
 #   prompt  -f PROMPT -n 1 -b 512           prompt tok/s (wall) and CPU seconds
 #   short   -p "Once upon a time" -n 1      load + 4 tokens: subtracted from the others' CPU seconds

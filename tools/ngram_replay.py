@@ -9,7 +9,7 @@ follow from the prompt's and the output's tokens alone: at each step the lookup
 the adaptive length (steno_spec_len_init/_next/_update, the backoff of steno_llm_generate_spec)
 decide the draft; the output decides how much of it holds. The cost model counts a target pass as
 1 plus R per drafted position (R = the measured extra time of a verified position over a plain
-step: ~0.22 for Gemma 3 270M on 2 threads, docs/PERFORMANCE.md, speculative decoding), so the speed-up is the
+step: ~0.22 for Gemma 3 270M on 2 threads, the git history of docs/PERFORMANCE.md), so the speed-up is the
 tokens over the passes' cost. Its accepted/drafted counts equal spec_bench's where the adaptive
 length's cost rule (cost.h, which follows measured times) does not stop drafting — e.g. on
 Gemma 3, not on stories260K, whose verify passes cost more than its drafts can save.

@@ -5,7 +5,7 @@
  * a page walk per 4 KiB read (45 000 per token for a 178 MB output head); with 2 MiB pages the
  * walks all but vanish. Measured on the development VM (THP "madvise" mode, a 256 MiB sequential
  * read, 12 interleaved passes): 1 thread 13.7 → 15.8 GB/s, 2 threads 24.0 → 27.0 GB/s, and far
- * steadier from pass to pass (docs/PERFORMANCE.md). */
+ * steadier from pass to pass (the git history of docs/PERFORMANCE.md). */
 #ifndef STENO_CORE_BIGMEM_H
 #define STENO_CORE_BIGMEM_H
 

@@ -7,7 +7,7 @@
  * tokens for k·(d + v) + p seconds, so the speed-up is at most (k + 1)·p / (k·(d + v) + p) even at
  * full acceptance, and at a realistic one (0.9 accepted per draft, k = 8: 6.1 tokens a round) a
  * drafter with d + v ≥ 3/4 p loses (with every draft accepted it gains at most 1.29× at k = 8).
- * Measured (docs/PERFORMANCE.md, speculative decoding): Gemma 3's 6-layer drafter d = 13.7 ms and v = 6.6 ms
+ * Measured (the git history of docs/PERFORMANCE.md): Gemma 3's 6-layer drafter d = 13.7 ms and v = 6.6 ms
  * against p = 19.5 ms (its 262 144-row output head is most of every step); Whisper base's q8_0
  * drafter 3.8 + 1.6 ms against 4.5 ms plain steps on one thread. The adaptive length stops such a
  * drafter for the rest of the request once its rounds have shown it (a draft length's first

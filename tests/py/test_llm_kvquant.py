@@ -2,7 +2,7 @@
 CLI flags and their errors. Cheap: SmolLM2 over the first 96 tokens (48 under ASan) of
 tests/fixtures/llm/devils_dictionary.txt (public domain; README beside it).
 
-Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "Quantized KV caches"):
+Contract checked (docs/LLM.md "KV caches", docs/PERFORMANCE.md "LLM quantized KV caches"):
   * `steno perplexity --kinds q8,tq4` scores the text with the plain cache and each kind in one run;
     the plain-vs-plain noise floor is measured in the same test (a plain f32 cache scored against
     the plain f16 one: SmolLM2 Q4_1 with llama.cpp's q8 activation rounding turns one-ulp

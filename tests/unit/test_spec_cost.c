@@ -20,7 +20,7 @@ int main(void) {
     CHECK(c.rounds == 0 && c.draft < 0 && c.vrow < 0, "a round before a timed plain step was recorded");
     CHECK(!steno_spec_cost_hopeless(&c), "hopeless with nothing measured");
 
-    /* Gemma 3's 6-layer drafter (docs/PERFORMANCE.md): d 13.7 ms, v 6.6 ms, p 19.5 ms */
+    /* Gemma 3's 6-layer drafter (the git history of docs/PERFORMANCE.md): d 13.7 ms, v 6.6 ms, p 19.5 ms */
     steno_spec_cost_plain(&c, 0.0195);
     CHECK(fabs(c.plain - 0.0195) < 1e-12, "the first plain time is taken as is");
     steno_spec_cost_round(&c, 0.0287, 2, 0.0195 + 2 * 0.0068);
@@ -68,7 +68,7 @@ int main(void) {
     steno_spec_cost_plain(&c, 0.020);
     CHECK(fabs(c.plain - 0.013) < 1e-12, "plain moving average %g, want 0.013", c.plain);
     CHECK(c.plain_min == 0.010, "smallest plain step %g, want 0.010", c.plain_min);
-    /* Whisper base's q8_0 drafter on the dev clips (docs/PERFORMANCE.md): steps at a window's start took
+    /* Whisper base's q8_0 drafter on the dev clips (the git history of docs/PERFORMANCE.md): steps at a window's start took
      * 8.7 ms (the logit screen recomputing many rows), later ones 4.5 ms; d 3.8 + v 1.6 ms is
      * below 3/4 of the first, above 3/4 of the later */
     steno_spec_cost_init(&c);
@@ -89,7 +89,7 @@ int main(void) {
     steno_spec_cost_outcome(&c, 1, 0);
     CHECK(steno_spec_cost_unpaid(&c, 8), "0 of 2 drafts accepted at r = 0.47: not judged unpaid");
     CHECK(!steno_spec_cost_hopeless(&c), "r = 0.47 judged hopeless");
-    /* SmolLM2's 10-layer draft model on two threads (docs/PERFORMANCE.md): d 6.8 ms, v 2.3 ms against a
+    /* SmolLM2's 10-layer draft model on two threads (the git history of docs/PERFORMANCE.md): d 6.8 ms, v 2.3 ms against a
      * 14.4 ms step (r = 0.63) needs a > 0.63 to pay: a first round that missed stops it, one that
      * held does not (nor does the miss at r = 0.47 above) */
     steno_spec_cost c3;

@@ -18,7 +18,7 @@
 
 #define X16_TGT __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 #define X16_INLINE X16_TGT static inline __attribute__((always_inline))
-#define X16_PF 4 /* weight blocks prefetched ahead (docs/PERFORMANCE.md, kernels) */
+#define X16_PF 4 /* weight blocks prefetched ahead (the git history of docs/PERFORMANCE.md) */
 
 /* the 32-byte chunks at p (group g) and p + gs (group g + 1) as one zmm */
 X16_INLINE __m512i x16_pair(const uint8_t *p, size_t gs) {

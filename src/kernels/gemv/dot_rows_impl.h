@@ -65,7 +65,7 @@ RW_INLINE __m256 rw_load_n(const float *p, const int k) {
  * broadcast(dy[c])), so the sums keep their bits, and the multiply ports do two ops per block and
  * column instead of three. Used from RW_SCALES_FROM columns on; fewer keep the per-column multiply
  * (Zen 4, one thread, bench/matmul_rows.c: the q8_0 head 5–7 % faster at T = 8 and 16, q5_0 1–2 %;
- * at T = 4 q5_0 was 6 % slower; docs/PERFORMANCE.md, kernels). */
+ * at T = 4 q5_0 was 6 % slower; the git history of docs/PERFORMANCE.md). */
 #define RW_SCALES_FROM 8
 
 typedef struct {

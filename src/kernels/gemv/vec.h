@@ -57,7 +57,7 @@ void vec_f16_panel_pack(const uint16_t *W, int rows, int n, uint16_t *P);
 
 /** vec_gemv_rows_to(VEC_F16, W, ...) with P the panel of W (or NULL): every output bit-identical
  *  to it. At VEC_PANEL_MIN_INPUTS inputs or more the rows of whole blocks come from the panel
- *  (1.3-1.5x the row kernel's rate at 40 inputs, ~2x at 8-10: docs/PERFORMANCE.md); below, or
+ *  (1.3-1.5x the row kernel's rate at 40 inputs, ~2x at 8-10: the git history of docs/PERFORMANCE.md); below, or
  *  without P, the row kernel runs. Thread-safe (P and W read only). */
 #define VEC_PANEL_MIN_INPUTS 8
 void vec_gemv_f16_panel_to(const uint16_t *W, const uint16_t *P, const float *b, const float *X, int ldx, int nx,

@@ -43,7 +43,7 @@ steno_spec_params steno_spec_default_params(void) {
     p.kind = STENO_DRAFT_NONE;
     p.n_draft = 8;
     p.adaptive = 1;
-    p.ngram_min = 2; /* a one-token match is weak evidence: docs/PERFORMANCE.md, speculative decoding */
+    p.ngram_min = 2; /* a one-token match is weak evidence: docs/PERFORMANCE.md, LLM speculative decoding */
     p.ngram_max = 4;
     p.draft_layers = 0;
     p.draft_model = NULL;

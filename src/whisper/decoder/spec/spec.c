@@ -64,7 +64,7 @@ steno_status whisper_spec_create(whisper_decode_ctx *c, const steno_transcribe_p
         return steno_fail(STENO_E_INVALID_ARG, "num_draft_tokens %d: must be 1..32, or 0 (adaptive)",
                           p->num_draft_tokens);
     /* default 2..4 (a one-token match mostly proposes what does not follow: docs/PERFORMANCE.md,
-     * speculative decoding); an ngram_max of 1 alone takes the minimum down with it */
+     * Whisper speculative decoding); an ngram_max of 1 alone takes the minimum down with it */
     const int nmax = p->ngram_max ? p->ngram_max : 4, nmin = p->ngram_min ? p->ngram_min : (nmax < 2 ? nmax : 2);
     if (nmin < 1 || nmax < nmin || nmax > 64)
         return steno_fail(STENO_E_INVALID_ARG, "ngram_min %d, ngram_max %d: need 1 <= min <= max <= 64", nmin, nmax);
