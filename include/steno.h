@@ -39,6 +39,10 @@ const char *steno_version(void);
 /** The same as a number: major * 10000 + minor * 100 + patch (30000 for 3.0.0), comparable with
  *  STENO_VERSION_NUMBER. Thread-safe; never fails. */
 int steno_version_number(void);
+/** Which CPU kernels this process runs, as one line for a log: "Whisper kernels avx512, AMX-BF16
+ *  encoder; OpenBLAS kernels SkylakeX" (the AMX part only where that encoder path runs). Worked out
+ *  on the first call; static storage, never freed; thread-safe; never fails. */
+const char *steno_system_info(void);
 
 /** Status codes returned by every fallible library function. */
 typedef enum steno_status {

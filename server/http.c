@@ -1,7 +1,7 @@
 /* http.c — one HTTP request's life under libmicrohttpd: routing, authentication, the body (JSON
  * collected whole; multipart/form-data and urlencoded parsed by MHD's PostProcessor), the upload
- * limits, dispatch to a handler, and the responses (buffers, OpenAI error bodies, SSE streams).
- * See http.h. */
+ * limits, dispatch to a handler, and the responses (buffers, OpenAI error bodies; SSE streams are
+ * in server/sse.c). See http.h. */
 #include "server/http.h"
 
 #include <microhttpd.h>
@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "server/metrics.h"
+#include "server/http_internal.h"
 #include "server/serve_internal.h"
 
 /* ------------------------------------------------------------------------------------ routing */
@@ -88,7 +89,7 @@ int http_wait_job(http_req *r, sched_job *job) {
 
 /* ------------------------------------------------------------------------------------ responses */
 
-static int queue(http_req *r, int status, struct MHD_Response *resp, const char *content_type) {
+int http_queue_response(http_req *r, int status, struct MHD_Response *resp, const char *content_type) {
     if (!resp) return MHD_NO;
     if (content_type) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     /* browser apps on other origins may call the API (as llama-server and whisper-server allow);
@@ -104,7 +105,7 @@ static int queue(http_req *r, int status, struct MHD_Response *resp, const char 
 int http_send(http_req *r, int status, const char *content_type, const char *body, size_t len) {
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     r->bytes_out = len;
-    return queue(r, status, resp, content_type);
+    return http_queue_response(r, status, resp, content_type);
 }
 
 int http_send_json(http_req *r, int status, cJSON *json) {
@@ -166,7 +167,7 @@ int http_send_error(http_req *r, int status, const char *type, const char *param
         MHD_add_response_header(resp, "Upgrade", "websocket");
         MHD_add_response_header(resp, "Sec-WebSocket-Version", "13");
     }
-    return queue(r, status, resp, "application/json");
+    return http_queue_response(r, status, resp, "application/json");
 }
 
 static int job_error_status(const sched_outcome *o) {
@@ -208,131 +209,7 @@ int http_send_sched_error(http_req *r, steno_status st, const char *msg) {
     return http_send_error(r, 500, NULL, NULL, NULL, "%s", msg);
 }
 
-/* SSE through a callback response: MHD calls reader() on the connection's thread, which may block
- * in next(); the response is chunked (no length). */
-typedef struct stream_ctx {
-    http_req *r;
-    http_stream_next next;
-    void (*done)(void *);
-    void *user;
-} stream_ctx;
-
-static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
-    stream_ctx *s = cls;
-    for (;;) {
-        const long n = s->next(s->user, buf, max);
-        if (n > 0) {
-            s->r->bytes_out += (uint64_t)n;
-            return n;
-        }
-        if (n == -1) return MHD_CONTENT_READER_END_OF_STREAM;
-        if (n < -1) return MHD_CONTENT_READER_END_WITH_ERROR;
-        if (http_client_gone(s->r)) return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-}
-
-static void stream_free(void *cls) {
-    stream_ctx *s = cls;
-    if (s->done) s->done(s->user);
-    free(s);
-}
-
-int http_send_stream(http_req *r, const char *content_type, http_stream_next next, void (*done)(void *user),
-                     void *user) {
-    stream_ctx *s = malloc(sizeof *s);
-    if (!s) {
-        done(user);
-        return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
-    }
-    *s = (stream_ctx){r, next, done, user};
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, s, stream_free);
-    if (!resp) {
-        stream_free(s);
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_add_response_header(resp, "X-Accel-Buffering", "no");
-    r->streaming = 1;
-    return queue(r, 200, resp, content_type);
-}
-
-int sse_out_raw(sse_out *o, const char *text) {
-    const size_t n = strlen(text);
-    if (o->off == o->len) o->off = o->len = 0;
-    char *b = realloc(o->buf, o->len + n + 1);
-    if (!b) return -1;
-    memcpy(b + o->len, text, n + 1);
-    o->buf = b;
-    o->len += n;
-    return 0;
-}
-
-int sse_out_json(sse_out *o, cJSON *json) {
-    char *js = json ? cJSON_PrintUnformatted(json) : NULL;
-    cJSON_Delete(json);
-    if (!js) return -1;
-    const int rc = sse_out_raw(o, "data: ") || sse_out_raw(o, js) || sse_out_raw(o, "\n\n") ? -1 : 0;
-    free(js);
-    return rc;
-}
-
-long sse_out_take(sse_out *o, char *buf, size_t cap) {
-    size_t n = o->len - o->off;
-    if (n == 0) return 0;
-    if (n > cap) n = cap;
-    memcpy(buf, o->buf + o->off, n);
-    o->off += n;
-    return (long)n;
-}
-
-void sse_out_free(sse_out *o) {
-    free(o->buf);
-    memset(o, 0, sizeof *o);
-}
-
 /* ----------------------------------------------------------------------------------------- body */
-
-static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *filename,
-                                 const char *content_type, const char *transfer_encoding, const char *data,
-                                 uint64_t off, size_t size) {
-    http_req *r = cls;
-    form_field *f = r->n_fields ? &r->fields[r->n_fields - 1] : NULL;
-    /* MHD calls once per chunk (the first may be empty); a new part starts at offset 0 with
-     * another name, or with the same name once the previous part has data (repeated fields) */
-    if (!f || strcmp(f->name, key ? key : "") != 0 || (off == 0 && f->len > 0)) {
-        if (r->n_fields == 256) return MHD_NO;
-        if (r->n_fields == r->cap_fields) {
-            const int cap = r->cap_fields ? 2 * r->cap_fields : 8;
-            form_field *nf = realloc(r->fields, sizeof *nf * (size_t)cap);
-            if (!nf) return MHD_NO;
-            r->fields = nf;
-            r->cap_fields = cap;
-        }
-        f = &r->fields[r->n_fields++];
-        memset(f, 0, sizeof *f);
-        f->name = strdup(key ? key : "");
-        f->filename = filename ? strdup(filename) : NULL;
-        f->data = malloc(1);
-        if (!f->name || !f->data) return MHD_NO;
-        f->data[0] = '\0';
-        f->cap = 1;
-    }
-    if (size) {
-        if (f->len + size + 1 > f->cap) {
-            size_t cap = f->cap;
-            while (cap < f->len + size + 1) cap *= 2;
-            char *d = realloc(f->data, cap);
-            if (!d) return MHD_NO;
-            f->data = d;
-            f->cap = cap;
-        }
-        memcpy(f->data + f->len, data, size);
-        f->len += size;
-        f->data[f->len] = '\0';
-    }
-    return MHD_YES;
-}
 
 static void req_set_error(http_req *r, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -396,20 +273,6 @@ void http_request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req_free(r);
 }
 
-static int authorized(server_ctx *S, struct MHD_Connection *c) {
-    if (!S->o.api_key) return 1;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
-    h += 7;
-    while (*h == ' ') h++;
-    /* constant-time comparison of equal-length keys */
-    const size_t n = strlen(S->o.api_key);
-    if (strlen(h) != n) return 0;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < n; i++) diff |= (unsigned char)(h[i] ^ S->o.api_key[i]);
-    return diff == 0;
-}
-
 static int dispatch(http_req *r) {
     server_ctx *S = r->srv;
     if (r->err_status)
@@ -460,7 +323,7 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
             MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
             MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
         }
-        return queue(r, 204, resp, NULL);
+        return http_queue_response(r, 204, resp, NULL);
     }
     for (size_t i = 0; i < sizeof g_routes / sizeof g_routes[0]; i++)
         if (strcmp(url, g_routes[i].path) == 0) {
@@ -469,7 +332,7 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
             break;
         }
     /* the page holds no secret and asks for the key itself; a browser cannot send one to open it */
-    if (def && def->id != ROUTE_HEALTH && def->id != ROUTE_PAGE && !authorized(S, c))
+    if (def && def->id != ROUTE_HEALTH && def->id != ROUTE_PAGE && !http_authorized(S, c))
         return http_send_error(r, 401, NULL, NULL, "invalid_api_key",
                                "missing or wrong API key (send Authorization: Bearer KEY)");
     if (!def && path_known)
@@ -490,7 +353,7 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
                     strncasecmp(ct, "application/x-www-form-urlencoded", 33) != 0))
             return http_send_error(r, 400, NULL, "file", "invalid_content_type",
                                    "%s needs a multipart/form-data body (got %s)", url, ct ? ct : "no Content-Type");
-        r->pp = MHD_create_post_processor(c, 65536, post_iter, r);
+        r->pp = MHD_create_post_processor(c, 65536, http_post_iter, r);
         if (!r->pp)
             return http_send_error(r, 400, NULL, "file", "invalid_multipart",
                                    "malformed multipart/form-data: no boundary in the Content-Type");

@@ -12,6 +12,7 @@
 
 #include "server/audio_format.h"
 #include "server/http.h"
+#include "server/job_reply.h"
 #include "server/serve_internal.h"
 #include "text/utf8.h"
 
@@ -254,6 +255,15 @@ typedef struct audio_stream {
     char task[16];
 } audio_stream;
 
+static void stream_init(void *state, http_req *r, sched_job *job, void *arg) {
+    audio_stream *s = state;
+    const audio_opts *o = arg;
+    s->r = r;
+    s->job = job;
+    s->last_send = sched_now();
+    snprintf(s->task, sizeof s->task, "%s", o->task);
+}
+
 static void stream_done(void *user) {
     audio_stream *s = user;
     if (sched_job_get_state(s->job) != SCHED_DONE) sched_job_cancel(s->job);
@@ -374,25 +384,10 @@ int route_audio(http_req *r) {
         free(o);
         return http_send_sched_error(r, st, steno_errmsg());
     }
-    if (o->stream) {
-        audio_stream *s = calloc(1, sizeof *s);
-        if (!s) {
-            sched_job_cancel(job);
-            sched_job_release(job);
-            free(o);
-            return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
-        }
-        s->r = r;
-        s->job = job;
-        s->last_send = sched_now();
-        snprintf(s->task, sizeof s->task, "%s", o->task);
-        free(o);
-        return http_send_stream(r, "text/event-stream", stream_next, stream_done, s);
-    }
-    if (http_wait_job(r, job) != 0) { /* the client left: nothing to answer */
-        sched_job_release(job);
-        free(o);
-        return 0;
+    if (job_reply(r, job, o->stream, sizeof(audio_stream), stream_init, o, stream_next, stream_done, &rc) !=
+        JOB_REPLY_FINISHED) {
+        free(o); /* a stream copied the task */
+        return rc;
     }
     const sched_outcome *out = sched_job_outcome(job);
     if (out->status != STENO_OK || !out->result) {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "server/http.h"
+#include "server/job_reply.h"
 #include "server/serve_internal.h"
 #include "server/text_request.h"
 #include "text/utf8.h"
@@ -151,6 +152,10 @@ typedef struct text_stream {
     sse_out out;
 } text_stream;
 
+
+static void text_stream_init(void *state, http_req *r, sched_job *job, void *arg) {
+    *(text_stream *)state = (text_stream){.r = r, .t = arg, .job = job, .last_send = sched_now()};
+}
 
 static void text_stream_done(void *user) {
     text_stream *s = user;
@@ -305,21 +310,11 @@ static int route_text(http_req *r, int chat) {
         text_request_free(t);
         return http_send_sched_error(r, st, steno_errmsg());
     }
-    if (t->stream) {
-        text_stream *s = calloc(1, sizeof *s);
-        if (!s) {
-            sched_job_cancel(job);
-            sched_job_release(job);
-            text_request_free(t);
-            return http_send_error(r, 503, NULL, NULL, "out_of_memory", "out of memory");
-        }
-        *s = (text_stream){.r = r, .t = t, .job = job, .last_send = sched_now()};
-        return http_send_stream(r, "text/event-stream", text_stream_next, text_stream_done, s);
-    }
-    if (http_wait_job(r, job) != 0) {
-        sched_job_release(job);
-        text_request_free(t);
-        return 0;
+    const job_reply_result how =
+        job_reply(r, job, t->stream, sizeof(text_stream), text_stream_init, t, text_stream_next, text_stream_done, &rc);
+    if (how != JOB_REPLY_FINISHED) {
+        if (how == JOB_REPLY_ANSWERED) text_request_free(t); /* else the stream owns it */
+        return rc;
     }
     const sched_outcome *o = sched_job_outcome(job);
     r->prompt_tokens = o->n_prompt;

@@ -16,9 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/blas_core.h"
-#include "kernels/gemm/gemm_amx_bf16x3.h"
-#include "kernels/gemv/vec.h"
 #include "server/metrics.h"
 #include "server/serve_internal.h"
 
@@ -299,10 +296,9 @@ int steno_server_run(const server_opts *opts) {
         static const char *const wnames[] = {"f16",  "f32",  "q8_0",      "q5_0",      "q5_1",      "q4_0",
                                              "q4_1", "mlx-q4g32", "mlx-q4g64", "mlx-q8g32", "mlx-q8g64"};
         const unsigned wt = (unsigned)S.o.whisper_opts.weights;
-        fprintf(stderr, "steno serve: speech model %s (%s; weights %s%s; Whisper kernels %s%s; OpenBLAS kernels %s)\n",
+        fprintf(stderr, "steno serve: speech model %s (%s; weights %s%s; %s)\n",
                 S.whisper_id, S.o.whisper_path, wt < sizeof wnames / sizeof *wnames ? wnames[wt] : "?",
-                wt >= STENO_WEIGHTS_Q8_0 ? " (Lab)" : "", vec_isa_name(), gemm_amx_available() ? ", AMX-BF16 encoder" : "",
-                steno_blas_core_name());
+                wt >= STENO_WEIGHTS_Q8_0 ? " (Lab)" : "", steno_system_info());
     }
     if (S.llm_id[0])
         fprintf(stderr, "steno serve: text model %s (%s, context %d per slot, --compute %s)\n", S.llm_id, S.o.llm_path,
