@@ -1,5 +1,6 @@
-/* body.c — a form body's fields as MHD's PostProcessor hands them over (multipart/form-data and
- * urlencoded): each field's bytes collected whole, repeated names kept apart. */
+/* body.c — a request body as it arrives: a JSON body collected whole, a form body's fields as
+ * MHD's PostProcessor hands them over (multipart/form-data and urlencoded), each field's bytes
+ * collected whole, repeated names kept apart. */
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,4 +47,19 @@ enum MHD_Result http_post_iter(void *cls, enum MHD_ValueKind kind, const char *k
         f->data[f->len] = '\0';
     }
     return MHD_YES;
+}
+
+int http_body_append(http_req *r, const char *data, size_t n) {
+    if (r->body_len + n + 1 > r->body_cap) {
+        size_t cap = r->body_cap ? r->body_cap : 4096;
+        while (cap < r->body_len + n + 1) cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b) return 0;
+        r->body = b;
+        r->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = '\0';
+    return 1;
 }

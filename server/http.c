@@ -1,7 +1,7 @@
-/* http.c — one HTTP request's life under libmicrohttpd: routing, authentication, the body (JSON
- * collected whole; multipart/form-data and urlencoded parsed by MHD's PostProcessor), the upload
- * limits, dispatch to a handler, and the responses (buffers, OpenAI error bodies; SSE streams are
- * in server/sse.c). See http.h. */
+/* http.c — one HTTP request's life under libmicrohttpd: routing, the order of the checks made
+ * before the body is read (authentication: server/auth.c; the declared length: server/limits.c),
+ * the body as it arrives (server/body.c) counted against --max-body, dispatch to a handler, and the
+ * responses (buffers, OpenAI error bodies; SSE streams are in server/sse.c). See http.h. */
 #include "server/http.h"
 
 #include <microhttpd.h>
@@ -294,11 +294,6 @@ static int dispatch(http_req *r) {
     }
 }
 
-static enum MHD_Result count_content_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
-    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) ++*(int *)cls;
-    return MHD_YES;
-}
-
 /* First call: the headers are in. Decides the route and everything that can be refused before
  * the body is read (auth, method, declared length, content type). */
 static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *url, const char *method,
@@ -338,15 +333,8 @@ static int request_begin(server_ctx *S, struct MHD_Connection *c, const char *ur
     if (!def && path_known)
         return http_send_error(r, 405, NULL, NULL, "method_not_allowed", "%s is not allowed on %s", method, url);
     if (!def) return http_send_error(r, 404, NULL, NULL, "not_found", "no such endpoint: %s %s", method, url);
-    int n_cl = 0;
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_content_length, &n_cl);
-    if (n_cl > 1) /* RFC 9112 6.3: differing lengths are a framing error, a smuggling risk behind proxies */
-        return http_send_error(r, 400, NULL, NULL, "invalid_request", "more than one Content-Length header");
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > S->o.max_body_bytes)
-        return http_send_error(r, 413, NULL, NULL, "request_too_large",
-                               "the request body (%s bytes) is larger than the limit of %zu bytes (--max-body)", cl,
-                               S->o.max_body_bytes);
+    const int refused = http_check_declared_body(S, c, r);
+    if (refused >= 0) return refused;
     if (def->body == 1) {
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         if (!ct || (strncasecmp(ct, "multipart/form-data", 19) != 0 &&
@@ -401,18 +389,8 @@ enum MHD_Result http_on_request(void *cls, struct MHD_Connection *c, const char 
                 r->form_broken = 1;
                 req_set_error(r, 400, "invalid_multipart", "malformed multipart/form-data body");
             }
-        } else {
-            if (r->body_len + n + 1 > r->body_cap) {
-                size_t cap = r->body_cap ? r->body_cap : 4096;
-                while (cap < r->body_len + n + 1) cap *= 2;
-                char *b = realloc(r->body, cap);
-                if (!b) return MHD_NO;
-                r->body = b;
-                r->body_cap = cap;
-            }
-            memcpy(r->body + r->body_len, upload_data, n);
-            r->body_len += n;
-            r->body[r->body_len] = '\0';
+        } else if (!http_body_append(r, upload_data, n)) {
+            return MHD_NO;
         }
         return MHD_YES;
     }
