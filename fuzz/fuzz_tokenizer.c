@@ -1,4 +1,4 @@
-/* fuzz_tokenizer.c — libFuzzer target for steno_tokenizer_load() (src/text/whisper_bpe.c): the
+/* fuzz_tokenizer.c — libFuzzer target for steno_tokenizer_load() (src/text/whisper_bpe_build.c): the
  * Whisper vocabulary (vocabulary.txt, or vocabulary.json when the input's first byte is odd) and
  * tokenizer.json (merges). Input: fuzz_split() parts = vocabulary file, tokenizer.json.
  *

@@ -8,15 +8,13 @@
 #include "formats/ct2.h"
 #include "kernels/gemv/vec.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/fp16.h"
 
 #define CT2_MIN_VERSION 3
@@ -302,52 +300,33 @@ static steno_status parse(ct2_model *m, const char *path) {
     return STENO_OK;
 }
 
+static const steno_map_words CT2_MAP_WORDS = {
+    .open = "cannot open: ",
+    .stat = "cannot stat: ",
+    .dir = "is a directory",
+    .not_regular = "not a regular file",
+    .empty = "empty file (not a CTranslate2 model)",
+    .too_large = "file too large",
+    .map_names_size = 1,
+};
+
 steno_status ct2_open(const char *path, ct2_model **out) {
     if (out) *out = NULL;
     if (!path || !out) return steno_fail(STENO_E_INVALID_ARG, "ct2_open: NULL argument");
 
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return steno_fail(STENO_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: is a directory", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: not a regular file", path);
-    }
-    if (st.st_size == 0) {
-        close(fd);
-        return steno_fail(STENO_E_FORMAT, "%s: empty file (not a CTranslate2 model)", path);
-    }
-    if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
-        close(fd);
-        return steno_fail(STENO_E_FORMAT, "%s: file too large", path);
-    }
-
+    /* stat and map before allocating: the file's own errors come first */
+    steno_mapped_file mf;
+    steno_status s = steno_map_file(path, &CT2_MAP_WORDS, &mf);
+    if (s != STENO_OK) return s;
     ct2_model *m = calloc(1, sizeof *m);
     if (!m) {
-        close(fd);
+        steno_unmap_file(&mf);
         return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
     }
-    m->size = (size_t)st.st_size;
-    void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (p == MAP_FAILED) {
-        free(m);
-        return steno_fail(STENO_E_IO, "%s: cannot map %zu bytes: %s", path, (size_t)st.st_size,
-                          strerror(e));
-    }
-    m->map = p;
+    m->size = mf.size;
+    m->map = mf.data;
 
-    steno_status s = parse(m, path);
+    s = parse(m, path);
     if (s != STENO_OK) {
         ct2_close(m);
         return s;

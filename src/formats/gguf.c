@@ -2,15 +2,12 @@
  * for the layout and its checks, with every read bounds-checked against the mapping. */
 #include "formats/gguf.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "kernels/quant/quant.h"
 
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -319,40 +316,20 @@ static steno_status finish_open(gguf_file *f, gguf_file **out) {
 
 steno_status gguf_open(const char *path, gguf_file **out) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return steno_fail(STENO_E_IO, "%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: %s", path, strerror(e));
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: is a directory, not a GGUF file", path);
-    }
+    static const steno_map_words words = {
+        .open = "", .stat = "", .dir = "is a directory, not a GGUF file"};
+    steno_mapped_file mf;
+    steno_status s = steno_map_file(path, &words, &mf);
+    if (s != STENO_OK) return s;
     gguf_file *f = calloc(1, sizeof *f);
     if (!f || !(f->name = strdup(path))) {
         free(f);
-        close(fd);
+        steno_unmap_file(&mf);
         return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
     }
-    f->size = (size_t)sb.st_size;
-    if (f->size > 0) {
-        void *m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            free(f->name);
-            free(f);
-            return steno_fail(STENO_E_IO, "%s: cannot map: %s", path, strerror(e));
-        }
-        f->base = m;
-        f->mapped = 1;
-    } else {
-        f->base = (const uint8_t *)"";
-    }
-    close(fd);
+    f->base = mf.data;
+    f->size = mf.size;
+    f->mapped = mf.mapped;
     return finish_open(f, out);
 }
 

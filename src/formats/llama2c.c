@@ -1,16 +1,13 @@
 /* llama2c.c — llama2.c checkpoint and tokenizer readers; see llama2c.h (llama2.c run.c). */
 #include "formats/llama2c.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 
 struct llama2c_file {
     char *name;
@@ -23,32 +20,13 @@ struct llama2c_file {
 
 /* Maps path read-only. *size 0 gives base "" (nothing mapped). */
 static steno_status map_file(const char *path, const uint8_t **base, size_t *size, int *mapped) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return steno_fail(STENO_E_IO, "%s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: %s", path, strerror(e));
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: is a directory", path);
-    }
-    *size = (size_t)sb.st_size;
-    *mapped = 0;
-    *base = (const uint8_t *)"";
-    if (*size > 0) {
-        void *m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            return steno_fail(STENO_E_IO, "%s: cannot map: %s", path, strerror(e));
-        }
-        *base = m;
-        *mapped = 1;
-    }
-    close(fd);
+    static const steno_map_words words = {.open = "", .stat = "", .dir = "is a directory"};
+    steno_mapped_file mf;
+    steno_status s = steno_map_file(path, &words, &mf);
+    if (s != STENO_OK) return s;
+    *base = mf.data;
+    *size = mf.size;
+    *mapped = mf.mapped;
     return STENO_OK;
 }
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
-#include "core/file.h"
+#include "core/json_file.h"
 
 #define CONFIG_MAX_BYTES (64u << 20)
 
@@ -85,25 +85,9 @@ steno_status whisper_config_load(const char *path, whisper_config *out) {
     memset(out, 0, sizeof *out);
     if (!path) return steno_fail(STENO_E_INVALID_ARG, "whisper_config_load: NULL path");
 
-    char *buf;
-    size_t len;
-    steno_status s = steno_read_file(path, CONFIG_MAX_BYTES, &buf, &len);
+    cJSON *root;
+    steno_status s = steno_json_load(path, CONFIG_MAX_BYTES, 1, &root);
     if (s != STENO_OK) return s;
-
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-    if (!root) {
-        /* cJSON reports where parsing stopped; turn it into a 1-based line number */
-        int line = 1;
-        const char *stop = end && end >= buf && end <= buf + len ? end : buf + len;
-        for (const char *p = buf; p < stop; p++)
-            if (*p == '\n') line++;
-        if (len == 0) s = steno_fail(STENO_E_FORMAT, "%s: not JSON (empty file)", path);
-        else s = steno_fail(STENO_E_FORMAT, "%s: not JSON (line %d)", path, line);
-        free(buf);
-        return s;
-    }
-    free(buf);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return steno_fail(STENO_E_FORMAT, "%s: not a JSON object", path);

@@ -1,15 +1,12 @@
 /* wtab.c — the Whisper weight table (wtab.h). */
 #include "formats/wtab/wtab.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/file.h"
 #include "core/fp16.h"
 #include "formats/ct2.h"
 
@@ -78,26 +75,18 @@ int wtab_own(wtab *w, void *p, int kind) {
 steno_status wtab_map_file(wtab *w, const char *path, const uint8_t **data, size_t *len) {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return steno_fail(STENO_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return steno_fail(STENO_E_IO, "%s: not a regular file", path);
-    }
-    if (st.st_size == 0) {
-        close(fd);
-        return steno_fail(STENO_E_FORMAT, "%s: empty file", path);
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return steno_fail(STENO_E_IO, "%s: cannot map: %s", path, strerror(errno));
-    if (push_res(w, p, (size_t)st.st_size, 1) != 0) {
-        munmap(p, (size_t)st.st_size);
+    static const steno_map_words words = {
+        .open = "cannot open: ", .not_regular = "not a regular file", .empty = "empty file"};
+    steno_mapped_file mf;
+    steno_status s = steno_map_file(path, &words, &mf);
+    if (s != STENO_OK) return s;
+    void *p = (void *)mf.data;
+    if (push_res(w, p, mf.size, 1) != 0) {
+        steno_unmap_file(&mf);
         return steno_fail(STENO_E_NOMEM, "%s: out of memory", path);
     }
     *data = p;
-    *len = (size_t)st.st_size;
+    *len = mf.size;
     return STENO_OK;
 }
 

@@ -1,5 +1,5 @@
-/* score_tile.h — the score tile of the float32 attention kernels (vec_avx2.c's streaming
- * attention_avx2, streaming_avx512.c's vec_avx512_attention, whole_rows.c's whole-row path):
+/* score_tile.h — the score tile of the float32 attention kernels (the streaming kernels
+ * of streaming_impl.h, whole_rows.c's whole-row path):
  * s[a][0..jn rounded up to 16) = q_a · key j for qn <= ATT_TILE_Q queries, reading the transposed
  * keys Kt [dh][ldk] from the tile's first key, so no horizontal sums. Every score is the FMA chain
  * over d in order from 0, whichever version computes it. Score row a starts at s + a·lds. Inlined
@@ -11,6 +11,10 @@
 #include "kernels/simd_avx512.h"
 
 #define ATT_TILE_Q 6 /* queries per tile: 12 accumulators + 2 loads + 1 broadcast */
+/* The streaming kernels (streaming_impl.h): keys per block, queries per tile, queries per chunk */
+#define ATT_BLOCK 64
+#define ATT_QB ATT_TILE_Q
+#define ATT_QC 30 /* a multiple of ATT_QB; 1500 = 50 chunks */
 
 /* 6 queries × 16 keys (two 8-lane registers) per step */
 __attribute__((target("avx2,fma,f16c"), always_inline)) static inline void

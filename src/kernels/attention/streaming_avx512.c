@@ -1,14 +1,14 @@
 /* streaming_avx512.c — vec_attention (streaming-softmax attention over float32 K/V: the Whisper
- * encoder's self-attention, the decoder's) on 512-bit registers, bit-identical to vec_avx2.c's
- * attention_avx2, which it follows loop for loop (the same chunks of 30 queries, key blocks of
- * 64, tiles of 6 queries, the same rescaling points).
+ * encoder's self-attention, the decoder's) on 512-bit registers, bit-identical to streaming_avx2.c's
+ * vec_avx2_attention: both are streaming_impl.h's body (the same chunks of 30 queries, key blocks
+ * of 64, tiles of 6 queries, the same rescaling points) over their own helpers.
  *
  * Why the bits are the same: every output element of that kernel is a chain of lane-wise
  * operations (a score is the FMA chain over d of q[d]·Kt[d][j]; a probability is
  * exp8_nonpos(s − m) elementwise; an output value is the FMA chain over j of p[j]·V[j][d]),
  * so computing 16 lanes of a chain per instruction instead of 8 changes nothing. The two
  * reductions across lanes keep their order: the block maximum is exact in any order, and the
- * running sum l is accumulated in 8 lanes exactly as in vec_avx2 (each 16-probability vector is
+ * running sum l is accumulated in 8 lanes exactly as in streaming_avx2.c (each 16-probability vector is
  * added as its low half, then its high half), then hsum8. test_vec_avx512 compares the bits. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -21,10 +21,6 @@
 
 #define Z __attribute__((target(AVX512_TARGET)))
 #define ZI AVX512I
-
-#define ATT_BLOCK 64
-#define ATT_QB ATT_TILE_Q
-#define ATT_QC 30
 
 
 /* o[0..dh) = o·scale + Σ_{j<n} p[j]·V[j] (dh a multiple of 16, <= 256) */
@@ -94,7 +90,7 @@ ZI float softmax_block(float *p, int jl, float *m, float *l) {
     const __m512 vm = _mm512_set1_ps(*m);
     __m256 vl = _mm256_setzero_ps();
     for (int j = 0; j < jz; j += 16) {
-        /* lanes at or past jl back to an exact 0, as attention_avx2 sets them */
+        /* lanes at or past jl back to an exact 0, as streaming_avx2.c sets them */
         const __mmask16 live = jl - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (jl - j)) - 1u);
         const __m512 pj = _mm512_maskz_mov_ps(live, exp16_nonpos(_mm512_sub_ps(_mm512_load_ps(p + j), vm)));
         _mm512_store_ps(p + j, pj);
@@ -105,74 +101,25 @@ ZI float softmax_block(float *p, int jl, float *m, float *l) {
     return scale;
 }
 
-Z void vec_avx512_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
-                            int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
-    if (dh % 16 || dh > 256) {
-        vec_avx2.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
-        return;
-    }
-    if (VEC_ATT_ROWS(causal, nk, dh)) {
-        vec_avx512_attention_rows(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, out, out_stride);
-        return;
-    }
-    const int nz = dh / 16;
-    float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(64)));
-    float m[ATT_QC], l[ATT_QC];
-    int lim[ATT_QC];
-    for (int c0 = 0; c0 < nq; c0 += ATT_QC) {
-        const int cn = nq - c0 < ATT_QC ? nq - c0 : ATT_QC;
-        int lim_max = 0;
-        for (int a = 0; a < cn; a++) {
-            const int i = c0 + a;
-            lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
-            lim_max = lim[a] > lim_max ? lim[a] : lim_max;
-            m[a] = -INFINITY;
-            l[a] = 0.0f;
-            float *o = out + (size_t)i * out_stride;
-            for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_setzero_ps());
-        }
-        for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
-            const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
-            for (int t0 = 0; t0 < cn; t0 += ATT_QB) {
-                const int qn = cn - t0 < ATT_QB ? cn - t0 : ATT_QB;
-                int tile_lim = 0;
-                for (int a = 0; a < qn; a++) tile_lim = lim[t0 + a] > tile_lim ? lim[t0 + a] : tile_lim;
-                if (j0 >= tile_lim) continue;
-                const float *qa[ATT_QB];
-                for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
-                switch (qn) {
-                case 6: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 6, 0); break;
-                case 5: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 5, 0); break;
-                case 4: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 4, 0); break;
-                case 3: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 3, 0); break;
-                case 2: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 2, 0); break;
-                default: att_scores_avx512(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 1, 0); break;
-                }
-                const int joint = qn == ATT_QB && j0 + jn <= lim[t0] && j0 + jn <= lim[t0 + qn - 1];
-                float scl[ATT_QB];
-                float *oa[ATT_QB];
-                for (int a = 0; a < qn; a++) {
-                    const int qi = t0 + a;
-                    if (j0 >= lim[qi]) continue;
-                    const int jl = lim[qi] - j0 < jn ? lim[qi] - j0 : jn;
-                    const float scale = softmax_block(s[a], jl, &m[qi], &l[qi]);
-                    float *o = out + (size_t)(c0 + qi) * out_stride;
-                    if (joint) {
-                        scl[a] = scale;
-                        oa[a] = o;
-                    } else if (nz == 4) pv_accumulate_z(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 4);
-                    else pv_accumulate_z(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nz);
-                }
-                if (joint) pv_tile_z(oa, scl, s, V + (size_t)j0 * ldv, ldv, jn, dh);
-            }
-        }
-        for (int a = 0; a < cn; a++) {
-            const __m512 inv = _mm512_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
-            float *o = out + (size_t)(c0 + a) * out_stride;
-            for (int c = 0; c < nz; c++) _mm512_storeu_ps(o + 16 * c, _mm512_mul_ps(_mm512_loadu_ps(o + 16 * c), inv));
-        }
-    }
-}
+#define ST_TGT Z
+#define ST_NAME vec_avx512_attention
+#define ST_LANES 16
+#define ST_VEC __m512
+#define ST_ZERO() _mm512_setzero_ps()
+#define ST_SET1(x) _mm512_set1_ps(x)
+#define ST_LOADU(p) _mm512_loadu_ps(p)
+#define ST_STOREU(p, v) _mm512_storeu_ps(p, v)
+#define ST_MUL(a, b) _mm512_mul_ps(a, b)
+#define ST_ALIGN 64
+#define ST_FALLBACK vec_avx2.attention
+#define ST_ROWS vec_avx512_attention_rows
+#define ST_SCORES(qa, Kt, ldk, dh, jn, s, lds, qn) att_scores_avx512(qa, Kt, ldk, dh, jn, s, lds, qn, 0)
+#define ST_SOFTMAX(p, jl, m, l) softmax_block(p, jl, m, l)
+#define ST_PV(o, scale, p, V, ldv, n, nv) pv_accumulate_z(o, scale, p, V, ldv, n, nv)
+#define ST_JOINT_DH(nv) 1 /* pv_tile_z takes any dh (a multiple of 16) */
+#define ST_PV_TILE(o, scale, p, V, ldv, n, nv, dh) pv_tile_z(o, scale, p, V, ldv, n, dh)
+#include "kernels/attention/streaming_impl.h"
+
 /* 32 halves stored in vec_f32_to_f16_lanes' lane order (two groups of 16) as floats in natural
  * order: lo = the first group's elements 0-15, hi = the second's */
 ZI void widen_lanes32(const uint16_t *p, __m512 *lo, __m512 *hi) {

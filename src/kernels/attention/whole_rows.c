@@ -4,8 +4,8 @@
  *
  * For a tile of up to 6 queries: every score of the row (q · key j, the FMA chain over d), the
  * row's exact maximum m, p_j = exp(s_j − m) and their sum l, then o = (Σ_j p_j·V_j)·(1/l) with the
- * six output rows held in registers through all keys. The streaming kernel (vec_avx2.c
- * attention_avx2) does the same sums one 64-key block at a time, with a running maximum, a
+ * six output rows held in registers through all keys. The streaming kernel
+ * (streaming_impl.h) does the same sums one 64-key block at a time, with a running maximum, a
  * rescale of l and of the output row whenever the maximum grows, and the output row loaded and
  * stored per block; on the encoder's 1500 × 1500 heads that bookkeeping cost more than the
  * products (71 GFLOP/s on one Emerald Rapids core; bench/attention_bench.c). Softmax over the

@@ -14,43 +14,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/quant/avx2_lanes.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/gemv/dot_rows.h"
 
 #define RW_CAT_(a, b) a##b
 #define RW_CAT(a, b) RW_CAT_(a, b)
 #define RW_INLINE RW_TGT static inline __attribute__((always_inline))
-
-/* The same reduction as quant_avx2.c hsum_ps (its order matters for bit identity). */
-RW_INLINE float rw_hsum_ps(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
-}
-
-RW_INLINE int rw_hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
-}
-
-RW_INLINE __m256i rw_unpack_nibbles(const uint8_t *qs) {
-    __m128i x = _mm_loadu_si128((const __m128i *)qs);
-    __m256i b = _mm256_set_m128i(_mm_srli_epi16(x, 4), x);
-    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
-}
-
-RW_INLINE __m256i rw_bytes_from_bits_32(const uint8_t *x) {
-    uint32_t x32;
-    memcpy(&x32, x, 4);
-    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32((int)x32), shuf);
-    bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-    return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
-}
 
 /* The first k (1..8) of eight floats at p (a masked load: nothing past p + k is read). */
 RW_INLINE __m256 rw_load_n(const float *p, const int k) {
@@ -237,9 +207,9 @@ RW_INLINE void rw_products(float dx, const float *yd, int NR, float *d) {
 #else
 #define RW_Q4_LOOP(WVEC) RW_BLOCK_LOOP(WVEC, RW_Q8_0_BLOCK, RW_Q8_0_BLOCK_DD, NR)
 #endif
-#define RW_W_Q4_0(ib) RW_U_Q4_0(rw_unpack_nibbles(x[ib].qs))
+#define RW_W_Q4_0(ib) RW_U_Q4_0(avx2_unpack_nibbles(x[ib].qs))
 /* signed: (q | hbit << 4) − 16 == q | (hbit ? 0 : 0xF0); unsigned: q | hbit << 4 */
-#define RW_W_Q5_0(ib) RW_U_Q5_0(rw_unpack_nibbles(x[ib].qs), rw_bytes_from_bits_32(x[ib].qh))
+#define RW_W_Q5_0(ib) RW_U_Q5_0(avx2_unpack_nibbles(x[ib].qs), avx2_bytes_from_bits_32(x[ib].qh))
 #define RW_W_Q8_0(ib) RW_U_Q8_0(_mm256_loadu_si256((const __m256i *)x[ib].qs))
 
 RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -249,7 +219,7 @@ RW_INLINE void rw_q4_0(int n, const void *vx, const void *vy, float *out, const 
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     RW_Q4_LOOP(RW_W_Q4_0)
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -259,7 +229,7 @@ RW_INLINE void rw_q5_0(int n, const void *vx, const void *vy, float *out, const 
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     RW_Q4_LOOP(RW_W_Q5_0)
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const int NR) {
@@ -269,7 +239,7 @@ RW_INLINE void rw_q8_0(int n, const void *vx, const void *vy, float *out, const 
     __m256 acc[STENO_ROWS_MAX];
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) acc[c] = _mm256_setzero_ps();
     RW_BLOCK_LOOP(RW_W_Q8_0, RW_Q8_0A_BLOCK, RW_Q8_0A_BLOCK_DD, NR)
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 /* q4_1 × q8_1: nibbles 0..15 times signed bytes; summs = Σ m·s in block order (one lane per
@@ -288,7 +258,7 @@ RW_INLINE void rw_q4_1_block(__m256i q, float dx, float mx, const int8_t *y, con
         acc[c] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[c]);
     }
 }
-#define RW_W_Q4_1(ib) rw_unpack_nibbles(x[ib].qs)
+#define RW_W_Q4_1(ib) avx2_unpack_nibbles(x[ib].qs)
 #define RW_Q4_1_AT(q, dx, pd)                                                                      \
     rw_q4_1_block((q), (dx), _cvtsh_ss(x[ib].m), yq + (size_t)ib * NR * 32, yd + (size_t)ib * NR * 2, (pd), NR, acc, summs)
 #define RW_Q4_1_BLOCK(q, dx) RW_Q4_1_AT(q, dx, NULL)
@@ -306,7 +276,7 @@ RW_INLINE void rw_q4_1(int n, const void *vx, const void *vy, float *out, const 
     float sm[16];
     _mm256_storeu_ps(sm, summs[0]);
     _mm256_storeu_ps(sm + 8, summs[1]);
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]) + sm[c];
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = avx2_hsum_ps(acc[c]) + sm[c];
 }
 
 /* q4_K × q8_K: per super-block the exact integer sums Σ scale·(q·q8) and Σ min·bsum (their lane
@@ -352,8 +322,8 @@ RW_INLINE void rw_q4_K(int n, const void *vx, const void *vy, float *out, const 
             }
             const __m256i sumi = _mm256_add_epi32(_mm256_add_epi32(part[0], part[1]), _mm256_add_epi32(part[2], part[3]));
             const __m256i summ = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)y->bsums), mins16);
-            acc[c] = fmaf((float)rw_hsum_i32(sumi), xd * y->d, acc[c]);
-            accm[c] = fmaf((float)rw_hsum_i32(summ), xm * y->d, accm[c]);
+            acc[c] = fmaf((float)avx2_hsum_i32(sumi), xd * y->d, acc[c]);
+            accm[c] = fmaf((float)avx2_hsum_i32(summ), xm * y->d, accm[c]);
         }
     }
     _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = acc[c] - accm[c];
@@ -426,7 +396,7 @@ RW_INLINE void rw_q6_K(int n, const void *vx, const void *vy, float *out, const 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_sub_epi32(sumi, q8sclsub)), acc[c]);
         }
     }
-    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = rw_hsum_ps(acc[c]);
+    _Pragma("GCC unroll 12") for (int c = 0; c < NR; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 /* One function per (type, nr): nr a constant, so the column loops unroll and the accumulators stay

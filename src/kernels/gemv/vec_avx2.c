@@ -5,7 +5,6 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "kernels/attention/score_tile.h"
 #include "kernels/prefetch.h"
 #include "kernels/simd_avx2.h"
 #include "kernels/gemv/vec_impl.h"
@@ -307,157 +306,6 @@ AVX2 static void gelu_avx2(float *x, size_t n) {
     if (i < n) vec_scalar.gelu(x + i, n - i);
 }
 
-#define ATT_BLOCK 64
-#define ATT_QB ATT_TILE_Q /* queries per register tile (score_tile.h) */
-
-/* o[0..8nv) = o·scale + Σ_{j<n} p[j]·V[j]; inlined with nv a constant (8 for dh 64) so the
- * accumulators stay in registers. */
-AVX2 static inline __attribute__((always_inline)) void pv_accumulate(float *o, float scale, const float *p,
-                                                                     const float *V, int ldv, int n, int nv) {
-    __m256 acc[32];
-    const __m256 vs = _mm256_set1_ps(scale);
-    for (int c = 0; c < nv; c++) acc[c] = _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), vs);
-    for (int j = 0; j < n; j++, V += ldv) {
-        const __m256 pj = _mm256_broadcast_ss(p + j);
-        for (int c = 0; c < nv; c++) acc[c] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(V + 8 * c), acc[c]);
-    }
-    for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, acc[c]);
-}
-
-/* The same sums for the qn queries of a full tile at once (dh a multiple of 16):
- * o_a = o_a·scale_a + Σ_{j<n} p_a[j]·V[j], by pairs of 8-float columns, so each V row is read
- * once per tile instead of once per query — the per-query loop is bound by its loads (9 per 8
- * FMAs), this one does 12 FMAs per 8 loads. Per output element the operations and their order are
- * pv_accumulate's, so the results are bit-identical. */
-AVX2 static inline __attribute__((always_inline)) void pv_tile(float *const *o, const float *scale,
-                                                               float p[][ATT_BLOCK], const float *V, int ldv,
-                                                               int n, int nv, int qn) {
-    for (int c0 = 0; c0 < nv; c0 += 2) {
-        __m256 a0[ATT_QB], a1[ATT_QB];
-        for (int a = 0; a < qn; a++) {
-            const __m256 vs = _mm256_set1_ps(scale[a]);
-            a0[a] = _mm256_mul_ps(_mm256_loadu_ps(o[a] + 8 * c0), vs);
-            a1[a] = _mm256_mul_ps(_mm256_loadu_ps(o[a] + 8 * c0 + 8), vs);
-        }
-        const float *v = V + 8 * c0;
-        for (int j = 0; j < n; j++, v += ldv) {
-            const __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
-            for (int a = 0; a < qn; a++) {
-                const __m256 pj = _mm256_broadcast_ss(&p[a][j]);
-                a0[a] = _mm256_fmadd_ps(pj, v0, a0[a]);
-                a1[a] = _mm256_fmadd_ps(pj, v1, a1[a]);
-            }
-        }
-        for (int a = 0; a < qn; a++) {
-            _mm256_storeu_ps(o[a] + 8 * c0, a0[a]);
-            _mm256_storeu_ps(o[a] + 8 * c0 + 8, a1[a]);
-        }
-    }
-}
-
-/* Streaming-softmax attention, dh a multiple of 8 (<= 256). Loop order: a chunk of up to ATT_QC
- * queries, then key blocks of ATT_BLOCK, then tiles of ATT_QB (6) queries — so each key block (K
- * and V, 2·64·dh floats) is read from memory once per chunk and reused from L1 by every tile.
- * Scores: six queries × sixteen keys per register tile, reading the transposed keys Kt, so no
- * horizontal sums. Softmax: per query and key block, one rescale of the running (max, sum,
- * output row) at most. Values: a full tile that sees the whole block accumulates p·V for its six
- * queries in one pass over the block (pv_tile); otherwise (causal edges, the last tile) per query. */
-#define ATT_QC 30 /* a multiple of ATT_QB; 1500 = 50 chunks */
-AVX2 static void attention_avx2(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv,
-                                int nk, int dh, int nq, int causal, int q_pos0, float *out, int out_stride) {
-    if (dh % 8 || dh > 256) {
-        vec_scalar.attention(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, causal, q_pos0, out, out_stride);
-        return;
-    }
-    if (VEC_ATT_ROWS(causal, nk, dh)) {
-        vec_avx2_attention_rows(q, q_stride, Kt, ldk, V, ldv, nk, dh, nq, out, out_stride);
-        return;
-    }
-    const int nv = dh / 8;
-    float s[ATT_QB][ATT_BLOCK] __attribute__((aligned(32)));
-    float m[ATT_QC], l[ATT_QC];
-    int lim[ATT_QC];
-    for (int c0 = 0; c0 < nq; c0 += ATT_QC) {
-        const int cn = nq - c0 < ATT_QC ? nq - c0 : ATT_QC;
-        int lim_max = 0;
-        for (int a = 0; a < cn; a++) {
-            const int i = c0 + a;
-            lim[a] = causal ? (q_pos0 + i + 1 < nk ? q_pos0 + i + 1 : nk) : nk;
-            lim_max = lim[a] > lim_max ? lim[a] : lim_max;
-            m[a] = -INFINITY;
-            l[a] = 0.0f;
-            float *o = out + (size_t)i * out_stride;
-            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_setzero_ps());
-        }
-        for (int j0 = 0; j0 < lim_max; j0 += ATT_BLOCK) {
-            const int jn = lim_max - j0 < ATT_BLOCK ? lim_max - j0 : ATT_BLOCK;
-            for (int t0 = 0; t0 < cn; t0 += ATT_QB) {
-                const int qn = cn - t0 < ATT_QB ? cn - t0 : ATT_QB;
-                int tile_lim = 0;
-                for (int a = 0; a < qn; a++) tile_lim = lim[t0 + a] > tile_lim ? lim[t0 + a] : tile_lim;
-                if (j0 >= tile_lim) continue; /* causal: this tile sees none of the block */
-                const float *qa[ATT_QB];
-                for (int a = 0; a < qn; a++) qa[a] = q + (size_t)(c0 + t0 + a) * q_stride;
-                switch (qn) { /* constant tile heights keep the accumulators in registers */
-                case 6: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 6); break;
-                case 5: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 5); break;
-                case 4: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 4); break;
-                case 3: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 3); break;
-                case 2: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 2); break;
-                default: att_scores_avx2(qa, Kt + j0, ldk, dh, jn, s[0], ATT_BLOCK, 1); break;
-                }
-                /* a full tile whose queries all see the whole block (encoder self-attention,
-                 * cross-attention, beam rows): softmax per query, then one pass over V */
-                const int joint = qn == ATT_QB && nv % 2 == 0 && j0 + jn <= lim[t0] && j0 + jn <= lim[t0 + qn - 1];
-                float scl[ATT_QB];
-                float *oa[ATT_QB];
-                for (int a = 0; a < qn; a++) {
-                    const int qi = t0 + a;
-                    if (j0 >= lim[qi]) continue;
-                    const int jl = lim[qi] - j0 < jn ? lim[qi] - j0 : jn; /* keys this query sees */
-                    const int jr = (jl + 7) & ~7;
-                    for (int j = jl; j < jr; j++) s[a][j] = -INFINITY;
-                    __m256 vmx = _mm256_set1_ps(-INFINITY);
-                    for (int j = 0; j < jr; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(&s[a][j]));
-                    const float bm = hmax8(vmx);
-                    float *o = out + (size_t)(c0 + qi) * out_stride;
-                    float scale = 1.0f;
-                    if (bm > m[qi]) {
-                        scale = expf(m[qi] - bm);
-                        l[qi] *= scale;
-                        m[qi] = bm;
-                    }
-                    const __m256 vm = _mm256_set1_ps(m[qi]);
-                    __m256 vl = _mm256_setzero_ps();
-                    /* s − m <= 0 (m is the running maximum): exp8_nonpos, then the padding past
-                     * the query's last key back to an exact 0, as exp8 gives for −inf */
-                    for (int j = 0; j < jr; j += 8) {
-                        __m256 pj = exp8_nonpos(_mm256_sub_ps(_mm256_load_ps(&s[a][j]), vm));
-                        _mm256_store_ps(&s[a][j], pj);
-                        if (j + 8 > jl) {
-                            for (int k = jl; k < j + 8; k++) s[a][k] = 0.0f;
-                            pj = _mm256_load_ps(&s[a][j]);
-                        }
-                        vl = _mm256_add_ps(vl, pj);
-                    }
-                    l[qi] += hsum8(vl);
-                    if (joint) {
-                        scl[a] = scale;
-                        oa[a] = o;
-                    } else if (nv == 8) pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, 8);
-                    else pv_accumulate(o, scale, s[a], V + (size_t)j0 * ldv, ldv, jl, nv);
-                }
-                if (joint) pv_tile(oa, scl, s, V + (size_t)j0 * ldv, ldv, jn, nv, ATT_QB);
-            }
-        }
-        for (int a = 0; a < cn; a++) {
-            const __m256 inv = _mm256_set1_ps(l[a] > 0.0f ? 1.0f / l[a] : 0.0f);
-            float *o = out + (size_t)(c0 + a) * out_stride;
-            for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(o + 8 * c), inv));
-        }
-    }
-}
-
 AVX2 static void f32_to_f16_lanes_avx2(const float *src, uint16_t *dst, size_t n) {
     /* ld_perm's lanes (elements 0–3, 8–11, then 4–7, 12–15) are the lane order itself */
     /* saturated to ±65504: the kernels read an infinite half as a finite value */
@@ -576,7 +424,7 @@ const vec_kernels vec_avx2 = {
     .gemv_f16 = gemv_f16_avx2,
     .layernorm = layernorm_avx2,
     .gelu = gelu_avx2,
-    .attention = attention_avx2,
+    .attention = vec_avx2_attention,
     .f32_to_f16_lanes = f32_to_f16_lanes_avx2,
     .attention_f16 = attention_f16_avx2,
     .sum_exp = sum_exp_avx2,

@@ -13,32 +13,11 @@
 #include <string.h>
 
 #include "core/fp16.h"
+#include "kernels/quant/avx2_lanes.h"
 
 #define TGT __attribute__((target("avx2,fma,f16c")))
 /* F16C conversion of one half (exact, like the software one in core/fp16.h). */
 #define H2F(h) _cvtsh_ss(h)
-
-TGT static inline float hsum_ps(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
-}
-
-TGT static inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
-}
-
-/* 32 nibbles of 16 bytes: low nibbles in bytes 0..15, high nibbles in 16..31. */
-TGT static inline __m256i unpack_nibbles(const uint8_t *qs) {
-    __m128i x = _mm_loadu_si128((const __m128i *)qs);
-    __m256i b = _mm256_set_m128i(_mm_srli_epi16(x, 4), x);
-    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
-}
 
 /* Σ x*y of 32 signed bytes each, as 8 int32 lanes. */
 TGT static inline __m256i dot_i8(__m256i x, __m256i y) {
@@ -61,7 +40,7 @@ TGT float steno_dot_f16_avx2(int n, const void *vx, const void *vy) {
         __m256 b = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i)));
         acc = _mm256_fmadd_ps(a, b, acc);
     }
-    float s = hsum_ps(acc);
+    float s = avx2_hsum_ps(acc);
     for (; i < n; i++) s += H2F(x[i]) * H2F(y[i]);
     return s;
 }
@@ -89,12 +68,12 @@ TGT float steno_dot_q4_0_avx2(int n, const void *vx, const void *vy) {
     const block_q8_0 *y = vy;
     __m256 acc = _mm256_setzero_ps();
     for (int ib = 0; ib < n / 32; ++ib) {
-        __m256i q = _mm256_sub_epi8(unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
+        __m256i q = _mm256_sub_epi8(avx2_unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
         __m256i p = dot_i8(q, _mm256_loadu_si256((const __m256i *)y[ib].qs));
         __m256 d = _mm256_set1_ps(H2F(x[ib].d) * H2F(y[ib].d));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum_ps(acc);
+    return avx2_hsum_ps(acc);
 }
 
 TGT float steno_dot_q4_1_avx2(int n, const void *vx, const void *vy) {
@@ -104,11 +83,11 @@ TGT float steno_dot_q4_1_avx2(int n, const void *vx, const void *vy) {
     float summs = 0;
     for (int ib = 0; ib < n / 32; ++ib) {
         summs += H2F(x[ib].m) * H2F(y[ib].s);
-        __m256i p = dot_u8i8(unpack_nibbles(x[ib].qs), _mm256_loadu_si256((const __m256i *)y[ib].qs));
+        __m256i p = dot_u8i8(avx2_unpack_nibbles(x[ib].qs), _mm256_loadu_si256((const __m256i *)y[ib].qs));
         __m256 d = _mm256_set1_ps(H2F(x[ib].d) * H2F(y[ib].d));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum_ps(acc) + summs;
+    return avx2_hsum_ps(acc) + summs;
 }
 
 TGT float steno_dot_q8_0_avx2(int n, const void *vx, const void *vy) {
@@ -121,17 +100,7 @@ TGT float steno_dot_q8_0_avx2(int n, const void *vx, const void *vy) {
         __m256 d = _mm256_set1_ps(H2F(x[ib].d) * H2F(y[ib].d));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum_ps(acc);
-}
-
-/* 32 bytes, 0xFF where bit i of the 32-bit word at x is set (ggml's bytes_from_bits_32). */
-TGT static inline __m256i bytes_from_bits_32(const uint8_t *x) {
-    uint32_t x32;
-    memcpy(&x32, x, 4);
-    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32((int)x32), shuf);
-    bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-    return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+    return avx2_hsum_ps(acc);
 }
 
 TGT float steno_dot_q5_0_avx2(int n, const void *vx, const void *vy) {
@@ -139,15 +108,15 @@ TGT float steno_dot_q5_0_avx2(int n, const void *vx, const void *vy) {
     const block_q8_0 *y = vy;
     __m256 acc = _mm256_setzero_ps();
     for (int ib = 0; ib < n / 32; ++ib) {
-        __m256i q = unpack_nibbles(x[ib].qs);
+        __m256i q = avx2_unpack_nibbles(x[ib].qs);
         /* (q | hbit << 4) - 16  ==  q | (hbit ? 0 : 0xF0) as signed bytes */
-        __m256i hi = _mm256_andnot_si256(bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
+        __m256i hi = _mm256_andnot_si256(avx2_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
         q = _mm256_or_si256(q, hi);
         __m256i p = dot_i8(q, _mm256_loadu_si256((const __m256i *)y[ib].qs));
         __m256 d = _mm256_set1_ps(H2F(x[ib].d) * H2F(y[ib].d));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum_ps(acc);
+    return avx2_hsum_ps(acc);
 }
 
 TGT float steno_dot_q5_1_avx2(int n, const void *vx, const void *vy) {
@@ -157,14 +126,14 @@ TGT float steno_dot_q5_1_avx2(int n, const void *vx, const void *vy) {
     float summs = 0;
     for (int ib = 0; ib < n / 32; ++ib) {
         summs += H2F(x[ib].m) * H2F(y[ib].s);
-        __m256i q = unpack_nibbles(x[ib].qs);
-        __m256i hi = _mm256_and_si256(bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8(0x10));
+        __m256i q = avx2_unpack_nibbles(x[ib].qs);
+        __m256i hi = _mm256_and_si256(avx2_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8(0x10));
         q = _mm256_or_si256(q, hi);
         __m256i p = dot_u8i8(q, _mm256_loadu_si256((const __m256i *)y[ib].qs));
         __m256 d = _mm256_set1_ps(H2F(x[ib].d) * H2F(y[ib].d));
         acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum_ps(acc) + summs;
+    return avx2_hsum_ps(acc) + summs;
 }
 
 static inline void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
@@ -202,7 +171,7 @@ TGT static inline void q4_K_block_sums(const block_q4_K *xb, const block_q8_K *y
         q4 += 32;
         q8 += 64;
     }
-    *isum = hsum_i32(sumi);
+    *isum = avx2_hsum_i32(sumi);
     *imin = summ;
 }
 
@@ -284,7 +253,7 @@ TGT float steno_dot_q6_K_avx2(int n, const void *vx, const void *vy) {
         const float d = y[i].d * H2F(x[i].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q6_K_block_lanes(&x[i], &y[i])), acc);
     }
-    return hsum_ps(acc);
+    return avx2_hsum_ps(acc);
 }
 
 /* ------------------------------------------------------------------------------------------- */
@@ -297,7 +266,7 @@ TGT void steno_dot4_q4_0_avx2(int n, const void *vx, const void *vy, size_t ys, 
     const block_q4_0 *x = vx;
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int ib = 0; ib < n / 32; ++ib) {
-        __m256i q = _mm256_sub_epi8(unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
+        __m256i q = _mm256_sub_epi8(avx2_unpack_nibbles(x[ib].qs), _mm256_set1_epi8(8));
         const float dx = H2F(x[ib].d);
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
             const block_q8_0 *y = (const block_q8_0 *)Y4(c);
@@ -305,7 +274,7 @@ TGT void steno_dot4_q4_0_avx2(int n, const void *vx, const void *vy, size_t ys, 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * H2F(y[ib].d)), _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = hsum_ps(acc[c]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 TGT void steno_dot4_q4_1_avx2(int n, const void *vx, const void *vy, size_t ys, float *out) {
@@ -313,7 +282,7 @@ TGT void steno_dot4_q4_1_avx2(int n, const void *vx, const void *vy, size_t ys, 
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     float summs[4] = {0, 0, 0, 0};
     for (int ib = 0; ib < n / 32; ++ib) {
-        __m256i q = unpack_nibbles(x[ib].qs);
+        __m256i q = avx2_unpack_nibbles(x[ib].qs);
         const float dx = H2F(x[ib].d), mx = H2F(x[ib].m);
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
             const block_q8_1 *y = (const block_q8_1 *)Y4(c);
@@ -322,15 +291,15 @@ TGT void steno_dot4_q4_1_avx2(int n, const void *vx, const void *vy, size_t ys, 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * H2F(y[ib].d)), _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = hsum_ps(acc[c]) + summs[c];
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = avx2_hsum_ps(acc[c]) + summs[c];
 }
 
 TGT void steno_dot4_q5_0_avx2(int n, const void *vx, const void *vy, size_t ys, float *out) {
     const block_q5_0 *x = vx;
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int ib = 0; ib < n / 32; ++ib) {
-        __m256i q = unpack_nibbles(x[ib].qs);
-        __m256i hi = _mm256_andnot_si256(bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
+        __m256i q = avx2_unpack_nibbles(x[ib].qs);
+        __m256i hi = _mm256_andnot_si256(avx2_bytes_from_bits_32(x[ib].qh), _mm256_set1_epi8((char)0xF0));
         q = _mm256_or_si256(q, hi);
         const float dx = H2F(x[ib].d);
         _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
@@ -339,7 +308,7 @@ TGT void steno_dot4_q5_0_avx2(int n, const void *vx, const void *vy, size_t ys, 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * H2F(y[ib].d)), _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = hsum_ps(acc[c]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 TGT void steno_dot4_q8_0_avx2(int n, const void *vx, const void *vy, size_t ys, float *out) {
@@ -354,7 +323,7 @@ TGT void steno_dot4_q8_0_avx2(int n, const void *vx, const void *vy, size_t ys, 
             acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * H2F(y[ib].d)), _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
-    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = hsum_ps(acc[c]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) out[c] = avx2_hsum_ps(acc[c]);
 }
 
 TGT void steno_dot4_q4_K_avx2(int n, const void *vx, const void *vy, size_t ys, float *out) {
@@ -385,7 +354,7 @@ TGT void steno_dot4_q4_K_avx2(int n, const void *vx, const void *vy, size_t ys, 
                 phi = _mm256_madd_epi16(phi, _mm256_set1_epi16(sc[2 * j + 1]));
                 sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(plo, phi));
             }
-            acc[c] = fmaf((float)hsum_i32(sumi), xd * y->d, acc[c]);
+            acc[c] = fmaf((float)avx2_hsum_i32(sumi), xd * y->d, acc[c]);
             accm[c] = fmaf((float)summ, xm * y->d, accm[c]);
         }
     }
