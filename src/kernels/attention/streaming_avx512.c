@@ -133,7 +133,7 @@ ZI void widen_lanes32(const uint16_t *p, __m512 *lo, __m512 *hi) {
 #define QG 5 /* queries that share each widened key block and value row: a beam of 5 over one window */
 
 /* The score row of one query in s [nk16] → its probabilities exp(s − max), in place; returns
- * their sum l (8-lane running sum, then hsum8: attention_f16_avx2's order). */
+ * their sum l (8-lane running sum, then hsum8: vec_avx2_attention_f16's order). */
 ZI float softmax_row(float *s, int nk) {
     const int nk16 = (nk + 15) & ~15;
     for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
@@ -210,7 +210,7 @@ ZI void attn16_group(const float *const *qs, float *const *os, int G, const uint
 }
 
 /* vec_attention_f16 (the decoder step's cross-attention over float16 K/V) on 16 lanes,
- * bit-identical to vec_avx2.c's attention_f16_avx2: per key, the two FMA chains over even and odd
+ * bit-identical to f16_avx2.c's vec_avx2_attention_f16: per key, the two FMA chains over even and odd
  * d and their sum; the maximum; exp8 of s − max and the 8-lane running sum in its order; per output
  * value the FMA chain over keys; then ·1/l. Halves are widened exactly by vcvtph2ps (the AVX2
  * kernel scales by 2^±112 instead, which gives the same products, but its subnormal floats cost a

@@ -42,20 +42,6 @@ AVX2 static inline __m256 ld_h8_perm(const uint16_t *p) {
     return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)p), _mm_loadl_epi64((const __m128i *)(p + 8))));
 }
 
-/* 16 halves p[0..15] as two vectors of floats scaled by 2^-112: lo = p[0..3, 8..11], hi =
- * p[4..7, 12..15]. A half's bits shifted into the top of a 32-bit lane, arithmetically shifted
- * right by 3 and with bits 30..28 cleared, are the float with the same sign, exponent field
- * e + 112 − 127 + 127 − 112 (i.e. 2^-112 times the value) and mantissa: exact for normal and
- * subnormal halves (a subnormal half becomes a subnormal float, still exact), without vcvtph2ps,
- * which is slow on some cores (4–5 cycles per 8 halves on this project's Zen machine). Inf and
- * NaN halves would read as finite values; weights never hold them. */
-AVX2 static inline void ld_h16_scaled(const uint16_t *p, __m256 *lo, __m256 *hi) {
-    const __m256i v = _mm256_loadu_si256((const __m256i *)p), z = _mm256_setzero_si256();
-    const __m256i m = _mm256_set1_epi32((int)0x8FFFFFFF);
-    *lo = _mm256_castsi256_ps(_mm256_and_si256(_mm256_srai_epi32(_mm256_unpacklo_epi16(z, v), 3), m));
-    *hi = _mm256_castsi256_ps(_mm256_and_si256(_mm256_srai_epi32(_mm256_unpackhi_epi16(z, v), 3), m));
-}
-
 #define GEMV_XS_MAX 4096 /* longest row taken by the scaled kernel (stack copy of x) */
 
 /* Same lanes, order and tree as gemv_f32_avx2. The fast form multiplies weights scaled by 2^-112
@@ -64,8 +50,6 @@ AVX2 static inline void ld_h16_scaled(const uint16_t *p, __m256 *lo, __m256 *hi)
  * widening with vcvtph2ps. It needs |x| < 2^15 (no overflow of the copy), n <= GEMV_XS_MAX and n
  * a multiple of 32; otherwise the vcvtph2ps form runs. */
 /* The scaled copy of x for ld_h16_scaled (0: the vcvtph2ps form must run). */
-/* MXCSR.DAZ set by the host process would read the subnormal floats of ld_h16_scaled as 0 */
-AVX2 static inline int daz_set(void) { return (_mm_getcsr() & 0x0040) != 0; }
 
 AVX2 static int gemv_f16_prepare(const float *x, int n, float *xs) {
     if (n % 32 || n > GEMV_XS_MAX || daz_set()) return 0;
@@ -318,80 +302,6 @@ AVX2 static void f32_to_f16_lanes_avx2(const float *src, uint16_t *dst, size_t n
     }
 }
 
-/* vec_attention_f16: keys in blocks of 16 columns, each widened by ld_h16_scaled (2^-112) against
- * the query scaled by 2^112, so every product is exact; then the row's maximum, exponentials and
- * sum, and the values likewise with p scaled by 2^112. A query with |q| >= 2^15 (where the scaled
- * copy could overflow) runs the scalar kernel. */
-AVX2 static void attention_f16_avx2(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv,
-                                    int nk, int dh, int nq, float *out, int out_stride) {
-    if (dh % 16 || dh > 256 || nk > VEC_ATTENTION_F16_MAX_KEYS || nk <= 0 || daz_set()) {
-        vec_scalar.attention_f16(q, q_stride, Kb, V, ldv, nk, dh, nq, out, out_stride);
-        return;
-    }
-    float s[VEC_ATTENTION_F16_MAX_KEYS + 16] __attribute__((aligned(32)));
-    float qs[256];
-    const int nk16 = (nk + 15) & ~15;
-    for (int i = 0; i < nq; i++) {
-        const float *qi = q + (size_t)i * q_stride;
-        float *o = out + (size_t)i * out_stride;
-        int big = 0;
-        for (int d = 0; d < dh; d++) {
-            big |= !(fabsf(qi[d]) < 0x1p15f);
-            qs[d] = qi[d] * 0x1p112f;
-        }
-        if (big) {
-            vec_scalar.attention_f16(qi, q_stride, Kb, V, ldv, nk, dh, 1, o, out_stride);
-            continue;
-        }
-        __m256 vmx = _mm256_set1_ps(-INFINITY);
-        for (int j = 0; j < nk16; j += 16) {
-            __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), t0 = _mm256_setzero_ps(),
-                   t1 = _mm256_setzero_ps();
-            const uint16_t *kp = Kb + (size_t)j * dh; /* block j/16: [dh][16] */
-            if (j + 2 * 16 < nk16) vec_prefetch_bytes(kp + 2 * 16 * dh, sizeof(uint16_t) * 16 * dh);
-            for (int d = 0; d < dh; d += 2, kp += 32) { /* two chains per half-block */
-                __m256 k0, k1, k2, k3;
-                ld_h16_scaled(kp, &k0, &k1);
-                ld_h16_scaled(kp + 16, &k2, &k3);
-                const __m256 q0 = _mm256_broadcast_ss(qs + d), q1 = _mm256_broadcast_ss(qs + d + 1);
-                s0 = _mm256_fmadd_ps(q0, k0, s0);
-                s1 = _mm256_fmadd_ps(q0, k1, s1);
-                t0 = _mm256_fmadd_ps(q1, k2, t0);
-                t1 = _mm256_fmadd_ps(q1, k3, t1);
-            }
-            s0 = _mm256_add_ps(s0, t0);
-            s1 = _mm256_add_ps(s1, t1);
-            _mm256_store_ps(s + j, s0);
-            _mm256_store_ps(s + j + 8, s1);
-        }
-        for (int j = nk; j < nk16; j++) s[j] = -INFINITY;
-        for (int j = 0; j < nk16; j += 8) vmx = _mm256_max_ps(vmx, _mm256_load_ps(s + j));
-        const __m256 vm = _mm256_set1_ps(hmax8(vmx)), two112 = _mm256_set1_ps(0x1p112f);
-        __m256 vl = _mm256_setzero_ps();
-        for (int j = 0; j < nk16; j += 8) {
-            const __m256 p = exp8(_mm256_sub_ps(_mm256_load_ps(s + j), vm));
-            vl = _mm256_add_ps(vl, p);
-            _mm256_store_ps(s + j, _mm256_mul_ps(p, two112));
-        }
-        const float l = hsum8(vl);
-        __m256 acc[32];
-        const int nv = dh / 8;
-        for (int c = 0; c < nv; c++) acc[c] = _mm256_setzero_ps();
-        const uint16_t *v = V;
-        for (int j = 0; j < nk; j++, v += ldv) {
-            const __m256 pj = _mm256_broadcast_ss(s + j);
-            for (int c = 0; c < nv; c += 2) {
-                __m256 v0, v1;
-                ld_h16_scaled(v + 8 * c, &v0, &v1);
-                acc[c] = _mm256_fmadd_ps(pj, v0, acc[c]);
-                acc[c + 1] = _mm256_fmadd_ps(pj, v1, acc[c + 1]);
-            }
-        }
-        const __m256 inv = _mm256_set1_ps(l > 0.0f ? 1.0f / l : 0.0f);
-        for (int c = 0; c < nv; c++) _mm256_storeu_ps(o + 8 * c, _mm256_mul_ps(acc[c], inv));
-    }
-}
-
 AVX2 static double sum_exp_avx2(const float *x, int n, float m) {
     const __m256 vm = _mm256_set1_ps(m);
     __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd();
@@ -426,7 +336,7 @@ const vec_kernels vec_avx2 = {
     .gelu = gelu_avx2,
     .attention = vec_avx2_attention,
     .f32_to_f16_lanes = f32_to_f16_lanes_avx2,
-    .attention_f16 = attention_f16_avx2,
+    .attention_f16 = vec_avx2_attention_f16,
     .sum_exp = sum_exp_avx2,
     .gemv_f16_rows = gemv_f16_rows_avx2,
     .gemv_f16_batch = gemv_f16_batch_avx2,

@@ -44,6 +44,9 @@ void vec_avx512_gemv_f16_rows_multi(const uint16_t *W, const float *X, int ldx, 
 void vec_avx512_gelu(float *x, size_t n);
 void vec_avx512_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
                               int dh, int nq, float *out, int out_stride);
+/* vec_attention_f16 on AVX2 (attention/f16_avx2.c). */
+void vec_avx2_attention_f16(const float *q, int q_stride, const uint16_t *Kb, const uint16_t *V, int ldv, int nk,
+                            int dh, int nq, float *out, int out_stride);
 /* The streaming kernels of vec_attention (attention/streaming_impl.h), bit-identical. */
 void vec_avx2_attention(const float *q, int q_stride, const float *Kt, int ldk, const float *V, int ldv, int nk,
                         int dh, int nq, int causal, int q_pos0, float *out, int out_stride);
