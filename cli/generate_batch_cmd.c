@@ -40,7 +40,7 @@ static void usage(FILE *f);
 
 #define AT(field) STENO_OPT_AT(batch_opts, field)
 static const steno_opt OPTIONS[] = {
-    {STENO_OPT_STRING, "-m|--model", "NAME|FILE", AT(model), .help = "the LLM (smollm2, gemma3, a .gguf or llama2.c file)"},
+    {STENO_OPT_STRING, "-m|--model", "NAME|FILE", AT(model), .help = "the LLM (smollm2, gemma3, qwen2.5-coder-0.5b, a .gguf or llama2.c file)"},
     {STENO_OPT_INT, "--parallel", "N", AT(parallel), STENO_OPT_RANGE(1, 256), .help = "rows decoded together"},
     {STENO_OPT_STRING, "-f|--file", "PATH", AT(file), .help = "the prompts (- = standard input)"},
     {STENO_OPT_INT, "-n|--n-predict", "N", AT(n_predict), STENO_OPT_RANGE(1, 1 << 20), .def = "128",

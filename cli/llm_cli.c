@@ -67,7 +67,7 @@ _Static_assert(sizeof(steno_kv_type) == sizeof(int) && sizeof(steno_llm_compute)
 static const steno_opt LLM_OPTIONS[] = {
     {STENO_OPT_SECTION, .help = "model:"},
     {STENO_OPT_STRING, "-m|--model", "MODEL", AT(model),
-     .help = ".gguf file, llama2.c .bin, or a known name (smollm2, gemma3) in the model cache "
+     .help = ".gguf file, llama2.c .bin, or a known name (smollm2, gemma3, qwen2.5-coder-0.5b) in the model cache "
              "(scripts/fetch_llm_models.sh)"},
     {STENO_OPT_STRING, "--tokenizer", "PATH", AT(tokenizer),
      .help = "llama2.c tokenizer", .def = "tokenizer.bin or tok<vocab>.bin beside MODEL"},

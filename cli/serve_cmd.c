@@ -55,7 +55,7 @@ static const steno_opt OPTIONS[] = {
     {STENO_OPT_STRING, "--whisper-model", "NAME|DIR", AT(whisper),
      .help = "a Whisper model: a name in the model cache (tiny.en, base) or a CTranslate2 directory"},
     {STENO_OPT_STRING, "--llm-model", "NAME|FILE", AT(llm),
-     .help = "an LLM: a known name (smollm2, gemma3), a .gguf or llama2.c file"},
+     .help = "an LLM: a known name (smollm2, gemma3, qwen2.5-coder-0.5b), a .gguf or llama2.c file"},
     {STENO_OPT_STRING, "--model-dir", "DIR", AT(model_dir), .def = "$STENO_MODELS_DIR, else ~/.cache/steno/models",
      .help = "where named models live"},
     {STENO_OPT_CHOICE, "--path", NULL, AT(o.whisper_opts.path), .choices = "fast|faithful",

