@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "kernels/ops/ops.h"
 #include "kernels/quant/quant.h"
+#include "llm/arch.h"
 #include "llm/model.h"
 
 steno_llm_ctx_params steno_llm_ctx_default_params(void) {
@@ -213,8 +214,7 @@ steno_status steno_llm_rollback(steno_llm_ctx *c, int n) {
 }
 
 static steno_status forward(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
-    return c->m->hp.arch == LLM_ARCH_GEMMA3 ? llm_forward_gemma3(c, tokens, T, g, ng)
-                                            : llm_forward_llama(c, tokens, T, g, ng);
+    return c->m->hp.arch->forward(c, tokens, T, g, ng);
 }
 
 static steno_status check_tokens(const llm_hparams *hp, const int *tokens, int n) {

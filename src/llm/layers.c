@@ -182,6 +182,8 @@ steno_status llm_output(steno_llm_ctx *c, int r0, const int *rows, int nr, float
     }
     if (llm_matmul(c, &m->output, c->xb, nr, logits, hp->n_vocab))
         return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+    if (hp->logit_scale != 1.0f)
+        for (size_t i = 0; i < (size_t)nr * hp->n_vocab; i++) logits[i] *= hp->logit_scale;
     if (hp->logit_softcap > 0) {
         const float cap = hp->logit_softcap;
         for (size_t i = 0; i < (size_t)nr * hp->n_vocab; i++) logits[i] = tanhf(logits[i] / cap) * cap;

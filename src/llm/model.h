@@ -1,23 +1,33 @@
 /* model.h — the LLM model: configuration (hyper-parameters read from the file), weights (views
  * into the mmap'd file), tokenizer; and the context that runs it (KV caches, scratch, threads).
  *
- * Llama family (llama.cpp src/models/llama.cpp; llama2.c run.c forward()):
- *   x = embed(token)
- *   per layer: h = RMSNorm(x)·w_attn_norm; q,k,v = h·Wq, h·Wk, h·Wv; RoPE(q, k) with the file's base
- *              (adjacent pairs); attention over the cache (GQA); x += attn·Wo;
- *              h = RMSNorm(x)·w_ffn_norm; x += (silu(h·Wgate) ⊙ h·Wup)·Wdown        (SwiGLU)
- *   logits = RMSNorm(x)·w_out_norm · Wout  (Wout = the token embedding when tied)
- * Gemma 3 (llama.cpp src/models/gemma3.cpp):
- *   x = embed(token) · sqrt(n_embd)
- *   per layer: h = RMSNorm(x)·w; q,k,v = h·W; q,k = RMSNorm per head (QK-norm); RoPE (halves,
- *              base rope.freq_base on global layers, freq_base_swa = 10000 on sliding-window
- *              layers); q ·= 1/sqrt(head_dim); attention (sliding-window layers see the last
- *              n_swa positions); x += RMSNorm(attn·Wo)·w_post_attn;
- *              h = RMSNorm(x)·w_ffn; x += RMSNorm((gelu(h·Wgate) ⊙ h·Wup)·Wdown)·w_post_ffw (GeGLU)
- *   logits = RMSNorm(x)·w · Wembᵀ (tied), optional final soft-capping
- *   Layer i is sliding-window unless i % pattern == pattern - 1 (pattern 6,
- *   `gemma3.attention.sliding_window_pattern` when present).
+ * Which forward runs a file is its architecture's row in the registry (llm/arch.h,
+ * src/llm/models/registry.c); each forward is written in its paper's order in its own file:
+ *   models/decoder.c  the pre-norm (or post-norm) dense decoder with its options — Llama and the
+ *                     families that differ from it by a bias, a norm, a scale or a RoPE pattern
+ *                     (qwen2, qwen3, granite, olmo2, smollm3, the generic tier):
+ *     x = embed(token) · embd_scale
+ *     per layer: h = RMSNorm(x)·w_attn_norm (none in OLMo 2); q,k,v = h·W (+ biases);
+ *                q,k = RMSNorm(q,k)·w (QK-norm per head or over the projection, when present);
+ *                RoPE(q, k) (pairs or halves, frequencies / rope_freqs factors; skipped on the
+ *                layers no_rope marks); attention over the cache (GQA, kq_scale);
+ *                a = attn·Wo (+ bias), then RMSNorm(a)·w_post_attn when present;
+ *                x += a · residual_scale;
+ *                h = RMSNorm(x)·w_ffn (none in OLMo 2); m = (silu(h·Wgate) ⊙ h·Wup)·Wdown;
+ *                m = RMSNorm(m)·w_post_ffw when present; x += m · residual_scale
+ *     logits = RMSNorm(x)·w_out_norm · Wout · logit_scale  (Wout = the embedding when tied)
+ *   models/gemma3.c   Gemma 3 (llama.cpp src/models/gemma3.cpp):
+ *     x = embed(token) · sqrt(n_embd)
+ *     per layer: h = RMSNorm(x)·w; q,k,v = h·W; q,k = RMSNorm per head (QK-norm); RoPE (halves,
+ *                base rope.freq_base on global layers, freq_base_swa = 10000 on sliding-window
+ *                layers); q ·= 1/sqrt(head_dim); attention (sliding-window layers see the last
+ *                n_swa positions); x += RMSNorm(attn·Wo)·w_post_attn;
+ *                h = RMSNorm(x)·w_ffn; x += RMSNorm((gelu(h·Wgate) ⊙ h·Wup)·Wdown)·w_post_ffw (GeGLU)
+ *     logits = RMSNorm(x)·w · Wembᵀ (tied), optional final soft-capping
+ *     Layer i is sliding-window unless i % pattern == pattern - 1 (pattern 6,
+ *     `gemma3.attention.sliding_window_pattern` when present).
  * Norm weights are used as stored: the GGUF converter already folded Gemma's (1 + w).
+ * llama2.c checkpoints run on models/decoder.c with run.c's numerics (hp.llama2c).
  */
 #ifndef STENO_LLM_MODEL_H
 #define STENO_LLM_MODEL_H
@@ -35,10 +45,11 @@ struct gguf_file;
 struct llama2c_file;
 struct steno_vocab;
 
-typedef enum { LLM_ARCH_LLAMA = 0, LLM_ARCH_GEMMA3 = 1 } llm_arch;
+struct llm_arch;
 
 typedef struct llm_hparams {
-    llm_arch arch;
+    const struct llm_arch *arch; /* the registry row that runs the file (llm/arch.h) */
+    const char *arch_name;       /* general.architecture as the file says it (generic tier: its own) */
     int llama2c;          /* 1: llama2.c checkpoint, run.c numerics; 0: GGUF, ggml numerics */
     int n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, head_dim_k, head_dim_v, n_ff;
     float norm_eps;
@@ -51,12 +62,18 @@ typedef struct llm_hparams {
     float kq_scale;       /* Llama: softmax scale 1/sqrt(head_dim) */
     float embd_scale;     /* Gemma: sqrt(n_embd); Llama: 1 */
     float logit_softcap;  /* 0: none */
+    float logit_scale;    /* logits ·= logit_scale (Granite: 1/logit_scale of the file; else 1) */
+    float res_scale;      /* residual branches ·= res_scale before the add (Granite; else 1) */
+    int qk_norm;          /* llm_qk_norm (llm/arch.h): how attn_q_norm/attn_k_norm apply */
+    const float *rope_freqs; /* [n_rot/2] frequency divisors (rope_freqs.weight, Llama 3), or NULL */
+    uint8_t *no_rope;     /* [n_layer] 1: the layer skips RoPE (SmolLM3), or NULL: none does */
 } llm_hparams;
 
 typedef struct llm_layer {
-    const float *attn_norm, *ffn_norm;          /* [n_embd] */
-    const float *q_norm, *k_norm;               /* [head_dim_k] (Gemma 3) */
-    const float *post_attn_norm, *post_ffn_norm; /* [n_embd] (Gemma 3) */
+    const float *attn_norm, *ffn_norm;          /* [n_embd], NULL where the layout has none */
+    const float *q_norm, *k_norm;               /* [head_dim_k] or the whole projection, or NULL */
+    const float *post_attn_norm, *post_ffn_norm; /* [n_embd] (Gemma, OLMo 2), or NULL */
+    const float *bq, *bk, *bv, *bo;             /* projection biases (Qwen2), or NULL */
     steno_mat wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
 } llm_layer;
 
@@ -71,7 +88,7 @@ struct steno_llm {
     struct gguf_file *gguf;
     struct llama2c_file *l2c;
     struct steno_vocab *vocab;
-    char *path, *name, *chat_template;
+    char *path, *name, *chat_template, *arch_name;
     size_t weight_bytes;
     struct llm_fast *fast; /* the x8 copies of the fast path (llm_fast_prepare), or NULL */
 };
@@ -109,14 +126,14 @@ typedef struct llm_group {
 } llm_group;
 
 /** One forward pass of T <= c->n_batch packed tokens, the rows of ng groups (per architecture:
- *  models/llama.c, models/gemma3.c). c is the executor: its scratch, pool and work buffers; the groups'
+ *  models/decoder.c, models/gemma3.c; the registry row's forward). c is the executor: its scratch, pool and work buffers; the groups'
  *  contexts only lend their caches (c may be one of them). Token-wise work (norms, projections,
  *  MLP) runs on all T rows at once, so each weight is read once per pass; RoPE uses each row's own
  *  position and attention runs per group over its own cache. Every output row is computed by the
  *  same kernel calls whatever the other rows, so a group's result does not depend on its company.
  *  Leaves the final hidden states in c->x; advances each group's n_past by its T on success. On
  *  failure the caller rolls the groups' caches back. */
-steno_status llm_forward_llama(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
+steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
 steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng);
 
 /** Layer l's attention for every group: stores the group's rows of k and v ([T][n_kv_heads ·

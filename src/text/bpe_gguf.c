@@ -36,6 +36,11 @@ static const pre_def PRE_DEFS[] = {
      {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
       "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
       NULL}},
+    /* LLAMA_VOCAB_PRE_TYPE_QWEN2 */
+    {{"qwen2", NULL},
+     {"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+      NULL}},
     /* LLAMA_VOCAB_PRE_TYPE_DEFAULT */
     {{"default", NULL}, {"[\\p{P}\\$\\+<=>\\^~\\|]+", PRE_GPT2, "\\p{N}+", "[0-9][0-9][0-9]", NULL}},
 };

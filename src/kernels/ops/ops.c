@@ -47,13 +47,14 @@ void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, floa
     for (int j = 0; j < n; j++) o[j] = w[j] * (ss * x[j]);
 }
 
-/* cos/sin of the n_rot/2 angles at pos, as ggml's rope_cache_init computes them */
-static int rope_table(float *cs, int n_rot, int pos, float base, float freq_scale) {
+/* cos/sin of the n_rot/2 angles at pos, as ggml's rope_cache_init computes them (rope_yarn without
+ * extrapolation mixing; mscale 1); ff: the frequency divisors (rope_freqs), or NULL */
+static int rope_table(float *cs, int n_rot, int pos, float base, float freq_scale, const float *ff) {
     const int nr = n_rot < 2048 ? n_rot : 2048;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     float theta = (float)pos;
     for (int i0 = 0; i0 < nr; i0 += 2) {
-        const float th = freq_scale * theta;
+        const float th = freq_scale * (ff ? theta / ff[i0 / 2] : theta);
         cs[i0] = cosf(th);
         cs[i0 + 1] = sinf(th);
         theta *= theta_scale;
@@ -99,14 +100,19 @@ static void rope_apply(float *x, int n_heads, int head_dim, int nr, const float 
 void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
                      int neox) {
     float cs[2048];
-    const int nr = rope_table(cs, n_rot, pos, base, freq_scale);
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, NULL);
     rope_apply(x, n_heads, head_dim, nr, cs, neox);
 }
 
 void steno_rope_ggml_qk(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
                         float freq_scale, int neox) {
+    steno_rope_ggml_qk_ff(q, n_head, k, n_head_kv, head_dim, n_rot, pos, base, freq_scale, NULL, neox);
+}
+
+void steno_rope_ggml_qk_ff(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
+                           float freq_scale, const float *freq_factors, int neox) {
     float cs[2048];
-    const int nr = rope_table(cs, n_rot, pos, base, freq_scale);
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, freq_factors);
     rope_apply(q, n_head, head_dim, nr, cs, neox);
     rope_apply(k, n_head_kv, head_dim, nr, cs, neox);
 }

@@ -8,7 +8,10 @@
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 #include "kernels/ops/ops.h"
+#include "llm/arch.h"
+#include "llm/loader.h"
 #include "llm/model.h"
+#include "formats/gguf.h"
 
 /* The per-row steps between the products, as steno_xmat_pre prologues (kernels/gemm/matmul_x8.h; llama.c
  * has the Llama ones): run by the fast path's activation conversion on the row it converts, in
@@ -123,3 +126,39 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
     for (int i = 0; i < ng; i++) g[i].ctx->n_past += g[i].T;
     return STENO_OK;
 }
+
+/* llama.cpp models/gemma3.cpp load_arch_hparams */
+static steno_status gemma3_hparams(llm_loader *g, llm_hparams *hp) {
+    steno_status st;
+    if ((st = llm_get_int(g, "attention.sliding_window", 0, 0, 1 << 24, &hp->n_swa)) != STENO_OK) return st;
+    hp->rope_base_swa = hp->rope_base;
+    if (hp->n_swa > 0) {
+        int pattern = 6;
+        const gguf_kv *pk = gguf_find(g->m->gguf, llm_key(g, "attention.sliding_window_pattern"));
+        if (pk && pk->type == GGUF_TYPE_ARRAY) {
+            if (pk->n != (uint64_t)hp->n_layer || pk->arr_type == GGUF_TYPE_STRING)
+                return steno_fail(STENO_E_FORMAT, "%s: %s does not have one entry per layer", g->fn, g->key);
+            for (int l = 0; l < hp->n_layer; l++) hp->is_swa[l] = gguf_arr_int(pk, (uint64_t)l) != 0;
+        } else {
+            if ((st = llm_get_int(g, "attention.sliding_window_pattern", 6, 0, 1 << 16, &pattern)) != STENO_OK)
+                return st;
+            for (int l = 0; l < hp->n_layer; l++) hp->is_swa[l] = pattern == 0 || (l % pattern < pattern - 1);
+        }
+        if ((st = llm_get_float(g, "rope.freq_base_swa", 10000.0, 0, &hp->rope_base_swa)) != STENO_OK) return st;
+    }
+    hp->embd_scale = sqrtf((float)hp->n_embd);
+    /* gemma_pytorch config: query_pre_attn_scalar; the 27B model (62 layers) uses n_embd/n_head */
+    hp->q_scale = hp->n_layer == 62 ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head)) : 1.0f / sqrtf((float)hp->head_dim_k);
+    hp->kq_scale = 1.0f;
+    return llm_get_float(g, "final_logit_softcapping", 0.0, 0, &hp->logit_softcap);
+}
+
+const llm_arch llm_arch_gemma3 = {
+    .name = "gemma3",
+    .required = LT_DENSE | LT_BIT(LT_Q_NORM) | LT_BIT(LT_K_NORM) | LT_BIT(LT_POST_ATTN_NORM) |
+                LT_BIT(LT_POST_FFN_NORM),
+    .rope_neox = 1,
+    .qk_norm = LLM_QK_NORM_HEAD,
+    .hparams = gemma3_hparams,
+    .forward = llm_forward_gemma3,
+};
