@@ -15,6 +15,8 @@ Not used by CI (CI has no numpy or llama.cpp); run once and commit the small JSO
         --out tests/fixtures/llm/smollm2_llamacpp.json
     /tmp/llama-venv/bin/python tools/llm_oracle_llamacpp.py --model gemma3 \\
         --out tests/fixtures/llm/gemma3_llamacpp.json
+    /tmp/llama-venv/bin/python tools/llm_oracle_llamacpp.py --model qwen2.5-coder-0.5b \\
+        --out tests/fixtures/llm/qwen2.5-coder-0.5b_llamacpp.json
 
 llama.cpp settings: CPU, flash attention off (llama.cpp's default CPU path: f16 KV cache,
 soft_max then mul_mat), the model's own tokenizer (add_bos as the model says, control tokens parsed
@@ -47,6 +49,19 @@ CASES = {
         {"name": "chat", "special": True, "steps": 64,
          "text": "<start_of_turn>user\nWrite a short poem about the sea.<end_of_turn>\n<start_of_turn>model\n"},
     ],
+    # Qwen2.5-Coder-0.5B-Instruct Q4_K_M: five prompts, 128 greedy steps each (the models issue's bar)
+    "qwen2.5-coder-0.5b": [
+        {"name": "chat_palindrome", "special": True, "steps": 128, "top": 8,
+         "text": "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+                 "<|im_start|>user\nWrite a Python function that checks whether a string is a palindrome.<|im_end|>\n"
+                 "<|im_start|>assistant\n"},
+        {"name": "chat_hashmap", "special": True, "steps": 128, "top": 8,
+         "text": "<|im_start|>user\nExplain what a hash map is in two sentences, then show one in C.<|im_end|>\n"
+                 "<|im_start|>assistant\n"},
+        {"name": "python", "text": "def quicksort(arr):\n", "special": False, "steps": 128, "top": 8},
+        {"name": "c", "text": "#include <stdio.h>\n\nint main(void) {\n", "special": False, "steps": 128, "top": 8},
+        {"name": "prose", "text": "The three laws of thermodynamics are", "special": False, "steps": 128, "top": 8},
+    ],
 }
 
 # Strings for the tokenizer comparison (llama.cpp's tokenize, no BOS): spaces, digits, punctuation,
@@ -64,6 +79,7 @@ TOKENIZER_STRINGS = [
 FILES = {
     "smollm2": "smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
     "gemma3": "gemma3/gemma-3-270m-q4_k_m.gguf",
+    "qwen2.5-coder-0.5b": "qwen2.5-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
 }
 
 
@@ -97,6 +113,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=16, help="logits recorded per step")
+    ap.add_argument("--no-repack", action="store_true",
+                    help="llama.cpp's -nr: no extra buffer types (no repacked or AMX weight layouts)")
     ap.add_argument("--window-case", action="store_true",
                     help="add a prompt longer than the sliding window + 200 greedy steps (Gemma 3)")
     args = ap.parse_args()
@@ -105,6 +123,14 @@ def main():
     import llama_cpp
     from llama_cpp import Llama
 
+    if args.no_repack:
+        default_params = llama_cpp.llama_model_default_params
+
+        def no_extra_bufts():
+            p = default_params()
+            p.use_extra_bufts = False
+            return p
+        llama_cpp.llama_model_default_params = no_extra_bufts
     path = model_path(args.model)
     cases = [dict(c) for c in CASES[args.model]]
     n_ctx = 1024
@@ -116,7 +142,9 @@ def main():
                 n_threads_batch=args.threads, flash_attn=False, logits_all=False, verbose=False, seed=0)
     out = {
         "oracle": "llama.cpp via llama-cpp-python %s" % llama_cpp.__version__,
-        "settings": "CPU, flash_attn=False (f16 KV cache), one token per decode call, n_threads=%d, greedy" % args.threads,
+        "system_info": llama_cpp.llama_print_system_info().decode(),
+        "settings": "CPU, flash_attn=False (f16 KV cache), one token per decode call, n_threads=%d, greedy%s" % (
+            args.threads, ", no repacking (-nr)" if args.no_repack else ""),
         "model": args.model,
         "file": os.path.basename(path),
         "sha256": sha256(path),

@@ -42,6 +42,15 @@ typedef enum {
     LT_UP,             /* blk.N.ffn_up.weight              [E][F] */
     LT_DOWN,           /* blk.N.ffn_down.weight            [F][E] */
     LT_POST_FFN_NORM,  /* blk.N.post_ffw_norm.weight       [E] */
+    /* mixture of experts (llm/moe.c) */
+    LT_GATE_INP,       /* blk.N.ffn_gate_inp.weight        [E][n_expert]: the router */
+    LT_GATE_EXPS,      /* blk.N.ffn_gate_exps.weight       [E][F_exp][n_expert] */
+    LT_UP_EXPS,        /* blk.N.ffn_up_exps.weight         [E][F_exp][n_expert] */
+    LT_DOWN_EXPS,      /* blk.N.ffn_down_exps.weight       [F_exp][E][n_expert] */
+    LT_GATE_INP_SHEXP, /* blk.N.ffn_gate_inp_shexp.weight  [E]: the shared expert's sigmoid gate */
+    LT_GATE_SHEXP,     /* blk.N.ffn_gate_shexp.weight      [E][F_shexp] */
+    LT_UP_SHEXP,       /* blk.N.ffn_up_shexp.weight        [E][F_shexp] */
+    LT_DOWN_SHEXP,     /* blk.N.ffn_down_shexp.weight      [F_shexp][E] */
     LT_COUNT
 } llm_tensor_role;
 
@@ -50,6 +59,10 @@ typedef enum {
 #define LT_DENSE                                                                                                    \
     (LT_BIT(LT_ATTN_NORM) | LT_BIT(LT_Q) | LT_BIT(LT_K) | LT_BIT(LT_V) | LT_BIT(LT_O) | LT_BIT(LT_FFN_NORM) |          \
      LT_BIT(LT_GATE) | LT_BIT(LT_UP) | LT_BIT(LT_DOWN))
+/** A mixture-of-experts MLP in place of ffn_gate/up/down (the router and the experts). */
+#define LT_MOE (LT_BIT(LT_GATE_INP) | LT_BIT(LT_GATE_EXPS) | LT_BIT(LT_UP_EXPS) | LT_BIT(LT_DOWN_EXPS))
+/** The shared expert of Qwen2-MoE (and Granite-MoE's, without the gate). */
+#define LT_SHEXP (LT_BIT(LT_GATE_SHEXP) | LT_BIT(LT_UP_SHEXP) | LT_BIT(LT_DOWN_SHEXP))
 /** Optional in every dense layout (llama.cpp's create_tensor_qkv loads them when present). */
 #define LT_QKV_BIASES (LT_BIT(LT_Q_BIAS) | LT_BIT(LT_K_BIAS) | LT_BIT(LT_V_BIAS))
 
@@ -65,6 +78,7 @@ typedef struct llm_arch {
     unsigned optional;     /* LT_BIT set a layer may hold */
     int rope_neox;         /* 0: adjacent pairs (LLAMA_ROPE_TYPE_NORM); 1: halves (NEOX) */
     llm_qk_norm qk_norm;   /* the shape attn_q_norm/attn_k_norm must have when present */
+    int moe_norm_w;        /* MoE: the top-k routing weights are renormalized to sum to 1 */
     /* the architecture's own keys and derived values, after the shared ones (NULL: none) */
     steno_status (*hparams)(struct llm_loader *g, struct llm_hparams *hp);
     llm_forward_fn forward;

@@ -109,6 +109,33 @@ steno_status llm_get_mat(llm_loader *g, const char *name, int64_t ne0, int64_t n
     return STENO_OK;
 }
 
+steno_status llm_get_mat3(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int64_t ne2, int required,
+                          steno_mat *out) {
+    memset(out, 0, sizeof *out);
+    const gguf_tensor *t = gguf_find_tensor(g->m->gguf, name);
+    if (!t) {
+        if (!required) return STENO_OK;
+        return steno_fail(STENO_E_FORMAT, "%s: tensor '%s' is missing", g->fn, name);
+    }
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1)
+        return steno_fail(STENO_E_FORMAT,
+                          "%s: tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, %lld]", g->fn, name,
+                          (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
+                          (long long)ne0, (long long)ne1, (long long)ne2);
+    const steno_type_traits *tr = steno_type_get(t->type);
+    if (!tr || !tr->vec_dot)
+        return steno_fail(STENO_E_UNSUPPORTED, "%s: tensor '%s' has type %s, which steno cannot multiply", g->fn, name,
+                          steno_type_name(t->type));
+    out->type = t->type;
+    out->n_in = ne0;
+    out->n_out = ne1;
+    out->row_bytes = steno_row_size(t->type, ne0);
+    out->data = t->data;
+    g->m->weight_bytes += t->size;
+    claim(g, t);
+    return STENO_OK;
+}
+
 static float *own(steno_llm *m, size_t n) {
     float **o = realloc(m->owned, (size_t)(m->n_owned + 1) * sizeof *o);
     if (!o) return NULL;
@@ -189,6 +216,18 @@ static steno_status shared_hparams(llm_loader *g, llm_hparams *hp) {
                               (int)(rs->len > 32 ? 32 : rs->len), rs->ptr);
         }
     }
+    /* mixture of experts (llama.cpp load_hparams: expert_count, expert_used_count, ...) */
+    TRY(llm_get_int(g, "expert_count", 0, 0, 4096, &hp->n_expert));
+    if (hp->n_expert > 0) {
+        TRY(llm_get_int(g, "expert_used_count", -1, 1, hp->n_expert, &hp->n_expert_used));
+        TRY(llm_get_int(g, "expert_feed_forward_length", hp->n_ff / hp->n_expert_used, 1, 1 << 20, &hp->n_ff_exp));
+        TRY(llm_get_int(g, "expert_shared_feed_forward_length", hp->n_ff, 1, 1 << 20, &hp->n_ff_shexp));
+        TRY(llm_get_float(g, "expert_weights_scale", 0.0, 0, &hp->expert_weights_scale));
+    }
+    if (hp->expert_weights_scale == 0.0f) hp->expert_weights_scale = 1.0f;
+    hp->moe_norm_w = hp->arch->moe_norm_w;
+    if ((hp->arch->required & LT_BIT(LT_GATE_INP)) && hp->n_expert == 0)
+        return steno_fail(STENO_E_FORMAT, "%s: required metadata %s is missing", g->fn, llm_key(g, "expert_count"));
     hp->is_swa = calloc((size_t)hp->n_layer, 1);
     if (!hp->is_swa) return steno_fail(STENO_E_NOMEM, "%s: out of memory", g->fn);
     hp->embd_scale = 1.0f;
@@ -203,30 +242,38 @@ static steno_status shared_hparams(llm_loader *g, llm_hparams *hp) {
 
 /* ---- tensors by role ----------------------------------------------------------------------- */
 
-typedef enum { D_1, D_E, D_NQ, D_NK, D_NV, D_NO, D_F, D_HK } dim;
+typedef enum { D_1, D_E, D_NQ, D_NK, D_NV, D_NO, D_F, D_HK, D_NEXP, D_FEXP, D_FSH } dim;
 
 static const struct {
     const char *name; /* after "blk.N." */
-    dim d0, d1;       /* d1 == D_1: a vector */
+    dim d0, d1, d2;   /* d1 == D_1: a vector; d2 != D_1: one matrix per expert */
     size_t off;       /* into llm_layer: a steno_mat (matrices) or a const float * (vectors) */
 } ROLES[LT_COUNT] = {
-    [LT_ATTN_NORM] = {"attn_norm.weight", D_E, D_1, offsetof(llm_layer, attn_norm)},
-    [LT_Q] = {"attn_q.weight", D_E, D_NQ, offsetof(llm_layer, wq)},
-    [LT_K] = {"attn_k.weight", D_E, D_NK, offsetof(llm_layer, wk)},
-    [LT_V] = {"attn_v.weight", D_E, D_NV, offsetof(llm_layer, wv)},
-    [LT_O] = {"attn_output.weight", D_NO, D_E, offsetof(llm_layer, wo)},
-    [LT_Q_BIAS] = {"attn_q.bias", D_NQ, D_1, offsetof(llm_layer, bq)},
-    [LT_K_BIAS] = {"attn_k.bias", D_NK, D_1, offsetof(llm_layer, bk)},
-    [LT_V_BIAS] = {"attn_v.bias", D_NV, D_1, offsetof(llm_layer, bv)},
-    [LT_O_BIAS] = {"attn_output.bias", D_E, D_1, offsetof(llm_layer, bo)},
-    [LT_Q_NORM] = {"attn_q_norm.weight", D_HK, D_1, offsetof(llm_layer, q_norm)},
-    [LT_K_NORM] = {"attn_k_norm.weight", D_HK, D_1, offsetof(llm_layer, k_norm)},
-    [LT_POST_ATTN_NORM] = {"post_attention_norm.weight", D_E, D_1, offsetof(llm_layer, post_attn_norm)},
-    [LT_FFN_NORM] = {"ffn_norm.weight", D_E, D_1, offsetof(llm_layer, ffn_norm)},
-    [LT_GATE] = {"ffn_gate.weight", D_E, D_F, offsetof(llm_layer, ffn_gate)},
-    [LT_UP] = {"ffn_up.weight", D_E, D_F, offsetof(llm_layer, ffn_up)},
-    [LT_DOWN] = {"ffn_down.weight", D_F, D_E, offsetof(llm_layer, ffn_down)},
-    [LT_POST_FFN_NORM] = {"post_ffw_norm.weight", D_E, D_1, offsetof(llm_layer, post_ffn_norm)},
+    [LT_ATTN_NORM] = {"attn_norm.weight", D_E, D_1, D_1, offsetof(llm_layer, attn_norm)},
+    [LT_Q] = {"attn_q.weight", D_E, D_NQ, D_1, offsetof(llm_layer, wq)},
+    [LT_K] = {"attn_k.weight", D_E, D_NK, D_1, offsetof(llm_layer, wk)},
+    [LT_V] = {"attn_v.weight", D_E, D_NV, D_1, offsetof(llm_layer, wv)},
+    [LT_O] = {"attn_output.weight", D_NO, D_E, D_1, offsetof(llm_layer, wo)},
+    [LT_Q_BIAS] = {"attn_q.bias", D_NQ, D_1, D_1, offsetof(llm_layer, bq)},
+    [LT_K_BIAS] = {"attn_k.bias", D_NK, D_1, D_1, offsetof(llm_layer, bk)},
+    [LT_V_BIAS] = {"attn_v.bias", D_NV, D_1, D_1, offsetof(llm_layer, bv)},
+    [LT_O_BIAS] = {"attn_output.bias", D_E, D_1, D_1, offsetof(llm_layer, bo)},
+    [LT_Q_NORM] = {"attn_q_norm.weight", D_HK, D_1, D_1, offsetof(llm_layer, q_norm)},
+    [LT_K_NORM] = {"attn_k_norm.weight", D_HK, D_1, D_1, offsetof(llm_layer, k_norm)},
+    [LT_POST_ATTN_NORM] = {"post_attention_norm.weight", D_E, D_1, D_1, offsetof(llm_layer, post_attn_norm)},
+    [LT_FFN_NORM] = {"ffn_norm.weight", D_E, D_1, D_1, offsetof(llm_layer, ffn_norm)},
+    [LT_GATE] = {"ffn_gate.weight", D_E, D_F, D_1, offsetof(llm_layer, ffn_gate)},
+    [LT_UP] = {"ffn_up.weight", D_E, D_F, D_1, offsetof(llm_layer, ffn_up)},
+    [LT_DOWN] = {"ffn_down.weight", D_F, D_E, D_1, offsetof(llm_layer, ffn_down)},
+    [LT_POST_FFN_NORM] = {"post_ffw_norm.weight", D_E, D_1, D_1, offsetof(llm_layer, post_ffn_norm)},
+    [LT_GATE_INP] = {"ffn_gate_inp.weight", D_E, D_NEXP, D_1, offsetof(llm_layer, ffn_gate_inp)},
+    [LT_GATE_EXPS] = {"ffn_gate_exps.weight", D_E, D_FEXP, D_NEXP, offsetof(llm_layer, ffn_gate_exps)},
+    [LT_UP_EXPS] = {"ffn_up_exps.weight", D_E, D_FEXP, D_NEXP, offsetof(llm_layer, ffn_up_exps)},
+    [LT_DOWN_EXPS] = {"ffn_down_exps.weight", D_FEXP, D_E, D_NEXP, offsetof(llm_layer, ffn_down_exps)},
+    [LT_GATE_INP_SHEXP] = {"ffn_gate_inp_shexp.weight", D_E, D_1, D_1, offsetof(llm_layer, ffn_gate_inp_shexp)},
+    [LT_GATE_SHEXP] = {"ffn_gate_shexp.weight", D_E, D_FSH, D_1, offsetof(llm_layer, ffn_gate_shexp)},
+    [LT_UP_SHEXP] = {"ffn_up_shexp.weight", D_E, D_FSH, D_1, offsetof(llm_layer, ffn_up_shexp)},
+    [LT_DOWN_SHEXP] = {"ffn_down_shexp.weight", D_FSH, D_E, D_1, offsetof(llm_layer, ffn_down_shexp)},
 };
 
 static int64_t dim_of(const llm_hparams *hp, dim d, llm_tensor_role r) {
@@ -238,6 +285,9 @@ static int64_t dim_of(const llm_hparams *hp, dim d, llm_tensor_role r) {
     case D_NV: return (int64_t)hp->n_head_kv * hp->head_dim_v;
     case D_NO: return (int64_t)hp->n_head * hp->head_dim_v;
     case D_F: return hp->n_ff;
+    case D_NEXP: return hp->n_expert;
+    case D_FEXP: return hp->n_ff_exp;
+    case D_FSH: return hp->n_ff_shexp;
     case D_HK: /* QK-norm: one head's width, or the whole projection (OLMo 2) */
         if (hp->qk_norm != LLM_QK_NORM_FULL) return hp->head_dim_k;
         return r == LT_Q_NORM ? (int64_t)hp->n_head * hp->head_dim_k : (int64_t)hp->n_head_kv * hp->head_dim_k;
@@ -257,7 +307,11 @@ static steno_status load_layer(llm_loader *g, int l, llm_layer *L) {
         const int64_t d0 = dim_of(hp, ROLES[r].d0, (llm_tensor_role)r);
         char *field = (char *)L + ROLES[r].off;
         if (ROLES[r].d1 == D_1) TRY(llm_get_vec(g, nm, d0, required, (const float **)(void *)field));
-        else TRY(llm_get_mat(g, nm, d0, dim_of(hp, ROLES[r].d1, (llm_tensor_role)r), required, (steno_mat *)(void *)field));
+        else if (ROLES[r].d2 == D_1)
+            TRY(llm_get_mat(g, nm, d0, dim_of(hp, ROLES[r].d1, (llm_tensor_role)r), required, (steno_mat *)(void *)field));
+        else
+            TRY(llm_get_mat3(g, nm, d0, dim_of(hp, ROLES[r].d1, (llm_tensor_role)r), hp->n_expert, required,
+                             (steno_mat *)(void *)field));
     }
     if ((L->q_norm == NULL) != (L->k_norm == NULL))
         return steno_fail(STENO_E_FORMAT, "%s: blk.%d has only one of attn_q_norm and attn_k_norm", g->fn, l);

@@ -33,6 +33,10 @@ steno_status llm_get_bool(llm_loader *g, const char *suffix, int def, int *out);
 /** A 2-D weight named `name` of shape [ne0 (row length)][ne1 rows]; absent is an error only when
  *  required (then *out stays zeroed). Claims the tensor. */
 steno_status llm_get_mat(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int required, steno_mat *out);
+/** A 3-D weight [ne0][ne1][ne2] (one [ne0][ne1] matrix per expert, ne2 of them) as one steno_mat of
+ *  ne1 rows whose experts follow one another (expert e at data + e·ne1·row_bytes). Claims it. */
+steno_status llm_get_mat3(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int64_t ne2, int required,
+                          steno_mat *out);
 /** A 1-D vector of n values, as float32 (converted and owned by the model when stored otherwise);
  *  *out NULL when absent and not required. Claims the tensor. */
 steno_status llm_get_vec(llm_loader *g, const char *name, int64_t n, int required, const float **out);

@@ -67,6 +67,10 @@ typedef struct llm_hparams {
     int qk_norm;          /* llm_qk_norm (llm/arch.h): how attn_q_norm/attn_k_norm apply */
     const float *rope_freqs; /* [n_rot/2] frequency divisors (rope_freqs.weight, Llama 3), or NULL */
     uint8_t *no_rope;     /* [n_layer] 1: the layer skips RoPE (SmolLM3), or NULL: none does */
+    /* mixture of experts (llm/moe.c); n_expert 0: a dense MLP */
+    int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
+    int moe_norm_w;       /* renormalize the top-k weights to sum 1 (Qwen3-MoE, Granite-MoE) */
+    float expert_weights_scale; /* the routing weights ·= this (1: none) */
 } llm_hparams;
 
 typedef struct llm_layer {
@@ -75,6 +79,11 @@ typedef struct llm_layer {
     const float *post_attn_norm, *post_ffn_norm; /* [n_embd] (Gemma, OLMo 2), or NULL */
     const float *bq, *bk, *bv, *bo;             /* projection biases (Qwen2), or NULL */
     steno_mat wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+    /* mixture of experts: the router [n_expert rows][E]; each expert's rows one after another in
+     * the 3-D tensors (expert e: rows e·n_out .. (e+1)·n_out - 1, n_out = F_exp or E); the shared
+     * expert and its gate ([E], or NULL) */
+    steno_mat ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps, ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp;
+    const float *ffn_gate_inp_shexp;
 } llm_layer;
 
 struct steno_llm {
@@ -187,6 +196,15 @@ void llm_pre_glu(void *arg, int t);
  *  (NOMEM). */
 int llm_glu_down(steno_llm_ctx *c, const llm_glu_rows *glu, int fuse, const char *name, int layer, const steno_mat *W,
                  int T, float *Y, int64_t ldy);
+
+/** The mixture-of-experts MLP of layer L (llm/moe.c; llama.cpp's build_moe_ffn with softmax gating):
+ *  for T rows of normed activations xb ([T][E]) writes y ([T][E]): each row's router softmax, its
+ *  top n_expert_used experts (ties to the lower index), their weights (renormalized when
+ *  moe_norm_w, scaled by expert_weights_scale), the experts' SwiGLU MLPs run as grouped products
+ *  over the rows routed to each, summed in the rows' selection order; plus the shared expert
+ *  (times sigmoid of its gate when it has one). A row's result does not depend on the other rows.
+ *  STENO_OK or STENO_E_NOMEM. */
+steno_status llm_moe_ffn(steno_llm_ctx *c, const llm_layer *L, const float *xb, int T, float *y);
 
 /** Fills kp's quantization fields from the context params (context.c). */
 void llm_kv_quant_params(const steno_llm_ctx_params *p, steno_kv_params *kp);

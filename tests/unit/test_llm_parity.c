@@ -1,4 +1,5 @@
-/* test_llm_parity.c — SmolLM2-135M-Instruct (Q4_1) and Gemma 3 270M (Q4_K_M) against llama.cpp.
+/* test_llm_parity.c — SmolLM2-135M-Instruct (Q4_1), Gemma 3 270M (Q4_K_M) and Qwen2.5-Coder-0.5B-Instruct
+ * (Q4_K_M: q4_K, q5_0, q6_K and q8_0 tensors; five prompts of 128 greedy steps) against llama.cpp.
  *
  * Fixtures tests/fixtures/llm/<model>_llamacpp.json come from tools/llm_oracle_llamacpp.py
  * (llama.cpp through llama-cpp-python, CPU, f16 KV cache, flash attention off). For each prompt:
@@ -183,13 +184,13 @@ static void run_model(const char *src, const char *model) {
         for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
             int *t = NULL, nt = 0;
             const steno_status st = steno_llm_tokenize(m, bad[b], strlen(bad[b]), 1, 0, &t, &nt);
-            if (strcmp(model, "smollm2") == 0)
+            if (strcmp(model, "gemma3") != 0) /* byte-level BPE */
                 CHECK(st == STENO_E_INVALID_ARG && strstr(steno_errmsg(), "not valid UTF-8"),
                       "%s: invalid UTF-8 case %zu: status %d (%s)", model, b, (int)st, steno_errmsg());
             free(t);
         }
         printf("%s: invalid UTF-8 prompts: %s\n", model,
-               strcmp(model, "smollm2") == 0 ? "refused with 'not valid UTF-8'" : "tokenized without a crash");
+               strcmp(model, "gemma3") != 0 ? "refused with 'not valid UTF-8'" : "tokenized without a crash");
     }
     /* tokenizer strings (no BOS), with and without special-token parsing */
     const cJSON *tk = cJSON_GetObjectItem(root, "tokenizer");
@@ -235,6 +236,7 @@ int main(int argc, char **argv) {
     } else {
         run_model(src, "smollm2");
         run_model(src, "gemma3");
+        run_model(src, "qwen2.5-coder-0.5b");
     }
     if (g_failures) {
         fprintf(stderr, "%d check(s) failed\n", g_failures);

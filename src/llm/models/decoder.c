@@ -135,13 +135,20 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
             for (int t = 0; t < T; t++) pre_norm(&nr, t);
             llm_dump(c, "ffn_inp", l, x, T, E);
         }
-        const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
-        float *ygu[2] = {hb, hb2};
-        const int64_t lgu[2] = {F, F};
-        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
-            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
-        if (llm_glu_down(c, &sw, fuse, "ffn_swiglu", l, &L->ffn_down, T, xb2, E))
-            return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        if (L->ffn_gate_inp.data) { /* a mixture of experts (llm/moe.c) */
+            if (fuse)
+                for (int t = 0; t < T; t++) pre_norm(&nr, t);
+            st = llm_moe_ffn(c, L, xb, T, xb2);
+            if (st != STENO_OK) return st;
+        } else {
+            const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
+            float *ygu[2] = {hb, hb2};
+            const int64_t lgu[2] = {F, F};
+            if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
+                return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+            if (llm_glu_down(c, &sw, fuse, "ffn_swiglu", l, &L->ffn_down, T, xb2, E))
+                return steno_fail(STENO_E_NOMEM, "forward: out of memory");
+        }
         llm_dump(c, "ffn_out", l, xb2, T, E);
         if (!fuse) {
             norm_rows out = {hp, x, xb, xb2, L->post_ffn_norm, NULL};

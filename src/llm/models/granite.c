@@ -1,8 +1,10 @@
-/* granite.c — IBM Granite 3.x dense (llama.cpp src/models/granite.cpp; mlx-lm models/granite.py):
+/* granite.c — IBM Granite 3.x, dense and MoE (llama.cpp src/models/granite.cpp, granite-moe.cpp; mlx-lm
+ * models/granite.py, granitemoe.py):
  * Llama's layout with four scales from the file: the embedding (granite.embedding_scale), the
  * attention (granite.attention.scale, in place of 1/sqrt(head_dim)), each residual branch
- * (granite.residual_scale) and the logits (divided by granite.logit_scale). Runs on
- * models/decoder.c. */
+ * (granite.residual_scale) and the logits (divided by granite.logit_scale). granitemoe: the same,
+ * with a mixture of experts (softmax top-k, weights renormalized; an ungated shared expert when the
+ * file has one; llm/moe.c) in place of the MLP. Both run on models/decoder.c. */
 #include "llm/arch.h"
 #include "llm/loader.h"
 
@@ -27,5 +29,21 @@ const llm_arch llm_arch_granite = {
     .optional = LT_QKV_BIASES | LT_BIT(LT_O_BIAS),
     .rope_neox = 0,
     .hparams = granite_hparams,
+    .forward = llm_forward_decoder,
+};
+
+/* Granite-MoE's experts are feed_forward_length wide (llama.cpp's granite-moe.cpp sizes them by n_ff) */
+static steno_status granitemoe_hparams(llm_loader *g, llm_hparams *hp) {
+    hp->n_ff_exp = hp->n_ff;
+    return granite_hparams(g, hp);
+}
+
+const llm_arch llm_arch_granitemoe = {
+    .name = "granitemoe",
+    .required = (LT_DENSE & ~(LT_BIT(LT_GATE) | LT_BIT(LT_UP) | LT_BIT(LT_DOWN))) | LT_MOE,
+    .optional = LT_QKV_BIASES | LT_BIT(LT_O_BIAS) | LT_SHEXP,
+    .rope_neox = 0,
+    .moe_norm_w = 1,
+    .hparams = granitemoe_hparams,
     .forward = llm_forward_decoder,
 };
