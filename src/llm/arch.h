@@ -42,6 +42,7 @@ typedef enum {
     LT_UP,             /* blk.N.ffn_up.weight              [E][F] */
     LT_DOWN,           /* blk.N.ffn_down.weight            [F][E] */
     LT_POST_FFN_NORM,  /* blk.N.post_ffw_norm.weight       [E] */
+    LT_QKV,            /* blk.N.attn_qkv.weight  [E][n_head·hd_k + 2·n_head_kv·hd] (Phi-3: Q, K, V fused) */
     /* mixture of experts (llm/moe.c) */
     LT_GATE_INP,       /* blk.N.ffn_gate_inp.weight        [E][n_expert]: the router */
     LT_GATE_EXPS,      /* blk.N.ffn_gate_exps.weight       [E][F_exp][n_expert] */
@@ -79,6 +80,7 @@ typedef struct llm_arch {
     int rope_neox;         /* 0: adjacent pairs (LLAMA_ROPE_TYPE_NORM); 1: halves (NEOX) */
     llm_qk_norm qk_norm;   /* the shape attn_q_norm/attn_k_norm must have when present */
     int moe_norm_w;        /* MoE: the top-k routing weights are renormalized to sum to 1 */
+    int fused_gate_up;     /* ffn_up holds gate and up ([E][2·F], gate first), no ffn_gate (Phi-3) */
     /* the architecture's own keys and derived values, after the shared ones (NULL: none) */
     steno_status (*hparams)(struct llm_loader *g, struct llm_hparams *hp);
     llm_forward_fn forward;

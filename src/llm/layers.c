@@ -10,6 +10,13 @@
 #include "kernels/ops/ops.h"
 #include "llm/model.h"
 
+const float *llm_rope_factors(const steno_llm_ctx *c) {
+    const llm_hparams *hp = &c->m->hp;
+    if (hp->rope_freqs) return hp->rope_freqs;
+    if (hp->rope_long && c->p.n_ctx > hp->n_ctx_orig) return hp->rope_long;
+    return hp->rope_short;
+}
+
 void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng) {
     for (int i = 0; i < ng; i++)
         for (int t = 0; t < g[i].T; t++) c->pos[g[i].t0 + t] = g[i].ctx->n_past + t;

@@ -205,7 +205,9 @@ static steno_status shared_hparams(llm_loader *g, llm_hparams *hp) {
     hp->rope_freq_scale = 1.0f;
     const gguf_str *rs = gguf_get_str(m->gguf, llm_key(g, "rope.scaling.type"));
     /* Llama 3's frequencies come as the rope_freqs tensor (read below), whatever the type says */
-    if (rs && !(rs->len == 4 && memcmp(rs->ptr, "none", 4) == 0) && !(rs->len == 6 && memcmp(rs->ptr, "llama3", 6) == 0)) {
+    /* LongRoPE's factors too (rope_factors_long/short below; rope.scaling.attn_factor) */
+    if (rs && !(rs->len == 4 && memcmp(rs->ptr, "none", 4) == 0) && !(rs->len == 6 && memcmp(rs->ptr, "llama3", 6) == 0) &&
+        !(rs->len == 8 && memcmp(rs->ptr, "longrope", 8) == 0)) {
         if (rs->len == 6 && memcmp(rs->ptr, "linear", 6) == 0) {
             float f;
             TRY(llm_get_float(g, "rope.scaling.factor", 1.0, 0, &f));
@@ -228,6 +230,9 @@ static steno_status shared_hparams(llm_loader *g, llm_hparams *hp) {
     hp->moe_norm_w = hp->arch->moe_norm_w;
     if ((hp->arch->required & LT_BIT(LT_GATE_INP)) && hp->n_expert == 0)
         return steno_fail(STENO_E_FORMAT, "%s: required metadata %s is missing", g->fn, llm_key(g, "expert_count"));
+    TRY(llm_get_float(g, "rope.scaling.attn_factor", 1.0, 0, &hp->rope_mscale));
+    TRY(llm_get_int(g, "rope.scaling.original_context_length", hp->n_ctx_train, 1, 1 << 24, &hp->n_ctx_orig));
+    hp->fused_gate_up = hp->arch->fused_gate_up;
     hp->is_swa = calloc((size_t)hp->n_layer, 1);
     if (!hp->is_swa) return steno_fail(STENO_E_NOMEM, "%s: out of memory", g->fn);
     hp->embd_scale = 1.0f;
@@ -242,7 +247,7 @@ static steno_status shared_hparams(llm_loader *g, llm_hparams *hp) {
 
 /* ---- tensors by role ----------------------------------------------------------------------- */
 
-typedef enum { D_1, D_E, D_NQ, D_NK, D_NV, D_NO, D_F, D_HK, D_NEXP, D_FEXP, D_FSH } dim;
+typedef enum { D_1, D_E, D_NQ, D_NK, D_NV, D_NO, D_F, D_HK, D_NEXP, D_FEXP, D_FSH, D_NQKV } dim;
 
 static const struct {
     const char *name; /* after "blk.N." */
@@ -266,6 +271,7 @@ static const struct {
     [LT_UP] = {"ffn_up.weight", D_E, D_F, D_1, offsetof(llm_layer, ffn_up)},
     [LT_DOWN] = {"ffn_down.weight", D_F, D_E, D_1, offsetof(llm_layer, ffn_down)},
     [LT_POST_FFN_NORM] = {"post_ffw_norm.weight", D_E, D_1, D_1, offsetof(llm_layer, post_ffn_norm)},
+    [LT_QKV] = {"attn_qkv.weight", D_E, D_NQKV, D_1, offsetof(llm_layer, wqkv)},
     [LT_GATE_INP] = {"ffn_gate_inp.weight", D_E, D_NEXP, D_1, offsetof(llm_layer, ffn_gate_inp)},
     [LT_GATE_EXPS] = {"ffn_gate_exps.weight", D_E, D_FEXP, D_NEXP, offsetof(llm_layer, ffn_gate_exps)},
     [LT_UP_EXPS] = {"ffn_up_exps.weight", D_E, D_FEXP, D_NEXP, offsetof(llm_layer, ffn_up_exps)},
@@ -288,6 +294,7 @@ static int64_t dim_of(const llm_hparams *hp, dim d, llm_tensor_role r) {
     case D_NEXP: return hp->n_expert;
     case D_FEXP: return hp->n_ff_exp;
     case D_FSH: return hp->n_ff_shexp;
+    case D_NQKV: return (int64_t)hp->n_head * hp->head_dim_k + (int64_t)hp->n_head_kv * (hp->head_dim_k + hp->head_dim_v);
     case D_HK: /* QK-norm: one head's width, or the whole projection (OLMo 2) */
         if (hp->qk_norm != LLM_QK_NORM_FULL) return hp->head_dim_k;
         return r == LT_Q_NORM ? (int64_t)hp->n_head * hp->head_dim_k : (int64_t)hp->n_head_kv * hp->head_dim_k;
@@ -307,8 +314,11 @@ static steno_status load_layer(llm_loader *g, int l, llm_layer *L) {
         const int64_t d0 = dim_of(hp, ROLES[r].d0, (llm_tensor_role)r);
         char *field = (char *)L + ROLES[r].off;
         if (ROLES[r].d1 == D_1) TRY(llm_get_vec(g, nm, d0, required, (const float **)(void *)field));
-        else if (ROLES[r].d2 == D_1)
-            TRY(llm_get_mat(g, nm, d0, dim_of(hp, ROLES[r].d1, (llm_tensor_role)r), required, (steno_mat *)(void *)field));
+        else if (ROLES[r].d2 == D_1) {
+            int64_t d1 = dim_of(hp, ROLES[r].d1, (llm_tensor_role)r);
+            if (r == LT_UP && hp->fused_gate_up) d1 *= 2; /* [gate; up] */
+            TRY(llm_get_mat(g, nm, d0, d1, required, (steno_mat *)(void *)field));
+        }
         else
             TRY(llm_get_mat3(g, nm, d0, dim_of(hp, ROLES[r].d1, (llm_tensor_role)r), hp->n_expert, required,
                              (steno_mat *)(void *)field));
@@ -341,6 +351,8 @@ static steno_status load_tensors(llm_loader *g) {
     if (!m->output.data) m->output = m->tok_embd;
     TRY(llm_get_vec(g, "output_norm.weight", hp->n_embd, 1, &m->output_norm));
     TRY(llm_get_vec(g, "rope_freqs.weight", hp->n_rot / 2, 0, &hp->rope_freqs));
+    TRY(llm_get_vec(g, "rope_factors_long.weight", hp->n_rot / 2, 0, &hp->rope_long));
+    TRY(llm_get_vec(g, "rope_factors_short.weight", hp->n_rot / 2, 0, &hp->rope_short));
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers) return steno_fail(STENO_E_NOMEM, "%s: out of memory", g->fn);
     for (int l = 0; l < hp->n_layer; l++) {

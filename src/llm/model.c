@@ -122,6 +122,7 @@ static steno_status load_llama2c(steno_llm *m, const steno_llm_load_params *lp) 
     hp->n_rot = hp->head_dim_k;
     hp->rope_base = 10000.0f;
     hp->rope_freq_scale = 1.0f;
+    hp->rope_mscale = 1.0f;
     hp->embd_scale = 1.0f;
     hp->logit_scale = 1.0f;
     hp->res_scale = 1.0f;

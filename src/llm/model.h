@@ -66,6 +66,10 @@ typedef struct llm_hparams {
     float res_scale;      /* residual branches ·= res_scale before the add (Granite; else 1) */
     int qk_norm;          /* llm_qk_norm (llm/arch.h): how attn_q_norm/attn_k_norm apply */
     const float *rope_freqs; /* [n_rot/2] frequency divisors (rope_freqs.weight, Llama 3), or NULL */
+    const float *rope_long, *rope_short; /* LongRoPE (Phi-3): the factors beyond / within n_ctx_orig */
+    int n_ctx_orig;       /* rope.scaling.original_context_length (LongRoPE's switch), else n_ctx_train */
+    float rope_mscale;    /* cos/sin ·= this (rope.scaling.attn_factor; 1: none) */
+    int fused_gate_up;    /* ffn_up = [gate; up] (Phi-3) */
     uint8_t *no_rope;     /* [n_layer] 1: the layer skips RoPE (SmolLM3), or NULL: none does */
     /* mixture of experts (llm/moe.c); n_expert 0: a dense MLP */
     int n_expert, n_expert_used, n_ff_exp, n_ff_shexp;
@@ -79,6 +83,7 @@ typedef struct llm_layer {
     const float *post_attn_norm, *post_ffn_norm; /* [n_embd] (Gemma, OLMo 2), or NULL */
     const float *bq, *bk, *bv, *bo;             /* projection biases (Qwen2), or NULL */
     steno_mat wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+    steno_mat wqkv; /* Q, K and V in one matrix (Phi-3), in place of wq/wk/wv */
     /* mixture of experts: the router [n_expert rows][E]; each expert's rows one after another in
      * the 3-D tensors (expert e: rows e·n_out .. (e+1)·n_out - 1, n_out = F_exp or E); the shared
      * expert and its gate ([E], or NULL) */
@@ -151,6 +156,11 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
  *  STENO_E_NOMEM. */
 steno_status llm_attend_groups(steno_llm_ctx *c, const llm_group *g, int ng, int l, const steno_attn_params *ap,
                                const float *q, const float *k, const float *v, float *att);
+
+/** The RoPE frequency factors the executor c uses: the file's rope_freqs, else LongRoPE's long
+ *  factors when c's context is longer than n_ctx_orig and its short ones otherwise (llama.cpp's
+ *  get_rope_factors), else NULL. */
+const float *llm_rope_factors(const steno_llm_ctx *c);
 
 /** Fills c->pos for the groups' rows (their contexts' n_past onwards). */
 void llm_group_positions(steno_llm_ctx *c, const llm_group *g, int ng);

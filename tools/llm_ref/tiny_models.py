@@ -13,7 +13,8 @@ byte-level BPE vocabulary of 256 bytes + 40 merges + 2 control tokens.
 
 Names: llama, llama3 (with rope_freqs), qwen2, qwen3, granite, olmo2, smollm3, the mixtures of
 experts qwen2moe (with a gated shared expert), qwen3moe, olmoe, granitemoe (an ungated shared
-expert) — 4 experts, 2 used per token — and for the generic
+expert) — 4 experts, 2 used per token —, phi3 (fused QKV and gate/up, 48 of 64 dims rotated,
+LongRoPE factors), and for the generic
 tier `generic` (llama's weights labelled `tinymystery`) and `generic_extra` (the same with one tensor
 no layout has); `bad_missing` and `bad_shape` are files steno must refuse (a required tensor absent, a
 tensor of the wrong shape).
@@ -42,6 +43,7 @@ MODELS = {
     "qwen3moe": ("qwen3moe", 2, {"qk_norm": "head", "moe": True}),
     "olmoe": ("olmoe", 2, {"qk_norm": "full", "moe": True, "n_kv": NH, "ff": F_EXP}),
     "granitemoe": ("granitemoe", 2, {"granite": True, "moe": True, "shexp": "plain", "ff": F_EXP}),
+    "phi3": ("phi3", 2, {"fused": True, "n_rot": 48, "longrope": True}),
     "generic": ("tinymystery", 2, {}),
     "generic_extra": ("tinymystery", 2, {"extra_tensor": True}),
     # bad input: a required tensor missing, one misshaped
@@ -88,7 +90,7 @@ def write(name, out_dir, wtype):
     n_vocab = len(tokens)
     path = os.path.join(out_dir, "tiny-%s-%s.gguf" % (name, wtype))
     w = gguf.GGUFWriter(path, arch)
-    w.add_name("tiny-" + name)
+    w.add_name("steno tiny random weights")  # a neutral name: llama.cpp keys vocabulary quirks on names
     w.add_context_length(512)
     w.add_embedding_length(E)
     w.add_block_count(n_layer)
@@ -104,7 +106,11 @@ def write(name, out_dir, wtype):
             w.add_expert_shared_feed_forward_length(F_SHEXP)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_rope_freq_base(10000.0)
-    w.add_rope_dimension_count(HD)
+    w.add_rope_dimension_count(feat.get("n_rot", HD))
+    if feat.get("longrope"):
+        w.add_rope_scaling_type(gguf.RopeScalingType.LONGROPE)
+        w.add_rope_scaling_attn_factors(1.19)
+        w.add_rope_scaling_orig_ctx_len(256)
     w.add_vocab_size(n_vocab)
     if feat.get("granite"):
         w.add_logit_scale(4.0)
@@ -148,6 +154,10 @@ def write(name, out_dir, wtype):
     vec("output_norm.weight", E)
     if name != "qwen3":  # qwen3 ties the output to the embedding
         mat("output.weight", n_vocab, E)
+    if feat.get("longrope"):
+        n = feat["n_rot"] // 2
+        w.add_tensor("rope_factors_long.weight", np.linspace(1.0, 12.0, n).astype(np.float32))
+        w.add_tensor("rope_factors_short.weight", np.linspace(1.0, 1.5, n).astype(np.float32))
     if feat.get("rope_freqs"):
         # Llama 3.1's factors: 1 for high frequencies, up to 8 for the low ones
         w.add_tensor("rope_freqs.weight", np.linspace(1.0, 8.0, HD // 2).astype(np.float32))
@@ -155,9 +165,12 @@ def write(name, out_dir, wtype):
         p = "blk.%d." % l
         if not feat.get("no_pre_norms"):
             vec(p + "attn_norm.weight", E)
-        mat(p + "attn_q.weight", NH * HD, E)
-        mat(p + "attn_k.weight", nkv * HD, E)
-        mat(p + "attn_v.weight", nkv * HD, E)
+        if feat.get("fused"):
+            mat(p + "attn_qkv.weight", (NH + 2 * nkv) * HD, E)
+        else:
+            mat(p + "attn_q.weight", NH * HD, E)
+            mat(p + "attn_k.weight", nkv * HD, E)
+            mat(p + "attn_v.weight", nkv * HD, E)
         mat(p + "attn_output.weight", E, NH * HD)
         if feat.get("qkv_bias"):
             vec(p + "attn_q.bias", NH * HD, 0.0, 0.5)
@@ -184,6 +197,9 @@ def write(name, out_dir, wtype):
                 mat(p + "ffn_gate_shexp.weight", F_SHEXP, E)
                 mat(p + "ffn_up_shexp.weight", F_SHEXP, E)
                 mat(p + "ffn_down_shexp.weight", E, F_SHEXP)
+        elif feat.get("fused"):
+            mat(p + "ffn_up.weight", 2 * F, E)
+            mat(p + "ffn_down.weight", E, F)
         else:
             mat(p + "ffn_gate.weight", F, E)
             mat(p + "ffn_up.weight", F, E)

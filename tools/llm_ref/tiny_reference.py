@@ -38,13 +38,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=16)
+    ap.add_argument("only", nargs="*", help="models (default: all)")
     args = ap.parse_args()
     import llama_cpp
     from llama_cpp import Llama
 
     os.makedirs(args.out, exist_ok=True)
-    for name in ["llama", "llama3", "qwen2", "qwen3", "granite", "olmo2", "smollm3", "qwen2moe", "qwen3moe", "olmoe",
-                 "granitemoe"]:
+    for name in args.only or ["llama", "llama3", "qwen2", "qwen3", "granite", "olmo2", "smollm3", "qwen2moe", "qwen3moe", "olmoe",
+                 "granitemoe", "phi3"]:
         path = os.path.join(args.models, "tiny-%s-%s.gguf" % (name, args.type))
         llm = Llama(model_path=path, n_ctx=256, n_batch=64, n_threads=args.threads, n_threads_batch=args.threads,
                     flash_attn=False, verbose=False, seed=0)

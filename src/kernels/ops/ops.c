@@ -48,15 +48,16 @@ void steno_rmsnorm_llama2c(float *o, const float *x, const float *w, int n, floa
 }
 
 /* cos/sin of the n_rot/2 angles at pos, as ggml's rope_cache_init computes them (rope_yarn without
- * extrapolation mixing; mscale 1); ff: the frequency divisors (rope_freqs), or NULL */
-static int rope_table(float *cs, int n_rot, int pos, float base, float freq_scale, const float *ff) {
+ * extrapolation mixing); ff: the frequency divisors (rope_freqs), or NULL; mscale: the magnitude
+ * factor (1: none; x · 1.0f is exact, so the bits are those of no factor) */
+static int rope_table(float *cs, int n_rot, int pos, float base, float freq_scale, const float *ff, float mscale) {
     const int nr = n_rot < 2048 ? n_rot : 2048;
     const float theta_scale = powf(base, -2.0f / (float)n_rot);
     float theta = (float)pos;
     for (int i0 = 0; i0 < nr; i0 += 2) {
         const float th = freq_scale * (ff ? theta / ff[i0 / 2] : theta);
-        cs[i0] = cosf(th);
-        cs[i0 + 1] = sinf(th);
+        cs[i0] = cosf(th) * mscale;
+        cs[i0 + 1] = sinf(th) * mscale;
         theta *= theta_scale;
     }
     return nr;
@@ -100,19 +101,19 @@ static void rope_apply(float *x, int n_heads, int head_dim, int nr, const float 
 void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, float base, float freq_scale,
                      int neox) {
     float cs[2048];
-    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, NULL);
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, NULL, 1.0f);
     rope_apply(x, n_heads, head_dim, nr, cs, neox);
 }
 
 void steno_rope_ggml_qk(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
                         float freq_scale, int neox) {
-    steno_rope_ggml_qk_ff(q, n_head, k, n_head_kv, head_dim, n_rot, pos, base, freq_scale, NULL, neox);
+    steno_rope_ggml_qk_ff(q, n_head, k, n_head_kv, head_dim, n_rot, pos, base, freq_scale, NULL, 1.0f, neox);
 }
 
 void steno_rope_ggml_qk_ff(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
-                           float freq_scale, const float *freq_factors, int neox) {
+                           float freq_scale, const float *freq_factors, float mscale, int neox) {
     float cs[2048];
-    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, freq_factors);
+    const int nr = rope_table(cs, n_rot, pos, base, freq_scale, freq_factors, mscale);
     rope_apply(q, n_head, head_dim, nr, cs, neox);
     rope_apply(k, n_head_kv, head_dim, nr, cs, neox);
 }

@@ -29,10 +29,11 @@ void steno_rope_ggml(float *x, int n_heads, int head_dim, int n_rot, int pos, fl
 void steno_rope_ggml_qk(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
                         float freq_scale, int neox);
 /** steno_rope_ggml_qk with frequency factors: pair i's angle is divided by freq_factors[i] (n_rot/2
- *  values: a file's rope_freqs, Llama 3's long-context frequencies; ggml_rope_ext's c argument).
- *  NULL: none (the same bits as steno_rope_ggml_qk). */
+ *  values: a file's rope_freqs, Llama 3's long-context frequencies, Phi-3's LongRoPE factors;
+ *  ggml_rope_ext's c argument; NULL: none), and cos/sin multiplied by mscale (ggml_rope_ext's
+ *  attn_factor; 1: none). NULL and 1 give the bits of steno_rope_ggml_qk. */
 void steno_rope_ggml_qk_ff(float *q, int n_head, float *k, int n_head_kv, int head_dim, int n_rot, int pos, float base,
-                           float freq_scale, const float *freq_factors, int neox);
+                           float freq_scale, const float *freq_factors, float mscale, int neox);
 /** run.c RoPE: pairs (i, i+1) over the whole vector of dim floats, freq from i % head_size. */
 void steno_rope_llama2c(float *x, int dim, int head_size, int pos);
 

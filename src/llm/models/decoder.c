@@ -53,6 +53,33 @@ static void add_bias(float *y, const float *b, int T, int n) {
         for (int i = 0; i < n; i++) y[(size_t)t * n + i] += b[i];
 }
 
+/* One product whose output rows hold several projections side by side (Phi-3's attn_qkv, its
+ * [gate; up]): Y = X·Wᵀ with pre on X's rows first, then each row's columns split into the outputs
+ * ([T][w_i] each). The same per-element arithmetic as separate matrices. 0 or -1 (NOMEM). */
+static int fused_product(steno_llm_ctx *c, const steno_xmat_pre *pre, const steno_mat *W, const float *X, int T, int n,
+                         float *const *out, const int *w) {
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += w[i];
+    float *y = malloc(sizeof(float) * (size_t)T * (size_t)total);
+    if (!y) return -1;
+    const steno_mat *ws[1] = {W};
+    float *ys[1] = {y};
+    const int64_t ld[1] = {total};
+    if (llm_matmul_n_pre(c, pre, 1, ws, X, T, ys, ld)) {
+        free(y);
+        return -1;
+    }
+    for (int t = 0; t < T; t++) {
+        const float *row = y + (size_t)t * (size_t)total;
+        for (int i = 0; i < n; i++) {
+            memcpy(out[i] + (size_t)t * w[i], row, sizeof(float) * (size_t)w[i]);
+            row += w[i];
+        }
+    }
+    free(y);
+    return 0;
+}
+
 steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, const llm_group *g, int ng) {
     const steno_llm *m = c->m;
     const llm_hparams *hp = &m->hp;
@@ -77,6 +104,7 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
      * (the add after the MLP in the next layer's, the last one after the loop); with one, each step
      * runs whole where the dumps expect its result. */
     const int fuse = !c->dump;
+    const float *ff = llm_rope_factors(c);
     const int ggml_swiglu = !hp->llama2c && c->p.compute != STENO_LLM_COMPUTE_F32 && steno_ggml_exact_available();
     const llm_glu_rows sw = {hb, hb2, F, ggml_swiglu ? steno_ggml_swiglu : steno_swiglu};
     for (int l = 0; l < hp->n_layer; l++) {
@@ -94,7 +122,9 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
         const steno_mat *wqkv[3] = {&L->wq, &L->wk, &L->wv};
         float *yqkv[3] = {q, k, v};
         const int64_t lqkv[3] = {nq, nk, nv};
-        if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 3, wqkv, xb, T, yqkv, lqkv))
+        const int wqkv_n[3] = {nq, nk, nv};
+        if (L->wqkv.data ? fused_product(c, fuse ? &pre : NULL, &L->wqkv, xb, T, 3, yqkv, wqkv_n)
+                         : llm_matmul_n_pre(c, fuse ? &pre : NULL, 3, wqkv, xb, T, yqkv, lqkv))
             return steno_fail(STENO_E_NOMEM, "forward: out of memory");
         add_bias(q, L->bq, T, nq);
         add_bias(k, L->bk, T, nk);
@@ -115,10 +145,12 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
                 steno_rope_llama2c(k + (size_t)t * nk, nk, hp->head_dim_k, pos[t]);
             } else {
                 steno_rope_ggml_qk_ff(q + (size_t)t * nq, hp->n_head, k + (size_t)t * nk, hp->n_head_kv,
-                                      hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base, hp->rope_freq_scale,
-                                      hp->rope_freqs, hp->rope_neox);
+                                      hp->head_dim_k, hp->n_rot, pos[t], hp->rope_base, hp->rope_freq_scale, ff,
+                                      hp->rope_mscale, hp->rope_neox);
             }
         }
+        if (hp->q_scale != 1.0f) /* Phi-3 scales q after RoPE, then attends with scale 1 */
+            for (size_t i = 0; i < (size_t)T * nq; i++) q[i] *= hp->q_scale;
         llm_dump(c, "Qcur", l, q, T, nq);
         llm_dump(c, "Kcur", l, k, T, nk);
         steno_status st = llm_attend_groups(c, g, ng, l, &ap, q, k, v, att);
@@ -144,7 +176,9 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
             const steno_mat *wgu[2] = {&L->ffn_gate, &L->ffn_up};
             float *ygu[2] = {hb, hb2};
             const int64_t lgu[2] = {F, F};
-            if (llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
+            const int wgu_n[2] = {F, F};
+            if (hp->fused_gate_up ? fused_product(c, fuse ? &pre : NULL, &L->ffn_up, xb, T, 2, ygu, wgu_n)
+                                  : llm_matmul_n_pre(c, fuse ? &pre : NULL, 2, wgu, xb, T, ygu, lgu))
                 return steno_fail(STENO_E_NOMEM, "forward: out of memory");
             if (llm_glu_down(c, &sw, fuse, "ffn_swiglu", l, &L->ffn_down, T, xb2, E))
                 return steno_fail(STENO_E_NOMEM, "forward: out of memory");
