@@ -42,10 +42,12 @@ cmake --build build-asan -j"$jobs"
 # py_test_options and py_test_cli_bad_input), py_test_stream (121 s: the
 # stream engine runs sanitized under server_test_stream_ws and test_audio_stream) and
 # py_test_beam (71 s: beam search runs sanitized under py_test_batched, whose windows decode with
-# 5 beams, and test_fast_rows).
+# 5 beams, and test_fast_rows). server_test_llm_models serves Qwen2.5-Coder-0.5B (the qwen2 forward
+# runs sanitized in test_llm_parity and test_llm_arch; its HTTP path is SmolLM2's, sanitized in the
+# soak).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j1 \
-  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache|whisper_xbatch)|install_tree|py_test_(memory_flat|option_table|stream|beam))$' || status=1
+  -E '^(server_test_(openai_api|web_page|haproxy|concurrency|prompt_cache|whisper_xbatch|llm_models)|install_tree|py_test_(memory_flat|option_table|stream|beam))$' || status=1
 
 echo "== libFuzzer targets: corpus replay + fixed-seed bounded runs (build-fuzz/)"
 bash scripts/fuzz_smoke.sh || status=1
