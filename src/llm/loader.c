@@ -84,17 +84,22 @@ static void claim(llm_loader *g, const gguf_tensor *t) {
     if (t0 && t >= t0 && t - t0 < gguf_n_tensors(g->m->gguf)) g->used[t - t0] = 1;
 }
 
-steno_status llm_get_mat(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int required, steno_mat *out) {
+steno_status llm_get_mat3(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int64_t ne2, int required,
+                          steno_mat *out) {
     memset(out, 0, sizeof *out);
     const gguf_tensor *t = gguf_find_tensor(g->m->gguf, name);
     if (!t) {
         if (!required) return STENO_OK;
         return steno_fail(STENO_E_FORMAT, "%s: tensor '%s' is missing", g->fn, name);
     }
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1)
-        return steno_fail(STENO_E_FORMAT, "%s: tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld]",
-                          g->fn, name, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2],
-                          (long long)t->ne[3], (long long)ne0, (long long)ne1);
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
+        char want[96];
+        if (ne2 == 1) snprintf(want, sizeof want, "[%lld, %lld]", (long long)ne0, (long long)ne1);
+        else snprintf(want, sizeof want, "[%lld, %lld, %lld]", (long long)ne0, (long long)ne1, (long long)ne2);
+        return steno_fail(STENO_E_FORMAT, "%s: tensor '%s' has shape [%lld, %lld, %lld, %lld], expected %s", g->fn,
+                          name, (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
+                          want);
+    }
     const steno_type_traits *tr = steno_type_get(t->type);
     if (!tr || !tr->vec_dot)
         return steno_fail(STENO_E_UNSUPPORTED, "%s: tensor '%s' has type %s, which steno cannot multiply", g->fn, name,
@@ -109,31 +114,8 @@ steno_status llm_get_mat(llm_loader *g, const char *name, int64_t ne0, int64_t n
     return STENO_OK;
 }
 
-steno_status llm_get_mat3(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int64_t ne2, int required,
-                          steno_mat *out) {
-    memset(out, 0, sizeof *out);
-    const gguf_tensor *t = gguf_find_tensor(g->m->gguf, name);
-    if (!t) {
-        if (!required) return STENO_OK;
-        return steno_fail(STENO_E_FORMAT, "%s: tensor '%s' is missing", g->fn, name);
-    }
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1)
-        return steno_fail(STENO_E_FORMAT,
-                          "%s: tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld, %lld, %lld]", g->fn, name,
-                          (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2], (long long)t->ne[3],
-                          (long long)ne0, (long long)ne1, (long long)ne2);
-    const steno_type_traits *tr = steno_type_get(t->type);
-    if (!tr || !tr->vec_dot)
-        return steno_fail(STENO_E_UNSUPPORTED, "%s: tensor '%s' has type %s, which steno cannot multiply", g->fn, name,
-                          steno_type_name(t->type));
-    out->type = t->type;
-    out->n_in = ne0;
-    out->n_out = ne1;
-    out->row_bytes = steno_row_size(t->type, ne0);
-    out->data = t->data;
-    g->m->weight_bytes += t->size;
-    claim(g, t);
-    return STENO_OK;
+steno_status llm_get_mat(llm_loader *g, const char *name, int64_t ne0, int64_t ne1, int required, steno_mat *out) {
+    return llm_get_mat3(g, name, ne0, ne1, 1, required, out);
 }
 
 static float *own(steno_llm *m, size_t n) {

@@ -37,25 +37,6 @@
 #define TOLERANCE 2e-3
 #define TOLERANCE_REL 1e-4
 
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        if (len) *len = (size_t)n;
-    }
-    return b;
-}
-
 static void sha256_hex(const char *data, size_t n, char out[65]) {
     unsigned char md[32];
     unsigned int ml = 0;
@@ -119,14 +100,14 @@ static int argmax(const float *x, int n) {
 static void run_arch(const char *src, const char *name) {
     char fx[4200], path[4200];
     snprintf(fx, sizeof fx, "%s/tests/fixtures/llm/arch/%s-f32.json", src, name);
-    char *json = read_all(fx, NULL);
+    char *json = test_read_all(fx);
     CHECK(json != NULL, "fixture %s is missing", fx);
     if (!json) return;
     cJSON *root = cJSON_Parse(json);
     free(json);
     snprintf(path, sizeof path, "%s/tiny-%s-f32.gguf", tiny_dir(), name);
     size_t flen = 0;
-    char *file = read_all(path, &flen);
+    char *file = test_read_all_n(path, &flen);
     CHECK(file != NULL, "%s is missing", path);
     if (!file) {
         cJSON_Delete(root);

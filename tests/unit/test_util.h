@@ -42,8 +42,9 @@ static inline const char *test_shared_dir(void) {
     return e && *e ? e : "../shared";
 }
 
-/** The whole file at path, NUL-terminated (malloc'd; the caller frees), or NULL. */
-static inline char *test_read_all(const char *path) {
+/** The whole file at path, NUL-terminated (malloc'd; the caller frees), or NULL; its length in *len
+ *  when len is not NULL. */
+static inline char *test_read_all_n(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -54,10 +55,16 @@ static inline char *test_read_all(const char *path) {
         free(b);
         b = NULL;
     }
-    if (b) b[n] = '\0';
+    if (b) {
+        b[n] = '\0';
+        if (len) *len = (size_t)n;
+    }
     fclose(f);
     return b;
 }
+
+/** test_read_all_n without the length. */
+static inline char *test_read_all(const char *path) { return test_read_all_n(path, NULL); }
 
 static inline int test_summary(const char *name) {
     printf("%s: %d passed, %d failed\n", name, g_checks - g_failures, g_failures);

@@ -16,19 +16,14 @@ tools/llm_oracle_llamacpp.py explains), the top-16 logits after each, then 32 gr
 """
 
 import argparse
-import hashlib
 import json
 import os
+import sys
 
 import numpy as np
 
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from llm_oracle_llamacpp import sha256  # noqa: E402
 
 
 def main():
