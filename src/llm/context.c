@@ -76,6 +76,9 @@ steno_status steno_llm_ctx_new(const steno_llm *m, const steno_llm_ctx_params *p
         return steno_fail(STENO_E_NOMEM, "--compute fast: out of memory repacking the weights");
     if (p.kv_quant < STENO_KV_QUANT_PLAIN || p.kv_quant > STENO_KV_QUANT_TQ2)
         return steno_fail(STENO_E_INVALID_ARG, "unknown KV quantization %d", (int)p.kv_quant);
+    if (p.kv_quant != STENO_KV_QUANT_PLAIN && hp->attn_softcap > 0)
+        return steno_fail(STENO_E_UNSUPPORTED, "%s: quantized KV caches do not support its attention soft-capping "
+                          "(use the plain cache)", m->name ? m->name : "model");
     if (p.kv_sink < 0 || p.kv_sink > 4096)
         return steno_fail(STENO_E_INVALID_ARG, "--kv-sink %d: need 0..4096", p.kv_sink);
     if (p.kv_quant_start < 0)

@@ -62,6 +62,7 @@ typedef struct llm_hparams {
     float kq_scale;       /* Llama: softmax scale 1/sqrt(head_dim) */
     float embd_scale;     /* Gemma: sqrt(n_embd); Llama: 1 */
     float logit_softcap;  /* 0: none */
+    float attn_softcap;   /* attention scores softcapped (Gemma 2; 0: none) */
     float logit_scale;    /* logits ·= logit_scale (Granite: 1/logit_scale of the file; else 1) */
     float res_scale;      /* residual branches ·= res_scale before the add (Granite; else 1) */
     int qk_norm;          /* llm_qk_norm (llm/arch.h): how attn_q_norm/attn_k_norm apply */

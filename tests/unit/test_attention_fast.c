@@ -163,7 +163,7 @@ static void run_case(steno_pool *pool2, int n_head, int n_kv, int hd, int f16, i
     double *ref = malloc(sizeof(double) * nq);
     for (size_t i = 0; i < nq; i++)
         q[i] = frand();
-    steno_attn_params ap = {n_head, n_kv, hd, hd, scale, 1.0f, 0, 1};
+    steno_attn_params ap = {n_head, n_kv, hd, hd, scale, 1.0f, 0, 1, 0.0f};
     steno_work w1 = {0}, w2 = {0}, w3 = {0};
     int rc1 = steno_attention_fast(NULL, &w1, &ap, q, T, q0, &view, o1);
     int rc2 = steno_attention_fast(pool2, &w2, &ap, q, T, q0, &view, o2);
@@ -219,7 +219,7 @@ int main(void) {
     steno_pool *pool2 = NULL;
     if (steno_pool_create(2, &pool2) != STENO_OK)
         return 1;
-    steno_attn_params probe = {1, 1, 64, 64, 1.0f, 1.0f, 0, 1};
+    steno_attn_params probe = {1, 1, 64, 64, 1.0f, 1.0f, 0, 1, 0.0f};
     steno_kv_view empty;
     memset(&empty, 0, sizeof empty);
     empty.dtype = STENO_T_F16;

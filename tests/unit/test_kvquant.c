@@ -253,7 +253,7 @@ static void attention_case(int quant, int kbits, int vbits, int group, int layou
           *o3 = malloc(16 * NH * HD * sizeof(float)), *oref = malloc(16 * NH * HD * sizeof(float));
     float *deck = NULL, *decv = NULL;
     steno_work w1 = {0}, w3 = {0}, wr = {0};
-    steno_attn_params ap = {NH, NKV, HD, HD, 1.0f / 8.0f, 8.0f, llama2c, 0};
+    steno_attn_params ap = {NH, NKV, HD, HD, 1.0f / 8.0f, 8.0f, llama2c, 0, 0.0f};
     double worst = 0;
     int q0 = 0, same_threads = 1;
     for (int step = 0; step < STEPS; step++) {

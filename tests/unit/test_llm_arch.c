@@ -235,7 +235,7 @@ int main(int argc, char **argv) {
     const char *src = getenv("STENO_SOURCE");
     if (!src || !*src) src = ".";
     static const char *const ARCHS[] = {"llama",    "llama3",   "qwen2", "qwen3",     "granite", "olmo2",
-                                        "smollm3",  "qwen2moe", "qwen3moe", "olmoe", "granitemoe", "phi3"};
+                                        "smollm3",  "qwen2moe", "qwen3moe", "olmoe", "granitemoe", "phi3", "gemma2"};
     if (argc > 1) {
         for (int i = 1; i < argc; i++) run_arch(src, argv[i]);
     } else {

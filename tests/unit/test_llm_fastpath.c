@@ -321,7 +321,7 @@ static void run_case(const attn_case *c, int dtype, steno_pool *p1, steno_pool *
     for (int i = 0; i < T * c->n_head * c->hk; i++) q[i] = frand() * 3.0f;
     const size_t on = (size_t)T * c->n_head * c->hv;
     float *o1 = malloc(sizeof(float) * on), *o3 = malloc(sizeof(float) * on), *oref = malloc(sizeof(float) * on);
-    steno_attn_params ap = {c->n_head, c->n_kv, c->hk, c->hv, 1.0f / sqrtf((float)c->hk), sqrtf((float)c->hk), 0, 0};
+    steno_attn_params ap = {c->n_head, c->n_kv, c->hk, c->hv, 1.0f / sqrtf((float)c->hk), sqrtf((float)c->hk), 0, 0, 0.0f};
     steno_work w1 = {0}, w3 = {0};
     CHECK(steno_attention(p1, &w1, &ap, q, T, q0, &kv, o1) == 0, "attention failed");
     CHECK(steno_attention(p3, &w3, &ap, q, T, q0, &kv, o3) == 0, "attention failed");

@@ -14,7 +14,7 @@ byte-level BPE vocabulary of 256 bytes + 40 merges + 2 control tokens.
 Names: llama, llama3 (with rope_freqs), qwen2, qwen3, granite, olmo2, smollm3, the mixtures of
 experts qwen2moe (with a gated shared expert), qwen3moe, olmoe, granitemoe (an ungated shared
 expert) — 4 experts, 2 used per token —, phi3 (fused QKV and gate/up, 48 of 64 dims rotated,
-LongRoPE factors), and for the generic
+LongRoPE factors), gemma2 (soft-capping, a 32-position sliding window on even layers), and for the generic
 tier `generic` (llama's weights labelled `tinymystery`) and `generic_extra` (the same with one tensor
 no layout has); `bad_missing` and `bad_shape` are files steno must refuse (a required tensor absent, a
 tensor of the wrong shape).
@@ -44,6 +44,7 @@ MODELS = {
     "olmoe": ("olmoe", 2, {"qk_norm": "full", "moe": True, "n_kv": NH, "ff": F_EXP}),
     "granitemoe": ("granitemoe", 2, {"granite": True, "moe": True, "shexp": "plain", "ff": F_EXP}),
     "phi3": ("phi3", 2, {"fused": True, "n_rot": 48, "longrope": True}),
+    "gemma2": ("gemma2", 2, {"post_norms": True, "gemma2": True}),
     "generic": ("tinymystery", 2, {}),
     "generic_extra": ("tinymystery", 2, {"extra_tensor": True}),
     # bad input: a required tensor missing, one misshaped
@@ -112,6 +113,10 @@ def write(name, out_dir, wtype):
         w.add_rope_scaling_attn_factors(1.19)
         w.add_rope_scaling_orig_ctx_len(256)
     w.add_vocab_size(n_vocab)
+    if feat.get("gemma2"):
+        w.add_attn_logit_softcapping(50.0)
+        w.add_final_logit_softcapping(30.0)
+        w.add_sliding_window(32)  # layer 0 slides: the 64-token test crosses its window
     if feat.get("granite"):
         w.add_logit_scale(4.0)
         w.add_residual_scale(0.22)
@@ -152,7 +157,7 @@ def write(name, out_dir, wtype):
 
     mat("token_embd.weight", n_vocab, E, scale=1.0)
     vec("output_norm.weight", E)
-    if name != "qwen3":  # qwen3 ties the output to the embedding
+    if name not in ("qwen3", "gemma2"):  # these tie the output to the embedding
         mat("output.weight", n_vocab, E)
     if feat.get("longrope"):
         n = feat["n_rot"] // 2

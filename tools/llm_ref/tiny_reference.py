@@ -40,7 +40,7 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     for name in args.only or ["llama", "llama3", "qwen2", "qwen3", "granite", "olmo2", "smollm3", "qwen2moe", "qwen3moe", "olmoe",
-                 "granitemoe", "phi3"]:
+                 "granitemoe", "phi3", "gemma2"]:
         path = os.path.join(args.models, "tiny-%s-%s.gguf" % (name, args.type))
         llm = Llama(model_path=path, n_ctx=256, n_batch=64, n_threads=args.threads, n_threads_batch=args.threads,
                     flash_attn=False, verbose=False, seed=0)

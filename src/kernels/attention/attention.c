@@ -51,6 +51,7 @@ static void attn_worker(void *arg, int ith, int nth) {
             const uint8_t *krow = kv->k + (size_t)s * kv->k_row_bytes + (size_t)kvh * (kv->k_row_bytes / ap->n_kv_head);
             float d = j->kt->vec_dot(hk, krow, qconv);
             float sc = ap->llama2c ? d / ap->scale_div : d * ap->scale;
+            if (ap->softcap > 0) sc = tanhf(sc * (1.0f / ap->softcap)) * ap->softcap;
             scores[n] = sc;
             slots[n] = s;
             if (sc > maxv) maxv = sc;
@@ -191,6 +192,8 @@ static void attn_worker_ggml(void *arg, int ith, int nth) {
                 }
                 if (!prefix) /* compact the scores in place to the visible rows (order kept) */
                     for (int k = 0; k < m; k++) wg[k] = wg[tidx[k]];
+                if (ap->softcap > 0) /* ggml_scale(1/cap), ggml_tanh, ggml_scale(cap) */
+                    for (int k = 0; k < m; k++) wg[k] = tanhf(wg[k] * (1.0f / ap->softcap)) * ap->softcap;
                 float maxv = -INFINITY;
                 for (int k = 0; k < m; k++)
                     if (wg[k] > maxv) maxv = wg[k];
@@ -250,8 +253,8 @@ static int attention_ggml(steno_pool *pool, steno_work *work, const steno_attn_p
 
 int steno_attention(steno_pool *pool, steno_work *work, const steno_attn_params *ap, const float *q, int T, int q0,
                     const steno_kv_view *kv, float *out) {
-    if (kv->kq || kv->vq) return steno_attention_quant(pool, work, ap, q, T, q0, kv, out);
-    if (ap->fast) {
+    if (kv->kq || kv->vq) return ap->softcap > 0 ? -1 : steno_attention_quant(pool, work, ap, q, T, q0, kv, out);
+    if (ap->fast && ap->softcap <= 0) {
         const int rc = steno_attention_fast(pool, work, ap, q, T, q0, kv, out);
         if (rc <= 0) return rc;
     }

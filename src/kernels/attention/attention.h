@@ -64,6 +64,8 @@ typedef struct steno_attn_params {
     float scale_div;   /* llama2c numerics: divides q·k (sqrtf(head_size)) */
     int llama2c;       /* 1: llama2c numerics, 0: ggml numerics */
     int fast;          /* 1: the fast path's float32 attention where it applies (steno_attention_fast) */
+    float softcap;     /* > 0: scores become softcap·tanh(score/softcap) before the softmax (Gemma 2's
+                          attn_logit_softcapping; ggml numerics, plain caches only); 0: none */
 } steno_attn_params;
 
 /** The LLM fast path's attention (attention_fast.c; Lab numerics, gated by tests/unit/test_llm_fast.c):

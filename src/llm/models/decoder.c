@@ -90,7 +90,7 @@ steno_status llm_forward_decoder(steno_llm_ctx *c, const int *tokens, int T, con
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
     steno_attn_params ap = {hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, hp->kq_scale,
-                            sqrtf((float)hp->head_dim_k), hp->llama2c, c->p.compute == STENO_LLM_COMPUTE_FAST};
+                            sqrtf((float)hp->head_dim_k), hp->llama2c, c->p.compute == STENO_LLM_COMPUTE_FAST, 0.0f};
 
     /* token embedding (Granite scales it) */
     for (int t = 0; t < T; t++) {

@@ -1,4 +1,5 @@
-/* gemma3.c — the Gemma 3 forward pass (llama.cpp src/models/gemma3.cpp, whose CPU numerics it
+/* gemma3.c — the Gemma 3 forward pass, which Gemma 2 shares (models/gemma2.c: no QK-norm, attention
+ * soft-capping, every other layer sliding) (llama.cpp src/models/gemma3.cpp, whose CPU numerics it
  * follows: embedding scaled by sqrt(n_embd), QK-norm, NEOX RoPE with per-layer bases, q scaled by
  * 1/sqrt(head_dim), sliding-window layers over rotating caches, post-attention and post-FFN norms,
  * GeGLU with ggml's fp16 GELU table). See model.h. */
@@ -46,7 +47,7 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
     float *x = c->x, *xb = c->xb, *xb2 = c->xb2, *q = c->q, *k = c->k, *v = c->v, *att = c->att, *hb = c->hb,
           *hb2 = c->hb2;
     steno_attn_params ap = {hp->n_head, hp->n_head_kv, hk, hp->head_dim_v, 1.0f, 1.0f, 0,
-                            c->p.compute == STENO_LLM_COMPUTE_FAST};
+                            c->p.compute == STENO_LLM_COMPUTE_FAST, hp->attn_softcap};
 
     /* token embedding, scaled by sqrt(n_embd) */
     for (int t = 0; t < T; t++) {
@@ -81,8 +82,10 @@ steno_status llm_forward_gemma3(steno_llm_ctx *c, const int *tokens, int T, cons
         llm_dump(c, "Qpre", l, q, T, nq);
         llm_dump(c, "Vcur", l, v, T, nv);
         /* every token's heads are consecutive rows of hk values (nq = n_head·hk, nk = n_head_kv·hk) */
-        steno_rmsnorm_ggml_rows(q, q, L->q_norm, T * hp->n_head, hk, hp->norm_eps);
-        steno_rmsnorm_ggml_rows(k, k, L->k_norm, T * hp->n_head_kv, hk, hp->norm_eps);
+        if (L->q_norm) { /* Gemma 3's QK-norm (Gemma 2 has none) */
+            steno_rmsnorm_ggml_rows(q, q, L->q_norm, T * hp->n_head, hk, hp->norm_eps);
+            steno_rmsnorm_ggml_rows(k, k, L->k_norm, T * hp->n_head_kv, hk, hp->norm_eps);
+        }
         for (int t = 0; t < T; t++) {
             float *qt = q + (size_t)t * nq, *kt = k + (size_t)t * nk;
             steno_rope_ggml_qk(qt, hp->n_head, kt, hp->n_head_kv, hk, hp->n_rot, pos[t], base, fscale, 1);

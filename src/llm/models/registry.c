@@ -7,12 +7,12 @@
 
 extern const llm_arch llm_arch_llama, llm_arch_qwen2, llm_arch_qwen3, llm_arch_granite, llm_arch_olmo2,
     llm_arch_smollm3, llm_arch_gemma3, llm_arch_qwen2moe, llm_arch_qwen3moe, llm_arch_olmoe, llm_arch_granitemoe,
-    llm_arch_phi3;
+    llm_arch_phi3, llm_arch_gemma2;
 
 static const llm_arch *const LLM_ARCHS[] = {
     &llm_arch_llama,    &llm_arch_qwen2,    &llm_arch_qwen3,  &llm_arch_granite,    &llm_arch_olmo2,   &llm_arch_smollm3,
     &llm_arch_gemma3,   &llm_arch_qwen2moe, &llm_arch_qwen3moe, &llm_arch_olmoe,    &llm_arch_granitemoe,
-    &llm_arch_phi3,
+    &llm_arch_phi3,     &llm_arch_gemma2,
 };
 
 const llm_arch *llm_arch_find(const char *name) {
