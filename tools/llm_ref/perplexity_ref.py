@@ -4,12 +4,15 @@ whole text in one context (no BOS unless the model adds one), every token after 
 from all before it, ppl = exp(mean NLL). Run by hand with llama-cpp-python (tools/llm_ref/
 setup_venv.sh); tests/py/test_llm_perplexity.py compares steno with the number it prints:
 
-    $VENV/bin/python tools/llm_ref/perplexity_ref.py MODEL.gguf tests/fixtures/llm/devils_dictionary.txt
+    $VENV/bin/python tools/llm_ref/perplexity_ref.py MODEL.gguf tests/fixtures/llm/devils_dictionary.txt \
+        > tests/fixtures/llm/qwen2.5-coder-0.5b_perplexity.json
 
 (llama-perplexity's own figure scores the second half of 512-token chunks: another quantity.)
 """
 
+import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -33,8 +36,13 @@ def main():
         m = row.max()
         lse = m + math.log(np.exp(row - m).sum())
         nll += lse - row[toks[i + 1]]
+        if i + 1 == 128:
+            ppl_128 = math.exp(nll / 128)
     n = len(toks) - 1
-    print('{"tokens": %d, "scored": %d, "ppl": %.6f}' % (len(toks), n, math.exp(nll / n)))
+    import llama_cpp
+    print(json.dumps({"oracle": "llama.cpp via llama-cpp-python %s, one token per decode call" % llama_cpp.__version__,
+                      "file": os.path.basename(model), "text": os.path.basename(text_path), "tokens": len(toks),
+                      "scored": n, "ppl": round(math.exp(nll / n), 6), "ppl_first_128": round(ppl_128, 6)}))
 
 
 if __name__ == "__main__":
