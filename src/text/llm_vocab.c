@@ -308,7 +308,8 @@ steno_status steno_vocab_from_gguf(const gguf_file *f, int n_vocab_model, steno_
     /* llama-vocab.cpp defaults: SPM adds BOS and a space prefix; BPE adds neither. */
     v->add_bos = type == STENO_VOCAB_SPM;
     v->add_space_prefix = type == STENO_VOCAB_SPM;
-    if (gguf_get_int(f, "tokenizer.ggml.add_bos_token", &x)) v->add_bos = x != 0;
+    const int has_add_bos = gguf_get_int(f, "tokenizer.ggml.add_bos_token", &x);
+    if (has_add_bos) v->add_bos = x != 0;
     if (gguf_get_int(f, "tokenizer.ggml.add_eos_token", &x)) v->add_eos = x != 0;
     if (gguf_get_int(f, "tokenizer.ggml.add_space_prefix", &x)) v->add_space_prefix = x != 0;
     if (v->add_bos && v->bos < 0) v->add_bos = 0;
@@ -341,11 +342,18 @@ steno_status steno_vocab_from_gguf(const gguf_file *f, int n_vocab_model, steno_
         const gguf_str *pre = gguf_get_str(f, "tokenizer.ggml.pre");
         char prebuf[64] = "default";
         if (pre) snprintf(prebuf, sizeof prebuf, "%.*s", (int)(pre->len > 63 ? 63 : pre->len), pre->ptr);
-        if (steno_bpe_init_pre(v, prebuf) != 0) {
+        const char *why = NULL;
+        if (steno_bpe_init_pre(v, prebuf, &why) != 0) {
             steno_vocab_free(v);
+            if (why)
+                return steno_fail(STENO_E_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported: %s",
+                                  fn, prebuf, why);
             return steno_fail(STENO_E_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported", fn,
                               prebuf);
         }
+        /* llama.cpp turns add_bos on for some pre types (llama3, tekken, chameleon) unless the
+         * file says otherwise */
+        if (!has_add_bos) v->add_bos = v->pre_add_bos && v->bos >= 0;
     }
     if (finish_vocab(v) != 0) {
         steno_vocab_free(v);
