@@ -179,8 +179,11 @@ int main(void) {
         if (v && cJSON_IsString(pre)) {
             /* the pre type and each alias, on the same ids */
             const cJSON *aliases = cJSON_GetObjectItem(root, "aliases");
-            for (int a = -1; a < cJSON_GetArraySize(aliases); a++) {
-                const char *name = a < 0 ? pre->valuestring : cJSON_GetArrayItem(aliases, a)->valuestring;
+            const int na = cJSON_GetArraySize(aliases);
+            /* "gpt2" is steno's own earlier spelling of "gpt-2" (llama.cpp does not know it) */
+            const int extra = strcmp(pre->valuestring, "gpt-2") == 0;
+            for (int a = -1; a < na + extra; a++) {
+                const char *name = a < 0 ? pre->valuestring : a < na ? cJSON_GetArrayItem(aliases, a)->valuestring : "gpt2";
                 const char *why = NULL;
                 if (steno_bpe_init_pre(v, name, &why) != 0) {
                     fprintf(stderr, "FAIL %s: pre type '%s' refused (%s)\n", files[i], name, why ? why : "unknown");

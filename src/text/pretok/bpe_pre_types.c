@@ -101,6 +101,12 @@ const text_bpe_pre_def text_bpe_pre_defs[] = {
       "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
       NULL},
      0, 0, NULL},
+    /* not a llama.cpp name: steno's earlier spelling of "gpt-2", kept for files that relied on it */
+    {{"gpt2", NULL},
+     {
+      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
+      NULL},
+     0, 0, NULL},
     /* LLAMA_VOCAB_PRE_TYPE_JAIS2 */
     {{"jais-2", NULL},
      {
