@@ -2,8 +2,8 @@
  * at commit 0c1e57098) does it, quirks included, so that token ids match llama.cpp's:
  *   - Text is handled as codepoints classified by llama.cpp's own tables (unicode_flags.c), not by
  *     a regex engine's Unicode data.
- *   - The GPT-2, Llama 3, Qwen2 and Qwen3.5 expressions and "[^\n]+|[\n]+" are not regexes there
- *     but hand-written splitters, picked by comparing the expression text; they differ from a
+ *   - The GPT-2, Llama 3, Qwen2 and Qwen3.5 expressions, "[^\n]+|[\n]+", Kimi K2's "\p{Han}+"
+ *     and the AFMoE / Tiny Aya digit groupings are not regexes there but hand-written splitters, picked by comparing the expression text; they differ from a
  *     regex engine in corner cases (e.g. the punctuation branch of the Llama 3 one tests the
  *     flags of the first codepoint, not of the one after an optional space), so they are ported
  *     here line by line.
@@ -25,7 +25,7 @@
 #include "text/pretok/bpe_pre_internal.h"
 #include "text/pretok/unicode_flags.h"
 
-enum { EX_GPT2, EX_L3, EX_NEWLINES, EX_REGEX };
+enum { EX_GPT2, EX_L3, EX_NEWLINES, EX_KIMI, EX_DIGITS3, EX_REGEX };
 
 typedef struct {
     int kind;
@@ -128,6 +128,11 @@ static int compile_expr(pre_expr *x, const char *e) {
     if (strcmp(e, RE_QWEN2) == 0) { x->kind = EX_L3; x->digits = 1; return 0; }
     if (strcmp(e, RE_QWEN35) == 0) { x->kind = EX_L3; x->digits = 1; x->marks = 1; return 0; }
     if (strcmp(e, "[^\\n]+|[\\n]+") == 0) { x->kind = EX_NEWLINES; return 0; }
+    if (strcmp(e, "\\p{Han}+") == 0) { x->kind = EX_KIMI; return 0; }
+    if (strcmp(e, "\\p{AFMoE_digits}") == 0 || strcmp(e, "\\d{1,3}(?=(?:\\d{3})*\\b)") == 0) {
+        x->kind = EX_DIGITS3;
+        return 0;
+    }
     x->kind = EX_REGEX;
     x->collapsed = uses_categories(e);
     char *ce = x->collapsed ? collapse_expr(e) : NULL;
@@ -156,13 +161,6 @@ text_bpe_pre *text_bpe_pre_new(const char *name, text_bpe_pre_opts *opts, const 
         *why = d->excluded;
         return NULL;
     }
-    /* Splitters of their own in llama.cpp that steno does not reproduce. */
-    for (int i = 0; d->exprs[i]; i++)
-        if (strcmp(d->exprs[i], "\\p{Han}+") == 0 || strcmp(d->exprs[i], "\\p{AFMoE_digits}") == 0 ||
-            strcmp(d->exprs[i], "\\d{1,3}(?=(?:\\d{3})*\\b)") == 0) {
-            *why = "llama.cpp splits it with a hand-written routine steno does not reproduce";
-            return NULL;
-        }
     text_bpe_pre *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     for (int i = 0; d->exprs[i]; i++) {
@@ -360,6 +358,114 @@ static void split_newlines(walk *w) {
     }
 }
 
+/* llama.cpp's unicode_cpt_is_han. */
+static int is_han(uint32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+           (c >= 0x2CEB0 && c <= 0x2EBEF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* A letter that is not Han (Kimi K2's [\p{L}&&[^\p{Han}]]). */
+static int kimi_letter(const walk *w, size_t pos) { return (w_flags(w, pos) & TEXT_U_LETTER) && !is_han(w_cpt(w, pos)); }
+
+/* unicode_regex_split_custom_kimi_k2: Han runs, then the Llama 3 shape with Han left out of the
+ * letters and the contractions attached after a word. */
+static void split_kimi(walk *w) {
+    for (size_t pos = w->ini; pos < w->end && !w->err;) {
+        uint32_t cpt = w_cpt(w, pos);
+        uint16_t flags = w_flags(w, pos);
+        if (is_han(cpt)) {
+            while (is_han(w_cpt(w, pos))) pos++;
+            w_add(w, pos);
+            continue;
+        }
+        const int lead_ok = !(cpt == '\r' || cpt == '\n' || (flags & (TEXT_U_LETTER | TEXT_U_NUMBER)));
+        if (((flags & TEXT_U_LETTER) && !is_han(cpt)) || (lead_ok && kimi_letter(w, pos + 1))) {
+            int lead = 0, letters = 0;
+            if (lead_ok) {
+                lead = 1;
+                pos++;
+            }
+            while (kimi_letter(w, pos)) {
+                letters = 1;
+                pos++;
+            }
+            if (letters || (!lead && kimi_letter(w, pos))) {
+                if (!letters) pos++;
+                while (kimi_letter(w, pos)) pos++;
+                if (w_cpt(w, pos) == '\'' && pos + 1 < w->end) {
+                    uint32_t a = ascii_lower(w_cpt(w, pos + 1));
+                    if (a == 's' || a == 't' || a == 'm' || a == 'd') {
+                        pos += 2;
+                    } else if (pos + 2 < w->end) {
+                        uint32_t b = ascii_lower(w_cpt(w, pos + 2));
+                        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) pos += 3;
+                    }
+                }
+                w_add(w, pos);
+                continue;
+            } else if (lead) {
+                pos--;
+            }
+        }
+        if (flags & TEXT_U_NUMBER) { /* \p{N}{1,3} */
+            size_t ini = pos;
+            while (w_flags(w, pos) & TEXT_U_NUMBER)
+                if (++pos - ini >= 3) {
+                    w_add(w, pos);
+                    ini = pos;
+                }
+            w_add(w, pos);
+            continue;
+        }
+        uint16_t f2 = cpt == ' ' ? w_flags(w, pos + 1) : flags; /* ?[^\s\p{L}\p{N}]+[\r\n]* */
+        if (NOT_SLN(f2) && f2) {
+            pos += cpt == ' ';
+            while (NOT_SLN(f2) && f2) f2 = w_flags(w, ++pos);
+            uint32_t c2 = w_cpt(w, pos);
+            while (c2 == '\r' || c2 == '\n') c2 = w_cpt(w, ++pos);
+            w_add(w, pos);
+            continue;
+        }
+        size_t nws = 0, last_rn = 0;
+        while (w_flags(w, pos + nws) & TEXT_U_WHITESPACE) {
+            uint32_t c2 = w_cpt(w, pos + nws);
+            if (c2 == '\r' || c2 == '\n') last_rn = pos + nws + 1;
+            nws++;
+        }
+        if (last_rn > 0) pos = last_rn;
+        else if (nws > 1 && w_cpt(w, pos + nws) != 0xFFFFFFFFu) pos += nws - 1;
+        else if (nws > 0) pos += nws;
+        else pos++;
+        w_add(w, pos);
+    }
+}
+
+/* unicode_regex_split_custom_afmoe (AFMoE's \p{AFMoE_digits}; llama.cpp also uses it for Tiny
+ * Aya's \d{1,3}(?=(?:\d{3})*\b)): a run of n digits becomes n % 3 leading digits, then groups
+ * of 3. Its quirk is kept: the text before a digit run is not cut off, so it joins the first
+ * group ("abc1234" → "abc1", "234"). */
+static void split_digits3(walk *w) {
+    for (size_t pos = w->ini; pos < w->end && !w->err;) {
+        if (!(w_flags(w, pos) & TEXT_U_NUMBER)) {
+            pos++;
+            continue;
+        }
+        size_t first = pos, n = 0;
+        while (pos < w->end && (w_flags(w, pos) & TEXT_U_NUMBER)) {
+            n++;
+            pos++;
+        }
+        size_t cur = first, rem = n % 3;
+        if (rem > 0) {
+            w_add(w, cur + rem);
+            cur += rem;
+        }
+        for (; cur < first + n; cur += 3) w_add(w, cur + 3);
+    }
+    if (w->prev_end < w->end) w_add(w, w->end);
+}
+
 /* A subject for PCRE2: bytes, and for the codepoint path the byte offset of each codepoint
  * (c2b, ncp + 1 entries) and the codepoint at each byte offset (b2c). NULL maps: one byte per
  * codepoint (the collapsed text). */
@@ -507,6 +613,8 @@ int text_bpe_pre_split(const text_bpe_pre *p, const char *text, size_t len, size
             case EX_GPT2: split_gpt2(&w); break;
             case EX_L3: split_l3(&w, x->digits, x->marks); break;
             case EX_NEWLINES: split_newlines(&w); break;
+            case EX_KIMI: split_kimi(&w); break;
+            case EX_DIGITS3: split_digits3(&w); break;
             default: split_regex(&w, x->re, md, sj, !x->collapsed); break;
             }
         }
