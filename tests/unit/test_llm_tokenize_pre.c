@@ -6,7 +6,8 @@
  * tokenizer.ggml.pre was relabelled to that pre type. Here the same vocabulary is loaded from the
  * model file as is, the pre-tokenizer re-initialised for the pre type and each of its aliases
  * (steno_bpe_init_pre; no GGUF is rewritten), and the ids must be identical. qwen2-chat.json
- * checks Qwen2.5's special tokens (add_bos_token false, <|im_start|> parsed or not) and
+ * checks Qwen2.5's special tokens (BOS/EOS/EOT, add_bos_token false, the end-of-generation set,
+ * <|im_start|> parsed or not) and
  * spm-gemma3.json the SentencePiece tokenizer on the same text.
  * The pre types steno refuses (EXCLUDED, with the reason) must fail to initialise.
  * Models come from scripts/fetch_llm_models.sh ($STENO_MODELS_DIR, else
@@ -34,10 +35,6 @@ static const struct {
     {"jina-v2-code", "embedding vocabulary with add_sep"},
     {"roberta-bpe", "embedding vocabulary with add_sep"},
     {"whitespace", "no byte encoding (embedding vocabulary)"},
-    {"kimi-k2", "hand-written splitter in llama.cpp (\\p{Han} handling) not reproduced"},
-    {"afmoe", "hand-written digit splitter in llama.cpp not reproduced"},
-    {"tiny_aya", "hand-written digit splitter in llama.cpp not reproduced"},
-    {"cohere2moe", "as tiny_aya"},
 };
 
 static char *read_all(const char *path, size_t *len) {
@@ -176,6 +173,24 @@ int main(void) {
         const cJSON *cases = cJSON_GetObjectItem(root, "cases");
         const cJSON *chat = cJSON_GetObjectItem(root, "chat_text");
         int ok = v != NULL;
+        const cJSON *sp = cJSON_GetObjectItem(root, "specials");
+        if (v && sp) { /* BOS/EOS/EOT, add_bos and the end-of-generation set as llama.cpp has them */
+            const cJSON *eog = cJSON_GetObjectItem(sp, "eog");
+            int same = v->bos == cJSON_GetObjectItem(sp, "bos")->valueint &&
+                       v->eos == cJSON_GetObjectItem(sp, "eos")->valueint &&
+                       v->eot == cJSON_GetObjectItem(sp, "eot")->valueint &&
+                       v->add_bos == cJSON_IsTrue(cJSON_GetObjectItem(sp, "add_bos")) &&
+                       v->n_eog == cJSON_GetArraySize(eog);
+            for (int k = 0; same && k < cJSON_GetArraySize(eog); k++)
+                same = steno_vocab_is_eog(v, cJSON_GetArrayItem(eog, k)->valueint);
+            if (!same) {
+                fprintf(stderr, "FAIL %s: special tokens: steno bos %d eos %d eot %d add_bos %d, %d EOG ids:", files[i],
+                        v->bos, v->eos, v->eot, v->add_bos, v->n_eog);
+                for (int k = 0; k < v->n_eog; k++) fprintf(stderr, " %d", v->eog[k]);
+                fputc('\n', stderr);
+                ok = 0;
+            }
+        }
         if (v && cJSON_IsString(pre)) {
             /* the pre type and each alias, on the same ids */
             const cJSON *aliases = cJSON_GetObjectItem(root, "aliases");

@@ -12,8 +12,8 @@ reads before the vocabulary; no tensors), loaded with Llama(vocab_only=True), an
 tests/fixtures/llm/tokenizer_text.txt tokenized (add_special and parse_special both off, then both
 on). Names that llama.cpp maps to the same ids are grouped in one file,
 tests/fixtures/tokenizer/llm_pre/<first name>.json, listed under "aliases".
-Also written: qwen2-chat.json (the Qwen2.5 vocabulary as shipped, a chat-formatted text, all four
-add_special/parse_special combinations) and spm-gemma3.json (the SentencePiece vocabulary).
+Also written: qwen2-chat.json (the Qwen2.5 vocabulary as shipped: its BOS/EOS/EOT ids, add_bos and
+end-of-generation set, and a chat-formatted text with all four add_special/parse_special combinations) and spm-gemma3.json (the SentencePiece vocabulary).
 """
 import glob
 import hashlib
@@ -68,6 +68,9 @@ GROUPS = [
     (QWEN, ["grok-2"]),
     (QWEN, ["laguna"]),
     (QWEN, ["exaone-moe"]),
+    (QWEN, ["kimi-k2"]),
+    (QWEN, ["afmoe"]),
+    (QWEN, ["tiny_aya", "cohere2moe"]),
 ]
 
 CHAT = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
@@ -134,6 +137,17 @@ def tokenize_all(path, text, combos):
     return out
 
 
+def specials(path):
+    """llama.cpp's BOS/EOS/EOT ids, add_bos and end-of-generation set for the vocabulary."""
+    llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    v = llama_cpp.llama_model_get_vocab(llm._model.model)
+    out = {"bos": llama_cpp.llama_vocab_bos(v), "eos": llama_cpp.llama_vocab_eos(v),
+           "eot": llama_cpp.llama_vocab_eot(v), "add_bos": bool(llama_cpp.llama_vocab_get_add_bos(v)),
+           "eog": [i for i in range(llama_cpp.llama_vocab_n_tokens(v)) if llama_cpp.llama_vocab_is_eog(v, i)]}
+    del llm
+    return out
+
+
 def write(name, obj):
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(OUT, name + ".json"), "w", encoding="utf-8") as f:
@@ -176,7 +190,8 @@ def main():
     chat_cases = tokenize_all(src, CHAT, [(False, False), (False, True), (True, False), (True, True)])
     text_cases = tokenize_all(src, text, [(True, False)])
     write("qwen2-chat", {"pre": "qwen2", "aliases": [], "source_vocab": QWEN, "llama_cpp_commit": LLAMA_CPP_COMMIT,
-                         "chat_text": CHAT, "cases": chat_cases + [dict(c, text="fixture") for c in text_cases]})
+                         "specials": specials(src), "chat_text": CHAT,
+                         "cases": chat_cases + [dict(c, text="fixture") for c in text_cases]})
     # SentencePiece (Gemma 3): no pre-tokenizer; the fixture text as is
     src = source("gemma3/*.gguf")
     dst = os.path.join(tmp, "gemma3-vocab.gguf")
