@@ -31,9 +31,6 @@ static const struct {
     {"gemma4", "SentencePiece-style BPE on raw UTF-8 (no byte encoding, spaces as U+2581)"},
     {"granite-embed-multi-311m", "as gemma4"},
     {"sarvam-moe", "as gemma4"},
-    {"jina-v1-en", "embedding vocabulary with add_sep"},
-    {"jina-v2-code", "embedding vocabulary with add_sep"},
-    {"roberta-bpe", "embedding vocabulary with add_sep"},
     {"whitespace", "no byte encoding (embedding vocabulary)"},
 };
 

@@ -125,12 +125,14 @@ const text_bpe_pre_def text_bpe_pre_defs[] = {
       "[^\\n]+|[\\n]+",
       NULL},
      0, 0, "SentencePiece-style BPE on raw UTF-8 (no byte encoding, spaces as U+2581)"},
-    /* LLAMA_VOCAB_PRE_TYPE_GPT2 */
+    /* LLAMA_VOCAB_PRE_TYPE_GPT2 with add_sep, which llama.cpp's BPE tokenize never reads (only its
+     * WordPiece path does): GPT-2's ids. (jina-v2-* also give "<mask>" an lstrip attribute in
+     * llama.cpp, which steno does not; those embedding models do not run in steno.) */
     {{"jina-v1-en", "jina-v2-code", "roberta-bpe", NULL},
      {
       "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)",
       NULL},
-     0, 0, "embedding vocabulary that appends a SEP token (add_sep)"},
+     0, 0, NULL},
     /* LLAMA_VOCAB_PRE_TYPE_WHITESPACE */
     {{"whitespace", NULL},
      {
