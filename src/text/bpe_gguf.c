@@ -6,7 +6,10 @@
  * otherwise adjacent symbols are merged lowest merge rank first (leftmost on ties) while
  * "left right" is in tokenizer.ggml.merges, and each final symbol is a token (or, if not in the
  * vocabulary, the tokens of its single bytes, as llama.cpp looks them up).
+ * SentencePiece-style types (TEXT_PRE_RAW: gemma4, sarvam-moe, whitespace) skip the byte mapping:
+ * symbols are the word's UTF-8 characters and missing bytes become <0xXX> tokens.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +34,9 @@ int steno_bpe_init_pre(steno_vocab *v, const char *pre, const char **why) {
     v->pre_split = p;
     v->ignore_merges = o.ignore_merges;
     v->pre_add_bos = o.add_bos;
+    v->pre_raw = o.raw;
+    /* llama.cpp forces BOS on for gemma4 whatever add_bos_token says */
+    if ((o.raw & TEXT_PRE_FORCE_BOS) && v->bos >= 0) v->add_bos = 1;
     return 0;
 }
 
@@ -64,7 +70,20 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
     text_bigram_heap h = {0};
     if (!w || !tmp || !s) goto done;
     int wl = 0, ns = 0;
-    for (size_t i = 0; i < n; i++) {
+    const int raw = v->pre_raw & TEXT_PRE_RAW;
+    for (size_t i = 0; raw && i < n;) { /* raw UTF-8: one symbol per character */
+        int cl = text_utf8_len(b[i]);
+        if ((size_t)cl > n - i) cl = (int)(n - i);
+        memcpy(w + wl, b + i, (size_t)cl);
+        s[ns].start = wl;
+        s[ns].n = cl;
+        s[ns].prev = ns - 1;
+        i += (size_t)cl;
+        wl += cl;
+        s[ns].next = i == n ? -1 : ns + 1;
+        ns++;
+    }
+    for (size_t i = 0; !raw && i < n; i++) {
         int tok = v->byte_tok[b[i]];
         /* the byte's character (1 or 2 UTF-8 bytes); byte_tok's text is exactly that character */
         const char *ch = tok >= 0 ? v->text[tok] : NULL;
@@ -82,7 +101,10 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
         wl += cl;
         ns++;
     }
-    if (v->ignore_merges) { /* the whole word when it is a token */
+    /* the whole word when it is a token: ignore_merges, or gemma4's words of newlines */
+    int nl_only = (v->pre_raw & TEXT_PRE_NL_WHOLE) && wl > 0;
+    for (int i = 0; nl_only && i < wl; i++) nl_only = w[i] == '\n';
+    if (v->ignore_merges || nl_only) {
         int id = steno_vocab_find(v, w, (size_t)wl);
         if (id >= 0) {
             rc = steno_ivec_push(out, id);
@@ -112,7 +134,9 @@ static int bpe_word(const steno_vocab *v, const unsigned char *b, size_t n, sten
         /* not a token: llama.cpp looks up each byte of the mapped text on its own and drops
          * the ones that are not tokens (a 2-byte byte-level character never is one) */
         for (int j = s[i].start; j < s[i].start + s[i].n; j++) {
-            int t = steno_vocab_find(v, w + j, 1);
+            char hex[8];
+            int t = raw ? steno_vocab_find(v, hex, (size_t)snprintf(hex, sizeof hex, "<0x%02X>", (unsigned char)w[j]))
+                        : steno_vocab_find(v, w + j, 1);
             if (t >= 0 && steno_ivec_push(out, t) != 0) goto done;
         }
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "text/pretok/bpe_pre.h"
 #include "text/utf8.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
@@ -431,6 +432,7 @@ steno_status steno_vocab_from_gguf(const gguf_file *f, int n_vocab_model, steno_
         /* llama.cpp turns add_bos on for some pre types (llama3, tekken, chameleon) unless the
          * file says otherwise */
         if (!has_add_bos) v->add_bos = v->pre_add_bos && v->bos >= 0;
+        if ((v->pre_raw & TEXT_PRE_FORCE_BOS) && v->bos >= 0) v->add_bos = 1;
     }
     if (finish_vocab(v) != 0) {
         steno_vocab_free(v);
@@ -591,8 +593,26 @@ steno_status steno_vocab_tokenize(const steno_vocab *v, const char *text, size_t
     } else {
         for (int i = 0; i < frags.n; i++) {
             fragment fr = frags.f[i];
-            int rc = fr.token >= 0 ? steno_ivec_push(&out, fr.token)
-                                   : steno_bpe_tokenize(v, text + fr.off, fr.len, &out);
+            int rc;
+            if (fr.token >= 0) {
+                rc = steno_ivec_push(&out, fr.token);
+            } else if (v->pre_raw & TEXT_PRE_ESCAPE) { /* llama_escape_whitespace: ' ' → U+2581 */
+                char *esc = malloc(fr.len * 3 + 1);
+                if (!esc) goto oom;
+                size_t el = 0;
+                for (size_t k = 0; k < fr.len; k++) {
+                    if (text[fr.off + k] == ' ') {
+                        memcpy(esc + el, "\xe2\x96\x81", 3);
+                        el += 3;
+                    } else {
+                        esc[el++] = text[fr.off + k];
+                    }
+                }
+                rc = steno_bpe_tokenize(v, esc, el, &out);
+                free(esc);
+            } else {
+                rc = steno_bpe_tokenize(v, text + fr.off, fr.len, &out);
+            }
             if (rc != 0) goto oom;
         }
     }

@@ -69,6 +69,7 @@ typedef struct steno_vocab {
     struct text_bpe_pre *pre_split; /* the pre-tokenizer of tokenizer.ggml.pre (bpe_pre.c) */
     int ignore_merges;       /* a pre-tokenized word that is a token is taken whole (llama3, ...) */
     int pre_add_bos;         /* llama.cpp's add_bos for this pre type, before add_bos_token */
+    int pre_raw;             /* TEXT_PRE_* of text/pretok/bpe_pre.h (SentencePiece-style BPE types) */
     char *pre;               /* tokenizer.ggml.pre (owned) */
 } steno_vocab;
 

@@ -173,6 +173,7 @@ text_bpe_pre *text_bpe_pre_new(const char *name, text_bpe_pre_opts *opts, const 
     }
     opts->ignore_merges = d->ignore_merges;
     opts->add_bos = d->add_bos;
+    opts->raw = d->raw;
     return p;
 }
 

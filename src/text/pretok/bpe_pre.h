@@ -9,10 +9,19 @@
 
 typedef struct text_bpe_pre text_bpe_pre;
 
+/* SentencePiece-style BPE types (llama.cpp's byte_encode = false: gemma4, sarvam-moe, whitespace). */
+enum {
+    TEXT_PRE_RAW = 1,       /* words are merged as raw UTF-8, missing bytes as <0xXX> tokens */
+    TEXT_PRE_ESCAPE = 2,    /* ' ' is written U+2581 before splitting (escape_whitespaces) */
+    TEXT_PRE_NL_WHOLE = 4,  /* a word of newlines that is a token is taken whole (gemma4) */
+    TEXT_PRE_FORCE_BOS = 8  /* BOS added even when add_bos_token says not (gemma4) */
+};
+
 /* llama.cpp's per-type settings that change token ids. */
 typedef struct {
     int ignore_merges; /* a word that is a token as a whole is that token (llama3, tekken, ...) */
     int add_bos;       /* llama.cpp's add_bos before tokenizer.ggml.add_bos_token overrides it */
+    int raw;           /* TEXT_PRE_* */
 } text_bpe_pre_opts;
 
 /** Builds the pre-tokenizer named by tokenizer.ggml.pre. NULL when the name is unknown or one

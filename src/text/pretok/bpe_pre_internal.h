@@ -4,12 +4,15 @@
 
 #include <stddef.h>
 
+#include "text/pretok/bpe_pre.h"
+
 typedef struct {
     const char *names[12]; /* tokenizer.ggml.pre values, NULL-terminated */
     const char *exprs[7];  /* llama.cpp's expressions, NULL-terminated */
     int ignore_merges;
     int add_bos;
     const char *excluded; /* why steno refuses this type, or NULL */
+    int raw;              /* TEXT_PRE_* (bpe_pre.h) */
 } text_bpe_pre_def;
 
 extern const text_bpe_pre_def text_bpe_pre_defs[];
