@@ -9,7 +9,8 @@
  * checks Qwen2.5's special tokens (BOS/EOS/EOT, add_bos_token false, the end-of-generation set,
  * <|im_start|> parsed or not) and
  * spm-gemma3.json the SentencePiece tokenizer on the same text.
- * The pre types steno refuses (EXCLUDED, with the reason) must fail to initialise.
+ * The pre types steno refuses (EXCLUDED, with the reason) and unknown names must fail to
+ * initialise.
  * Models come from scripts/fetch_llm_models.sh ($STENO_MODELS_DIR, else
  * $XDG_CACHE_HOME/steno/models, else ~/.cache/steno/models). A missing model is a FAILURE.
  */
@@ -28,10 +29,8 @@
 static const struct {
     const char *name, *reason;
 } EXCLUDED[] = {
-    {"gemma4", "SentencePiece-style BPE on raw UTF-8 (no byte encoding, spaces as U+2581)"},
-    {"granite-embed-multi-311m", "as gemma4"},
-    {"sarvam-moe", "as gemma4"},
-    {"whitespace", "no byte encoding (embedding vocabulary)"},
+    {"whitespace", "llama.cpp aborts on it with a gpt2 vocabulary (GGML_ASSERT in find_bpe_rank), so there is no "
+                   "reference; its own 'whitespace' tokenizer model is another tokenizer"},
 };
 
 static char *read_all(const char *path, size_t *len) {
@@ -65,6 +64,7 @@ static struct {
     char path[1024];
     gguf_file *f;
     steno_vocab *v;
+    int add_bos; /* as loaded: gemma4's forced BOS must not leak into the next pre type */
 } g_vocabs[4];
 static int g_nvocabs;
 
@@ -88,6 +88,7 @@ static steno_vocab *vocab_for(const char *rel) {
     }
     snprintf(g_vocabs[g_nvocabs].path, sizeof g_vocabs[0].path, "%s", path);
     g_vocabs[g_nvocabs].f = f;
+    g_vocabs[g_nvocabs].add_bos = v->add_bos;
     g_vocabs[g_nvocabs++].v = v;
     return v;
 }
@@ -197,6 +198,8 @@ int main(void) {
             for (int a = -1; a < na + extra; a++) {
                 const char *name = a < 0 ? pre->valuestring : a < na ? cJSON_GetArrayItem(aliases, a)->valuestring : "gpt2";
                 const char *why = NULL;
+                for (int k = 0; k < g_nvocabs; k++)
+                    if (g_vocabs[k].v == v) v->add_bos = g_vocabs[k].add_bos;
                 if (steno_bpe_init_pre(v, name, &why) != 0) {
                     fprintf(stderr, "FAIL %s: pre type '%s' refused (%s)\n", files[i], name, why ? why : "unknown");
                     ok = 0;
@@ -225,7 +228,7 @@ int main(void) {
     }
     CHECK(types > 0, "no fixtures under %s", dirpath);
 
-    /* refused pre types: a reason, never a tokenization */
+    /* refused pre types: a reason, never a tokenization; unknown ones: no reason */
     if (g_nvocabs > 0) {
         steno_vocab *v = g_vocabs[0].v;
         for (size_t k = 0; k < sizeof EXCLUDED / sizeof EXCLUDED[0]; k++) {
@@ -236,7 +239,7 @@ int main(void) {
         const char *why = "x";
         CHECK(steno_bpe_init_pre(v, "no-such-pre", &why) != 0 && why == NULL, "an unknown pre type is refused");
     }
-    printf("%d/%d fixtures (%d pre-type names) tokenize exactly as llama.cpp; %zu names refused\n", types_ok, types,
+    printf("%d/%d fixtures (%d pre-type names) tokenize exactly as llama.cpp; %zu name(s) refused\n", types_ok, types,
            names, sizeof EXCLUDED / sizeof EXCLUDED[0]);
     for (int i = 0; i < g_nvocabs; i++) {
         steno_vocab_free(g_vocabs[i].v);

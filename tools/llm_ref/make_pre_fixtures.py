@@ -72,6 +72,10 @@ GROUPS = [
     (QWEN, ["kimi-k2"]),
     (QWEN, ["afmoe"]),
     (QWEN, ["tiny_aya", "cohere2moe"]),
+    (QWEN, ["gemma4", "granite-embed-multi-311m"]),
+    (QWEN, ["sarvam-moe"]),
+    # not "whitespace": with a gpt2 vocabulary llama.cpp aborts on it (GGML_ASSERT in find_bpe_rank:
+    # the text between \S+ matches reaches the merges with its spaces)
 ]
 
 CHAT = ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
