@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "text/pretok/bpe_pre.h"
 #include "text/utf8.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
@@ -172,33 +173,110 @@ static int cmp_special_len(const void *a, const void *b, void *ctx) {
 static _Thread_local const steno_vocab *g_sort_vocab;
 static int cmp_special(const void *a, const void *b) { return cmp_special_len(a, b, (void *)g_sort_vocab); }
 
-/* Special-token cache, byte tokens, end-of-generation set (llama-vocab.cpp load, "auto-detect
- * special tokens by text"). */
+/* Marks id as a control token (llama.cpp: "control-looking token ... its type will be
+ * overridden"), which also decides whether the special-token partition cuts it out of text. */
+static void make_control(steno_vocab *v, int id) {
+    v->attr[id] |= STENO_TOK_CONTROL;
+    v->attr[id] &= (uint8_t)~STENO_TOK_NORMAL;
+}
+
+static int find_first(const steno_vocab *v, const char *const *texts, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        int id = steno_vocab_find(v, texts[k], strlen(texts[k]));
+        if (id >= 0) return id;
+    }
+    return -1;
+}
+
+static int eog_add(steno_vocab *v, int id) {
+    if (id < 0) return 0;
+    for (int j = 0; j < v->n_eog; j++)
+        if (v->eog[j] == id) return 0;
+    v->eog[v->n_eog++] = id;
+    return 1;
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Special-token cache, end-of-generation set and the control attributes llama.cpp gives tokens by
+ * their text (llama-vocab.cpp load at commit 0c1e57098, "auto-detect special tokens by text"):
+ * the EOT, EOM and FIM tokens it detects and every EOG-looking token become control tokens, so
+ * the partition treats them as llama.cpp does (e.g. Qwen2.5's normal "</s>" is cut out only with
+ * parse_special). */
 static int finish_vocab(steno_vocab *v) {
-    static const char *eog_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                      "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
-                                      "<|end_of_text|>", "<end_of_utterance>"};
-    static const char *eot_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                      "<|endoftext|>", "<|end_of_text|>", "<EOT>", "_<EOT>"};
-    if (v->eot < 0)
-        for (size_t k = 0; k < sizeof eot_texts / sizeof eot_texts[0] && v->eot < 0; k++) {
-            int id = steno_vocab_find(v, eot_texts[k], strlen(eot_texts[k]));
-            if (id >= 0) v->eot = id;
-        }
-    v->eog = malloc((sizeof eog_texts / sizeof eog_texts[0] + 2) * sizeof(int));
+    static const char *eot_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+                                      "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]",
+                                      "<｜end▁of▁sentence｜>",
+                                      "<end_of_utterance>"};
+    static const char *eom_texts[] = {"<|eom_id|>"};
+    static const char *fim_pre[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>",
+                                    "<｜fim▁begin｜>", "<PRE>",
+                                    "▁<PRE>", "<|code_prefix|>", "<|prefix|>"};
+    static const char *fim_suf[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>",
+                                    "<｜fim▁hole｜>", "<SUF>",
+                                    "▁<SUF>", "<|code_suffix|>", "<|suffix|>"};
+    static const char *fim_mid[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>",
+                                    "<｜fim▁end｜>", "<MID>",
+                                    "▁<MID>", "<|code_middle|>", "<|middle|>"};
+    static const char *fim_pad[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
+    static const char *fim_rep[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
+    static const char *fim_sep[] = {"<|file_sep|>"};
+    static const char *eog_texts[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>",
+                                      "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>",
+                                      "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>",
+                                      "<turn|>", "<|tool_response>",
+                                      "<｜end▁of▁sentence｜>",
+                                      "[e~["};
+    /* llama.cpp takes the first match in hash order; of several EOT candidates steno takes the
+     * first in the list (all of them end generation either way) */
+    if (v->eot < 0 && (v->eot = find_first(v, eot_texts, N_OF(eot_texts))) >= 0) make_control(v, v->eot);
+    int eom = find_first(v, eom_texts, N_OF(eom_texts));
+    if (eom >= 0) make_control(v, eom);
+    const char *const *fims[] = {fim_pre, fim_suf, fim_mid, fim_pad, fim_rep, fim_sep};
+    const size_t nfims[] = {N_OF(fim_pre), N_OF(fim_suf), N_OF(fim_mid), N_OF(fim_pad), N_OF(fim_rep), N_OF(fim_sep)};
+    int fim_ids[6];
+    for (int k = 0; k < 6; k++) {
+        fim_ids[k] = find_first(v, fims[k], nfims[k]);
+        if (fim_ids[k] >= 0) make_control(v, fim_ids[k]);
+    }
+    v->eog = malloc((N_OF(eog_texts) + 8) * sizeof(int));
     if (!v->eog) return -1;
     v->n_eog = 0;
-    if (v->eos >= 0) v->eog[v->n_eog++] = v->eos;
-    if (v->eot >= 0 && v->eot != v->eos) v->eog[v->n_eog++] = v->eot;
-    for (size_t k = 0; k < sizeof eog_texts / sizeof eog_texts[0]; k++) {
+    for (int k = 3; k < 6; k++) eog_add(v, fim_ids[k]); /* FIM pad, repo, file separator */
+    for (size_t k = 0; k < N_OF(eog_texts); k++) {
         int id = steno_vocab_find(v, eog_texts[k], strlen(eog_texts[k]));
         if (id < 0) continue;
-        int dup = 0;
-        for (int j = 0; j < v->n_eog; j++) dup |= v->eog[j] == id;
-        if (!dup) v->eog[v->n_eog++] = id;
-        v->attr[id] |= STENO_TOK_CONTROL;
-        v->attr[id] &= (uint8_t)~STENO_TOK_NORMAL;
+        eog_add(v, id);
+        make_control(v, id);
     }
+    /* gpt-oss: these always print */
+    static const char *gptoss[] = {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"};
+    for (size_t k = 0; k < N_OF(gptoss); k++) {
+        int id = steno_vocab_find(v, gptoss[k], strlen(gptoss[k]));
+        if (id >= 0) v->attr[id] = STENO_TOK_USER_DEFINED;
+    }
+    eog_add(v, v->eos);
+    eog_add(v, v->eot);
+    eog_add(v, eom);
+    /* o200k_harmony / solar-open: "<|end|>" is not an end of generation there */
+    int has_return = 0, has_call = 0, has_flush = 0, end_at = -1, tool_resp = 0, s_at = -1;
+    for (int j = 0; j < v->n_eog; j++) {
+        const char *t = v->text[v->eog[j]];
+        has_return |= strcmp(t, "<|return|>") == 0;
+        has_call |= strcmp(t, "<|call|>") == 0 || strcmp(t, "<|calls|>") == 0;
+        has_flush |= strcmp(t, "<|flush|>") == 0;
+        tool_resp |= strcmp(t, "<|tool_response>") == 0 || strcmp(t, "<|plamo:eos|>") == 0;
+        if (strcmp(t, "<|end|>") == 0) end_at = j;
+        if (strcmp(t, "</s>") == 0) s_at = j;
+    }
+    int drop_end = end_at >= 0 && ((has_return && has_call) || (has_call && has_flush));
+    int drop_s = s_at >= 0 && tool_resp; /* gemma4, plamo: a normal "</s>" */
+    if (drop_end) v->attr[v->eog[end_at]] = STENO_TOK_USER_DEFINED;
+    if (drop_s) v->attr[v->eog[s_at]] = STENO_TOK_NORMAL;
+    int w = 0;
+    for (int j = 0; j < v->n_eog; j++)
+        if (!(drop_end && j == end_at) && !(drop_s && j == s_at)) v->eog[w++] = v->eog[j];
+    v->n_eog = w;
     int ns = 0;
     for (int i = 0; i < v->n; i++)
         if ((v->attr[i] & (STENO_TOK_CONTROL | STENO_TOK_USER_DEFINED | STENO_TOK_UNKNOWN)) && v->len[i] > 0) ns++;
@@ -308,7 +386,8 @@ steno_status steno_vocab_from_gguf(const gguf_file *f, int n_vocab_model, steno_
     /* llama-vocab.cpp defaults: SPM adds BOS and a space prefix; BPE adds neither. */
     v->add_bos = type == STENO_VOCAB_SPM;
     v->add_space_prefix = type == STENO_VOCAB_SPM;
-    if (gguf_get_int(f, "tokenizer.ggml.add_bos_token", &x)) v->add_bos = x != 0;
+    const int has_add_bos = gguf_get_int(f, "tokenizer.ggml.add_bos_token", &x);
+    if (has_add_bos) v->add_bos = x != 0;
     if (gguf_get_int(f, "tokenizer.ggml.add_eos_token", &x)) v->add_eos = x != 0;
     if (gguf_get_int(f, "tokenizer.ggml.add_space_prefix", &x)) v->add_space_prefix = x != 0;
     if (v->add_bos && v->bos < 0) v->add_bos = 0;
@@ -341,11 +420,19 @@ steno_status steno_vocab_from_gguf(const gguf_file *f, int n_vocab_model, steno_
         const gguf_str *pre = gguf_get_str(f, "tokenizer.ggml.pre");
         char prebuf[64] = "default";
         if (pre) snprintf(prebuf, sizeof prebuf, "%.*s", (int)(pre->len > 63 ? 63 : pre->len), pre->ptr);
-        if (steno_bpe_init_pre(v, prebuf) != 0) {
+        const char *why = NULL;
+        if (steno_bpe_init_pre(v, prebuf, &why) != 0) {
             steno_vocab_free(v);
+            if (why)
+                return steno_fail(STENO_E_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported: %s",
+                                  fn, prebuf, why);
             return steno_fail(STENO_E_UNSUPPORTED, "%s: pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported", fn,
                               prebuf);
         }
+        /* llama.cpp turns add_bos on for some pre types (llama3, tekken, chameleon) unless the
+         * file says otherwise */
+        if (!has_add_bos) v->add_bos = v->pre_add_bos && v->bos >= 0;
+        if ((v->pre_raw & TEXT_PRE_FORCE_BOS) && v->bos >= 0) v->add_bos = 1;
     }
     if (finish_vocab(v) != 0) {
         steno_vocab_free(v);
@@ -506,8 +593,26 @@ steno_status steno_vocab_tokenize(const steno_vocab *v, const char *text, size_t
     } else {
         for (int i = 0; i < frags.n; i++) {
             fragment fr = frags.f[i];
-            int rc = fr.token >= 0 ? steno_ivec_push(&out, fr.token)
-                                   : steno_bpe_tokenize(v, text + fr.off, fr.len, &out);
+            int rc;
+            if (fr.token >= 0) {
+                rc = steno_ivec_push(&out, fr.token);
+            } else if (v->pre_raw & TEXT_PRE_ESCAPE) { /* llama_escape_whitespace: ' ' → U+2581 */
+                char *esc = malloc(fr.len * 3 + 1);
+                if (!esc) goto oom;
+                size_t el = 0;
+                for (size_t k = 0; k < fr.len; k++) {
+                    if (text[fr.off + k] == ' ') {
+                        memcpy(esc + el, "\xe2\x96\x81", 3);
+                        el += 3;
+                    } else {
+                        esc[el++] = text[fr.off + k];
+                    }
+                }
+                rc = steno_bpe_tokenize(v, esc, el, &out);
+                free(esc);
+            } else {
+                rc = steno_bpe_tokenize(v, text + fr.off, fr.len, &out);
+            }
             if (rc != 0) goto oom;
         }
     }

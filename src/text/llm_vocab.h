@@ -11,9 +11,10 @@
  *     merged best score first (leftmost on ties), characters missing from the vocabulary as
  *     <0xXX> byte tokens — for llama2.c's tokenizer.bin this is run.c's encode() exactly (dummy
  *     " " prefix, raw spaces);
- *   - byte-level BPE (llm_tokenizer_bpe_session): the pre-tokenizer regexes of
- *     tokenizer.ggml.pre (PCRE2, applied in sequence, each to the pieces of the previous), GPT-2's
- *     bytes_to_unicode mapping, merges lowest rank first (leftmost on ties);
+ *   - byte-level BPE (llm_tokenizer_bpe_session): the pre-tokenizer of tokenizer.ggml.pre
+ *     (bpe_pre.c: llama.cpp's expressions and hand-written splitters, applied in sequence, each to
+ *     the words of the previous), GPT-2's bytes_to_unicode mapping, merges lowest rank first
+ *     (leftmost on ties);
  *   - token_to_piece: control/unknown tokens print only with `special`, U+2581 → ' ', byte tokens
  *     → the byte, byte-level BPE text → bytes.
  * Errors name the file and the key (STENO_E_FORMAT), e.g. "model.gguf: tokenizer.ggml.tokens has
@@ -29,6 +30,7 @@
 
 struct gguf_file;
 struct llama2c_tokenizer;
+struct text_bpe_pre;
 
 enum { STENO_VOCAB_SPM = 1, STENO_VOCAB_BPE = 2 };
 
@@ -64,8 +66,10 @@ typedef struct steno_vocab {
     int n_eog;
     /* byte-level BPE */
     steno_strmap *merges;    /* "left right" → rank */
-    void **regex;            /* compiled pcre2_code* pre-tokenizer expressions */
-    int n_regex;
+    struct text_bpe_pre *pre_split; /* the pre-tokenizer of tokenizer.ggml.pre (bpe_pre.c) */
+    int ignore_merges;       /* a pre-tokenized word that is a token is taken whole (llama3, ...) */
+    int pre_add_bos;         /* llama.cpp's add_bos for this pre type, before add_bos_token */
+    int pre_raw;             /* TEXT_PRE_* of text/pretok/bpe_pre.h (SentencePiece-style BPE types) */
     char *pre;               /* tokenizer.ggml.pre (owned) */
 } steno_vocab;
 
@@ -102,8 +106,10 @@ typedef struct steno_ivec {
 int steno_ivec_push(steno_ivec *a, int x);
 int steno_spm_tokenize(const steno_vocab *v, const char *text, size_t len, steno_ivec *out);
 int steno_bpe_tokenize(const steno_vocab *v, const char *text, size_t len, steno_ivec *out);
-/** Compiles the pre-tokenizer regexes for tokenizer.ggml.pre (bpe_gguf.c). 0 ok, -1 unknown pre. */
-int steno_bpe_init_pre(steno_vocab *v, const char *pre);
+/** Sets up the pre-tokenizer for tokenizer.ggml.pre (bpe_gguf.c), replacing any earlier one, and
+ *  sets ignore_merges and pre_add_bos. 0 ok; -1 unknown pre (*why NULL) or one steno refuses
+ *  (*why says why). why may be NULL. */
+int steno_bpe_init_pre(steno_vocab *v, const char *pre, const char **why);
 void steno_bpe_free_pre(steno_vocab *v);
 
 /* strmap (vocab.c) */
