@@ -6,10 +6,9 @@ tokens and, for every greedy step, the chosen token and the top-K logits. The C 
 tests/unit/test_llm_parity.c replays the same tokens through steno (teacher forcing) and requires
 the same top-1 token at every step and the logits within a stated tolerance.
 
-Not used by CI (CI has no numpy or llama.cpp); run once and commit the small JSON fixtures:
+Not used by CI (CI has no llama.cpp); run once and commit the small JSON fixtures:
 
-    python3 -m venv /tmp/llama-venv
-    CMAKE_BUILD_PARALLEL_LEVEL=2 /tmp/llama-venv/bin/pip install llama-cpp-python   # builds llama.cpp
+    sh tools/llm_ref/setup_venv.sh /tmp/llama-venv   # llama.cpp 0c1e57098 for AVX2 (see there)
     bash scripts/fetch_llm_models.sh
     /tmp/llama-venv/bin/python tools/llm_oracle_llamacpp.py --model smollm2 \\
         --out tests/fixtures/llm/smollm2_llamacpp.json

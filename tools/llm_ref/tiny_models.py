@@ -23,6 +23,7 @@ tensor of the wrong shape).
 import argparse
 import os
 import sys
+import zlib
 
 import numpy as np
 import gguf
@@ -86,7 +87,8 @@ def byte_vocab():
 def write(name, out_dir, wtype):
     arch, n_layer, feat = MODELS[name]
     # the generic tier's models hold llama's weights (its fixture is theirs too)
-    rng = np.random.RandomState(1000 + sorted(MODELS).index("llama" if name.startswith(("generic", "bad")) else name))
+    # a seed per name (crc32: adding a model leaves the others' bytes alone)
+    rng = np.random.RandomState(zlib.crc32(("llama" if name.startswith(("generic", "bad")) else name).encode()))
     tokens, types, merges = byte_vocab()
     n_vocab = len(tokens)
     path = os.path.join(out_dir, "tiny-%s-%s.gguf" % (name, wtype))
