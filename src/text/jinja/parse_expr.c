@@ -76,6 +76,13 @@ static jnode *parse_not(jparser *P) {
     return parse_compare(P);
 }
 
+static const char *op_of(const jtok *t, const char *const *set) {
+    if (t->type != JT_OP) return NULL;
+    for (; *set; set++)
+        if (jp_is_op(t, *set)) return *set;
+    return NULL;
+}
+
 static jnode *parse_math1(jparser *P);
 static jnode *parse_compare(jparser *P) {
     int line = jp_cur(P)->line;
@@ -86,9 +93,8 @@ static jnode *parse_compare(jparser *P) {
     for (;;) {
         const jtok *t = jp_cur(P);
         const char *op = NULL;
-        if (t->type == JT_OP && (jp_is_op(t, "==") || jp_is_op(t, "!=") || jp_is_op(t, "<") || jp_is_op(t, "<=") ||
-                                 jp_is_op(t, ">") || jp_is_op(t, ">="))) {
-            op = t->s;
+        static const char *const cmps[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
+        if ((op = op_of(t, cmps))) {
             jp_next(P);
         } else if (jp_is_name(t, "in")) {
             op = "in";
@@ -113,12 +119,6 @@ static jnode *parse_compare(jparser *P) {
     return c;
 }
 
-static const char *op_of(const jtok *t, const char *const *set) {
-    if (t->type != JT_OP) return NULL;
-    for (; *set; set++)
-        if (jp_is_op(t, *set)) return *set;
-    return NULL;
-}
 
 static jnode *parse_concat(jparser *P);
 static jnode *parse_math1(jparser *P) {
