@@ -63,13 +63,22 @@ static jv *binop(jinterp *I, const char *op, jv *a, jv *b, int line) {
             return jv_int(A, r);
         }
         if (nums) return jv_float(A, jv_num(a) + jv_num(b));
+        if (a->kind == JV_STR && b->kind == JV_STR && a->safe != b->safe) { /* Markup escapes the str */
+            jargs none = {0};
+            jv *esc = je_filter(I, "escape", a->safe ? b : a, &none, line), *r;
+            r = binop(I, op, a->safe ? a : esc, a->safe ? esc : b, line);
+            r->safe = 1;
+            return r;
+        }
         if (a->kind == JV_STR && b->kind == JV_STR) {
             char *p = ja_alloc(A, a->u.s.n + b->u.s.n + 1);
             memcpy(p, a->u.s.p, a->u.s.n);
             memcpy(p + a->u.s.n, b->u.s.p, b->u.s.n);
-            return jv_strref(A, p, a->u.s.n + b->u.s.n);
+            jv *r = jv_strref(A, p, a->u.s.n + b->u.s.n);
+            r->safe = a->safe; /* Markup + Markup stays Markup */
+            return r;
         }
-        if (a->kind == JV_LIST && b->kind == JV_LIST && a->tuple == b->tuple) {
+        if (a->kind == JV_LIST && b->kind == JV_LIST && a->tuple == b->tuple && !a->gen && !b->gen) {
             jv *l = jv_list(A, a->u.list.n + b->u.list.n);
             l->tuple = a->tuple;
             for (size_t i = 0; i < a->u.list.n; i++) jv_append(A, l, a->u.list.v[i]);
@@ -242,7 +251,7 @@ jv *je_getitem(jinterp *I, jv *obj, jv *key, int line) {
     if (obj->kind == JV_DICT && !obj->ns) {
         jv *v = jv_dict_getv(obj, key);
         if (v) return v;
-    } else if ((obj->kind == JV_LIST || obj->kind == JV_STR) && is_int(key)) {
+    } else if ((obj->kind == JV_LIST || obj->kind == JV_STR) && is_int(key) && !obj->gen) {
         size_t n = obj->kind == JV_LIST ? obj->u.list.n : ju_len(obj->u.s.p, obj->u.s.n);
         int64_t i = norm_index(key->u.i, n);
         if (i >= 0 && i < (int64_t)n) {
@@ -261,7 +270,7 @@ jv *je_getitem(jinterp *I, jv *obj, jv *key, int line) {
         }
         return undef_msg(I, "'%s object' has no attribute '%s'", jv_type_name(obj), name);
     }
-    return undef_msg(I, "'%s object' has no item%s%s", jv_type_name(obj), "");
+    return undef_msg(I, "'%s object' has no item%s", jv_type_name(obj), "");
 }
 
 /* Python's slice.indices and the slice itself, on a list/tuple or a str's code points. */

@@ -91,7 +91,10 @@ static jv *sorted(jinterp *I, jv *items, jv **keys, int reverse, int line) {
 }
 
 static jv *select_items(jinterp *I, jv *seq, const jargs *a, int attr, int keep, int line) {
-    jv *items = je_iter(I, seq, line), *out = jv_list(&I->a, 0);
+    jv *out = jv_list(&I->a, 0);
+    out->gen = 1;
+    if (!jv_truthy(seq)) return out; /* jinja2: `if value:` before iterating */
+    jv *items = je_iter(I, seq, line);
     int first = attr ? 1 : 0;
     jv *attrname = attr ? jarg(a, 0, NULL) : NULL;
     if (attr && !attrname) je_fail(I, line, "selectattr/rejectattr need an attribute");
@@ -202,7 +205,13 @@ static jv *to_number(jinterp *I, jv *v, jv *def, int want_float) {
 jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     jarena *A = &I->a;
     jv *x0 = jarg(a, 0, NULL);
-    if (!strcmp(f, "safe")) return v;
+    if (!strcmp(f, "safe")) {
+        jv *s = str_of(I, v);
+        if (s->safe) return s;
+        s = jv_strref(A, s->u.s.p, s->u.s.n);
+        s->safe = 1;
+        return s;
+    }
     if (!strcmp(f, "string")) return str_of(I, v);
     if (!strcmp(f, "trim")) return call_method(I, str_of(I, v), "strip", jarg(a, 0, "chars"), NULL, NULL, line);
     if (!strcmp(f, "upper") || !strcmp(f, "lower") || !strcmp(f, "capitalize"))
@@ -226,7 +235,9 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
         switch (v->kind) {
         case JV_UNDEF: return jv_int(A, 0);
         case JV_STR: return jv_int(A, (int64_t)ju_len(v->u.s.p, v->u.s.n));
-        case JV_LIST: return jv_int(A, (int64_t)v->u.list.n);
+        case JV_LIST:
+            if (v->gen) je_fail(I, line, "object of type 'generator' has no len()");
+            return jv_int(A, (int64_t)v->u.list.n);
         case JV_DICT: if (!v->ns) return jv_int(A, (int64_t)v->u.dict.keys.n); /* fall through */
         default: je_fail(I, line, "object of type '%s' has no len()", jv_type_name(v));
         }
@@ -248,6 +259,7 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     }
     if (!strcmp(f, "first") || !strcmp(f, "last")) {
         jv *items = je_iter(I, v, line);
+        if (f[0] == 'l' && v->gen) je_fail(I, line, "'generator' object is not reversible");
         if (items->u.list.n == 0) return jv_undef(A, "!No first item, sequence was empty.");
         return items->u.list.v[f[0] == 'f' ? 0 : items->u.list.n - 1];
     }
@@ -288,8 +300,10 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
             for (size_t i = chars->u.list.n; i-- > 0;) jb_put(&b, chars->u.list.v[i]->u.s.p, chars->u.list.v[i]->u.s.n);
             return jv_strref(A, b.p ? b.p : "", b.n);
         }
+        if (v->gen) je_fail(I, line, "'generator' object is not reversible");
         jv *items = je_iter(I, v, line), *l = jv_list(A, items->u.list.n);
         for (size_t i = items->u.list.n; i-- > 0;) jv_append(A, l, items->u.list.v[i]);
+        l->gen = 1; /* reversed(): an iterator */
         return l;
     }
     if (!strcmp(f, "unique")) {
@@ -308,7 +322,10 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
         return out;
     }
     if (!strcmp(f, "map")) {
-        jv *items = je_iter(I, v, line), *out = jv_list(A, items->u.list.n);
+        jv *out = jv_list(A, 0);
+        out->gen = 1;
+        if (!jv_truthy(v)) return out; /* jinja2: `if value:` before iterating */
+        jv *items = je_iter(I, v, line);
         jv *attr = jarg(a, -1, "attribute"), *def = jarg(a, -1, "default");
         if (!attr && !x0) je_fail(I, line, "map: expected a filter name or attribute=");
         const char *fname = attr ? NULL : ja_strndup(A, str_of(I, x0)->u.s.p, str_of(I, x0)->u.s.n);
@@ -380,6 +397,7 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     }
     if (!strcmp(f, "e") || !strcmp(f, "escape") || !strcmp(f, "forceescape")) {
         jv *s = str_of(I, v);
+        if (s->safe && f[0] != 'f') return s;
         jbuf b = {.a = A};
         for (size_t i = 0; i < s->u.s.n; i++) {
             char c = s->u.s.p[i];
@@ -390,7 +408,9 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
             else if (c == '\'') jb_puts(&b, "&#39;");
             else jb_putc(&b, c);
         }
-        return jv_strref(A, b.p ? b.p : "", b.n);
+        jv *r = jv_strref(A, b.p ? b.p : "", b.n);
+        r->safe = 1;
+        return r;
     }
     if (!strcmp(f, "batch")) {
         jv *cnt = jarg(a, 0, "linecount"), *fill = jarg(a, 1, "fill_with");

@@ -167,7 +167,7 @@ int jv_truthy(const jv *v) {
     case JV_INT: return v->u.i != 0;
     case JV_FLOAT: return v->u.f != 0.0;
     case JV_STR: return v->u.s.n != 0;
-    case JV_LIST: return v->u.list.n != 0;
+    case JV_LIST: return v->gen || v->u.list.n != 0;
     case JV_DICT: return v->ns || v->u.dict.keys.n != 0;
     default: return 1;
     }
@@ -182,7 +182,7 @@ int jv_eq(const jv *a, const jv *b) {
         if (a->kind != JV_FLOAT && b->kind != JV_FLOAT) return a->u.i == b->u.i;
         return jv_num(a) == jv_num(b);
     }
-    if (a->kind != b->kind) return 0;
+    if (a->kind != b->kind || a->gen || b->gen) return 0;
     switch (a->kind) {
     case JV_UNDEF:
     case JV_NONE: return 1;
@@ -243,7 +243,7 @@ const char *jv_type_name(const jv *v) {
     case JV_INT: return "int";
     case JV_FLOAT: return "float";
     case JV_STR: return "str";
-    case JV_LIST: return v->tuple ? "tuple" : "list";
+    case JV_LIST: return v->gen ? "generator" : v->tuple ? "tuple" : "list";
     case JV_DICT: return v->ns ? "Namespace" : "dict";
     case JV_LOOP: return "LoopContext";
     default: return "function";

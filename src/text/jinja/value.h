@@ -59,6 +59,9 @@ struct jv {
     uint8_t kind;
     uint8_t tuple; /* JV_LIST: a tuple (prints with parentheses) */
     uint8_t ns;    /* JV_DICT: a namespace() (attributes assignable with set) */
+    uint8_t safe;  /* JV_STR: markupsafe's Markup (from |safe, |e): str + Markup escapes the str */
+    uint8_t gen;   /* JV_LIST: a generator (map, select, ... give one): always true, no len(),
+                    * not JSON serializable, no [i] — as jinja2's filters behave */
     union {
         int64_t i; /* JV_BOOL (0/1) and JV_INT */
         double f;

@@ -137,6 +137,10 @@ static void write_any(jbuf *b, const jv *v, int repr, int depth) {
         else jb_put(b, v->u.s.p, v->u.s.n);
         break;
     case JV_LIST:
+        if (v->gen) {
+            jb_puts(b, "<generator object>");
+            break;
+        }
         jb_putc(b, v->tuple ? '(' : '[');
         for (size_t i = 0; i < v->u.list.n; i++) {
             if (i) jb_puts(b, ", ");
@@ -235,6 +239,7 @@ void jv_write_json(jbuf *b, const jv *v, const char *indent, const char *item_se
         break;
     case JV_STR: json_str(b, v->u.s.p, v->u.s.n); break;
     case JV_LIST:
+        if (v->gen) jfail_at(b->a->f, STENO_E_FORMAT, line, "tojson: Object of type generator is not JSON serializable");
         if (v->u.list.n == 0) {
             jb_puts(b, "[]");
             break;
