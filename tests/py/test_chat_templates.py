@@ -7,8 +7,8 @@ loopcontrols]), its tojson filter, raise_exception and strftime_now, here at a f
 steno's renderer (tests/tools/jinja_render, STENO_JINJA_RENDER). The outputs must be byte-equal;
 where jinja2 raises, steno must fail too ("error" equals "error").
 
-Templates: the GGUF test models' own (SmolLM2, Gemma 3: tokenizer.chat_template, read here from
-the file) and llama.cpp's models/templates/ (scripts/fetch_chat_templates.sh), Qwen2.5 among them.
+Templates: the GGUF test models' own (SmolLM2, Qwen2.5-Coder: tokenizer.chat_template, read here
+from the file; Gemma 3's file has none) and llama.cpp's models/templates/ (scripts/fetch_chat_templates.sh), Qwen2.5 among them.
 Every pair is reported; REQUIRED templates (at least 20 of llama.cpp's) must match on every
 conversation, the others are reported and listed in EXCLUDED with the reason they may differ.
 Needs: python3-jinja2 (scripts/install_deps.sh). Standard library otherwise.
@@ -167,7 +167,7 @@ def gguf_meta(path, keys):
 
 def gguf_templates():
     found = []
-    for name in ("smollm2", "gemma3"):
+    for name in ("smollm2", "gemma3", "qwen2.5-coder-0.5b"):
         d = os.path.join(MODELS, name)
         files = [x for x in os.listdir(d) if x.endswith(".gguf")] if os.path.isdir(d) else []
         if not files:
@@ -179,6 +179,9 @@ def gguf_templates():
         toks = m.get("tokenizer.ggml.tokens") or []
         bos = toks[m["tokenizer.ggml.bos_token_id"]] if "tokenizer.ggml.bos_token_id" in m else ""
         eos = toks[m["tokenizer.ggml.eos_token_id"]] if "tokenizer.ggml.eos_token_id" in m else ""
+        if m.get("tokenizer.chat_template") is None:
+            print("note gguf:%s: the file has no tokenizer.chat_template (steno writes its built-in turns)" % name)
+            continue
         found.append(("gguf:" + name, m.get("tokenizer.chat_template"), bos, eos))
     return found
 

@@ -16,8 +16,9 @@ typedef enum {
     JN_SET,     /* names/nnames: targets, a: value */
     JN_SETATTR, /* name: the namespace, attr: its attribute, a: value */
     JN_SETBLOCK,/* names[0]: target, body, a: filter chain over JN_CAPTURE (or NULL) */
-    JN_MACRO,   /* name, names/nnames: parameters, defs: their defaults (NULL entries), body */
-    JN_CALLBLOCK, /* a: the call, names/defs: caller's parameters, body */
+    JN_MACRO,   /* name, names/nnames: parameters, defs: their defaults (NULL entries), body,
+                 * neg: 1 when the body reads varargs, 2 kwargs (extra arguments allowed) */
+    JN_CALLBLOCK, /* a: the call, names/defs: caller's parameters, body, neg as JN_MACRO's */
     JN_FILTERBLOCK, /* a: filter chain over JN_CAPTURE, body */
     JN_WITH,    /* names/defs: assignments, body */
     JN_BREAK,

@@ -143,7 +143,7 @@ jv *je_render_macro(jinterp *I, jv *fn, const jargs *args, int line) {
     if (++I->depth > I->o.max_depth) je_fail(I, line, "macros nested deeper than %d calls", I->o.max_depth);
     je_tick(I, line);
     jframe *T = frame_new(I, fn->u.fn.frame);
-    if (args->npos > m->nnames)
+    if (args->npos > m->nnames && !(m->neg & 1))
         je_fail(I, line, "macro '%s' takes not more than %d argument(s)", m->name ? m->name : "caller", m->nnames);
     for (int i = 0; i < m->nnames; i++) {
         jv *v = jarg(args, i, m->names[i]);
@@ -155,6 +155,8 @@ jv *je_render_macro(jinterp *I, jv *fn, const jargs *args, int line) {
         int known = 0;
         for (int i = 0; i < m->nnames; i++) known |= strcmp(m->names[i], args->kn[k]) == 0;
         if (strcmp(args->kn[k], "caller") == 0) frame_set(I, T, "caller", args->kv[k]);
+        else if (!known && !(m->neg & 2))
+            je_fail(I, line, "macro '%s' takes no keyword argument '%s'", m->name ? m->name : "caller", args->kn[k]);
         else if (!known) jv_dict_setc(&I->a, kw, args->kn[k], args->kv[k]);
     }
     jv *varargs = jv_list(&I->a, 0);

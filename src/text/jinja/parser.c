@@ -179,6 +179,21 @@ static void signature(jparser *P, jnode *n) {
     jp_next(P);
 }
 
+/* Does the tree under n read the variable name? (jinja2 lets a macro take extra positional or
+ * keyword arguments only when its body reads varargs or kwargs.) */
+static int reads_name(const jnode *n, const char *name, int depth) {
+    if (!n || depth > 400) return 0;
+    if (n->type == JN_NAME && strcmp(n->name, name) == 0) return 1;
+    if (reads_name(n->a, name, depth + 1) || reads_name(n->b, name, depth + 1) || reads_name(n->c, name, depth + 1) ||
+        reads_name(n->body, name, depth + 1))
+        return 1;
+    for (int i = 0; i < n->nkids; i++)
+        if (reads_name(n->kids[i], name, depth + 1)) return 1;
+    for (int i = 0; n->defs && i < n->nnames; i++)
+        if (reads_name(n->defs[i], name, depth + 1)) return 1;
+    return 0;
+}
+
 static jnode *parse_if(jparser *P, int line) {
     static const char *const end[] = {"elif", "else", "endif", NULL};
     jnode *n = jp_node(P, JN_IF, line);
@@ -269,6 +284,7 @@ static jnode *statement(jparser *P) {
         P->loop_depth = 0;
         n->body = body_until(P, macro ? "endmacro" : "endcall");
         P->loop_depth = saved;
+        n->neg = reads_name(n->body, "varargs", 0) | reads_name(n->body, "kwargs", 0) << 1;
         return n;
     }
     if (jp_is_name(t, "filter")) {
