@@ -138,7 +138,9 @@ steno_status steno_chat_apply(const char *tmpl, const steno_vocab *vocab, const 
         if (add_generation_prompt) puts_(&b, "<start_of_turn>model\n");
     } else {
         return steno_fail(STENO_E_UNSUPPORTED,
-                          "%s: no tokenizer.chat_template and no chat format steno knows (ChatML or Gemma turns)", name);
+                          "%s: no chat template (tokenizer.chat_template) and no chat format steno knows "
+                          "(ChatML or Gemma turns)",
+                          name);
     }
     if (b.oom || !b.p) {
         if (!b.oom && !b.p) {
