@@ -4,6 +4,7 @@
  * `in`, conditional expressions (a missing else gives Undefined), attribute and item access
  * (jinja2's Environment.getattr/getitem: attribute first for .name, item first for [key], a
  * miss gives Undefined), Python slices, calls. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,61 @@ static jv *repeat(jinterp *I, const jv *seq, int64_t times, int line) {
     for (int64_t i = 0; i < times; i++)
         for (size_t k = 0; k < seq->u.list.n; k++) jv_append(&I->a, l, seq->u.list.v[k]);
     return l;
+}
+
+/* Python's str % args for %s %r %d %i %f %x %% with an optional width and precision. */
+static jv *percent_format(jinterp *I, jv *fmt, jv *args, int line) {
+    jv *one[1] = {args};
+    jv **av = one;
+    size_t an = 1, ai = 0;
+    if (args->kind == JV_LIST && args->tuple) av = args->u.list.v, an = args->u.list.n;
+    jbuf b = {.a = &I->a, .limit = I->o.max_output};
+    const char *p = fmt->u.s.p, *e = p + fmt->u.s.n;
+    while (p < e) {
+        if (*p != '%') {
+            jb_putc(&b, *p++);
+            continue;
+        }
+        p++;
+        int left = 0, width = 0, prec = -1;
+        while (p < e && (*p == '-' || *p == ' ' || *p == '+' || *p == '0')) left |= *p++ == '-';
+        while (p < e && *p >= '0' && *p <= '9' && width < 10000) width = width * 10 + (*p++ - '0');
+        if (p < e && *p == '.') {
+            prec = 0;
+            for (p++; p < e && *p >= '0' && *p <= '9' && prec < 100; p++) prec = prec * 10 + (*p - '0');
+        }
+        if (p >= e) je_fail(I, line, "incomplete format");
+        char c = *p++;
+        if (c == '%') {
+            jb_putc(&b, '%');
+            continue;
+        }
+        if (ai >= an) je_fail(I, line, "not enough arguments for format string");
+        jv *v = av[ai++];
+        jbuf t = {.a = &I->a};
+        char tmp[420];
+        if (c == 's' || c == 'r') {
+            if (c == 's') jv_write_str(&t, v);
+            else jv_write_repr(&t, v);
+            if (prec >= 0 && (size_t)prec < t.n) t.n = ju_off(t.p, t.n, (size_t)prec);
+        } else if (c == 'd' || c == 'i' || c == 'f' || c == 'F' || c == 'x' || c == 'X') {
+            if (!jv_is_num(v)) je_fail(I, line, "%%%c format: a real number is required, not %s", c, jv_type_name(v));
+            if (c == 'f' || c == 'F') snprintf(tmp, sizeof tmp, "%.*f", prec < 0 ? 6 : prec, jv_num(v));
+            else {
+                int64_t iv = v->kind == JV_FLOAT ? (int64_t)v->u.f : v->u.i;
+                snprintf(tmp, sizeof tmp, c == 'x' ? "%" PRIx64 : c == 'X' ? "%" PRIX64 : "%" PRId64, iv);
+            }
+            jb_puts(&t, tmp);
+        } else je_unsupported(I, line, "format character '%c' is not supported", c);
+        size_t len = t.n ? ju_len(t.p, t.n) : 0;
+        if (!left)
+            for (size_t k = len; k < (size_t)width; k++) jb_putc(&b, ' ');
+        jb_put(&b, t.p ? t.p : "", t.n);
+        if (left)
+            for (size_t k = len; k < (size_t)width; k++) jb_putc(&b, ' ');
+    }
+    if (ai < an && args->kind == JV_LIST && args->tuple) je_fail(I, line, "not all arguments converted during string formatting");
+    return jv_strref(&I->a, b.p ? b.p : "", b.n);
 }
 
 static jv *binop(jinterp *I, const char *op, jv *a, jv *b, int line) {
@@ -134,7 +190,7 @@ static jv *binop(jinterp *I, const char *op, jv *a, jv *b, int line) {
         }
         return jv_float(A, jv_num(a) / jv_num(b));
     case '%':
-        if (a->kind == JV_STR) je_unsupported(I, line, "printf-style formatting with %% is not supported");
+        if (a->kind == JV_STR) return percent_format(I, a, b, line);
         if (!nums) type_error(I, line, "%", a, b);
         if (jv_num(b) == 0) je_fail(I, line, "modulo by zero");
         if (ints) {

@@ -371,8 +371,12 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
         double scale = pow(10.0, (double)p), x = jv_num(v);
         if (!strncmp(m, "common", 6)) {
             if (v->kind != JV_FLOAT && p >= 0) return v->kind == JV_BOOL ? jv_int(A, v->u.i) : v;
-            double y = x * scale, r = nearbyint(y); /* round half to even, as Python's round() */
-            return jv_float(A, r / scale);
+            if (p >= 0) { /* Python rounds the exact binary value: glibc's %.*f does the same */
+                char buf[400];
+                snprintf(buf, sizeof buf, "%.*f", (int)p, x);
+                return jv_float(A, strtod(buf, NULL));
+            }
+            return jv_float(A, nearbyint(x * scale) / scale); /* half to even, as round() */
         }
         if (!strncmp(m, "floor", 5)) return jv_float(A, floor(x * scale) / scale);
         if (!strncmp(m, "ceil", 4)) return jv_float(A, ceil(x * scale) / scale);

@@ -23,6 +23,7 @@ typedef struct {
     size_t nt, cap;
 } lx;
 
+static size_t skip_ws(const char *s, size_t n, size_t q);
 static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 static int is_name0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (unsigned char)c >= 0x80; }
@@ -167,7 +168,7 @@ static int lex_tag(lx *L, int block) {
         if (s[p] == '-' && p + 2 < n && s[p + 1] == e && s[p + 2] == '}') {
             push(L, block ? JT_BLOCK_END : JT_VAR_END, L->line);
             size_t q = p + 3;
-            while (q < n && is_ws(s[q])) q++;
+            q = skip_ws(s, n, q);
             L->line += count_nl(s + p, q - p);
             L->pos = q;
             return q > p + 3 && s[q - 1] == '\n';
@@ -190,6 +191,11 @@ static int lex_tag(lx *L, int block) {
         if (is_ws(s[p])) {
             L->line += s[p] == '\n';
             L->pos++;
+            continue;
+        }
+        size_t cl;
+        if ((unsigned char)s[p] >= 0x80 && ju_space(ju_cp(s, n, p, &cl))) {
+            L->pos += cl;
             continue;
         }
         int nt;
@@ -252,26 +258,38 @@ static int lex_tag(lx *L, int block) {
 static int raw_open(const char *s, size_t n, size_t p, size_t *len) {
     size_t q = p + 2;
     if (q < n && (s[q] == '-' || s[q] == '+')) q++;
-    while (q < n && is_ws(s[q])) q++;
+    q = skip_ws(s, n, q);
     if (q + 3 > n || memcmp(s + q, "raw", 3) != 0) return 0;
     q += 3;
-    while (q < n && is_ws(s[q])) q++;
+    q = skip_ws(s, n, q);
     if (q + 1 < n && s[q] == '%' && s[q + 1] == '}') {
         *len = q + 2 - p;
         return 1;
     }
     if (q + 2 < n && s[q] == '-' && s[q + 1] == '%' && s[q + 2] == '}') {
         q += 3;
-        while (q < n && is_ws(s[q])) q++;
+        q = skip_ws(s, n, q);
         *len = q - p;
         return 1;
     }
     return 0;
 }
 
-static size_t rstrip_len(const char *s, size_t n) {
-    while (n > 0 && is_ws(s[n - 1])) n--;
-    return n;
+static size_t rstrip_len(const char *s, size_t n) { return ju_rstrip_len(s, n); }
+
+/* The first position at or after q that is not whitespace (\s*, Unicode's included). */
+static size_t skip_ws(const char *s, size_t n, size_t q) {
+    size_t l;
+    while (q < n && ju_space(ju_cp(s, n, q, &l))) q += l;
+    return q;
+}
+
+/* Is s[b..e) all whitespace (Python's \s, Unicode's included) and not empty? */
+static int all_space(const char *s, size_t b, size_t e) {
+    if (b >= e) return 0;
+    for (size_t i = b, l; i < e; i += l)
+        if (!ju_space(ju_cp(s, e, i, &l))) return 0;
+    return 1;
 }
 
 void jlex(jarena *a, const char *src, size_t len, jtok **out, size_t *n_out) {
@@ -301,12 +319,7 @@ void jlex(jarena *a, const char *src, size_t len, jtok **out, size_t *n_out) {
         else if (sign != '+' && kind != '{') {
             size_t l_pos = tlen;
             while (l_pos > 0 && s[p + l_pos - 1] != '\n') l_pos--;
-            if (l_pos > 0 || line_starting) {
-                int all_ws = l_pos < tlen;
-                for (size_t i = l_pos; i < tlen; i++)
-                    if (!is_ws(s[p + i])) all_ws = 0;
-                if (all_ws) tlen = l_pos;
-            }
+            if ((l_pos > 0 || line_starting) && all_space(s + p, l_pos, tlen)) tlen = l_pos;
         }
         emit_text(&L, s + p, tlen, text_line);
         L.line += count_nl(s + p, q - p);
@@ -319,7 +332,7 @@ void jlex(jarena *a, const char *src, size_t len, jtok **out, size_t *n_out) {
             size_t end = c + 2;
             line_starting = 0;
             if (c > q + open && s[c - 1] == '-') {
-                while (end < n && is_ws(s[end])) end++;
+                end = skip_ws(s, n, end);
                 line_starting = end > c + 2 && s[end - 1] == '\n';
             } else if (!(c > q + open && s[c - 1] == '+') && end < n && s[end] == '\n') {
                 end++;
@@ -336,10 +349,10 @@ void jlex(jarena *a, const char *src, size_t len, jtok **out, size_t *n_out) {
                 size_t d = c + 2;
                 int minus = d < n && s[d] == '-';
                 if (d < n && (s[d] == '-' || s[d] == '+')) d++;
-                while (d < n && is_ws(s[d])) d++;
+                d = skip_ws(s, n, d);
                 if (d + 6 > n || memcmp(s + d, "endraw", 6) != 0) continue;
                 d += 6;
-                while (d < n && is_ws(s[d])) d++;
+                d = skip_ws(s, n, d);
                 size_t body = c - b;
                 if (minus) body = rstrip_len(s + b, body);
                 emit_text(&L, s + b, body, L.line);
@@ -347,7 +360,7 @@ void jlex(jarena *a, const char *src, size_t len, jtok **out, size_t *n_out) {
                 if (d + 2 < n && s[d] == '-' && s[d + 1] == '%' && s[d + 2] == '}') {
                     d += 3;
                     size_t e0 = d;
-                    while (d < n && is_ws(s[d])) d++;
+                    d = skip_ws(s, n, d);
                     line_starting = d > e0 && s[d - 1] == '\n';
                 } else if (d + 2 < n && s[d] == '+' && s[d + 1] == '%' && s[d + 2] == '}') d += 3;
                 else if (d + 1 < n && s[d] == '%' && s[d + 1] == '}') {

@@ -43,21 +43,8 @@ jv *je_method_get(jinterp *I, jv *obj, const char *name) {
     return NULL;
 }
 
-/* One code point at s[i] (i < n): its value and, through *len, its byte length. */
-static unsigned cp_at(const char *s, size_t n, size_t i, size_t *len) {
-    unsigned char c = (unsigned char)s[i];
-    int k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    if (i + (size_t)k > n) k = 1;
-    unsigned v = k == 1 ? c : k == 2 ? c & 0x1F : k == 3 ? c & 0x0F : c & 0x07;
-    for (int j = 1; j < k; j++) v = (v << 6) | ((unsigned char)s[i + (size_t)j] & 0x3F);
-    *len = (size_t)k;
-    return v;
-}
-
-static int py_space(unsigned c) {
-    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+#define cp_at ju_cp
+#define py_space ju_space
 
 /* Does code point c occur in chars (a str), or is it whitespace when chars is NULL? */
 static int strip_hit(unsigned c, const jv *chars) {
@@ -163,9 +150,8 @@ static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, i
         while (i < n) {
             while (i < n && py_space(cp_at(p, n, i, &l))) i += l;
             if (i >= n) break;
-            if (maxsplit == 0) {
-                jv *rest = strip(I, jv_strref(&I->a, p + i, n - i), NULL, 0, 1);
-                jv_append(&I->a, parts, rest);
+            if (maxsplit == 0) { /* the rest as it is, trailing whitespace included */
+                jv_append(&I->a, parts, jv_strref(&I->a, p + i, n - i));
                 break;
             }
             size_t b = i;
@@ -178,11 +164,10 @@ static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, i
     jv *all = split(I, s, NULL, -1, 0, line);
     size_t cnt = all->u.list.n;
     if (maxsplit < 0 || (size_t)maxsplit >= cnt) return all;
-    /* the first cnt - maxsplit words stay joined as in the source (left part stripped on the right) */
+    /* the first cnt - maxsplit words stay as in the source, leading whitespace included */
     jv *last_kept = all->u.list.v[cnt - (size_t)maxsplit - 1];
     size_t end = (size_t)(last_kept->u.s.p - p) + last_kept->u.s.n;
-    jv *head = strip(I, jv_strref(&I->a, p, end), NULL, 1, 0);
-    jv_append(&I->a, parts, head);
+    jv_append(&I->a, parts, jv_strref(&I->a, p, end));
     for (size_t k = cnt - (size_t)maxsplit; k < cnt; k++) jv_append(&I->a, parts, all->u.list.v[k]);
     return parts;
 }

@@ -257,6 +257,31 @@ size_t ju_len(const char *s, size_t n) {
     return c;
 }
 
+unsigned ju_cp(const char *s, size_t n, size_t i, size_t *len) {
+    unsigned char c = (unsigned char)s[i];
+    int k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (i + (size_t)k > n) k = 1;
+    unsigned v = k == 1 ? c : k == 2 ? c & 0x1F : k == 3 ? c & 0x0F : c & 0x07;
+    for (int j = 1; j < k; j++) v = (v << 6) | ((unsigned char)s[i + (size_t)j] & 0x3F);
+    *len = (size_t)k;
+    return v;
+}
+
+int ju_space(unsigned c) {
+    return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+size_t ju_rstrip_len(const char *s, size_t n) {
+    while (n > 0) {
+        size_t k = n - 1, l;
+        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+        if (!ju_space(ju_cp(s, n, k, &l))) break;
+        n = k;
+    }
+    return n;
+}
+
 size_t ju_off(const char *s, size_t n, size_t i) {
     size_t c = 0;
     for (size_t b = 0; b < n; b++)

@@ -138,5 +138,11 @@ void jv_write_json(jbuf *b, const jv *v, const char *indent, const char *item_se
 /* UTF-8 code points: count, and the byte offset of code point i (i <= count). */
 size_t ju_len(const char *s, size_t n);
 size_t ju_off(const char *s, size_t n, size_t i);
+/* The code point at s[i] (i < n) and, through *len, its byte length (1 for a malformed byte). */
+unsigned ju_cp(const char *s, size_t n, size_t i, size_t *len);
+/* Python's str.isspace() (and re's \s) for one code point. */
+int ju_space(unsigned c);
+/* Byte length of s[n] without its trailing whitespace (Python's rstrip()). */
+size_t ju_rstrip_len(const char *s, size_t n);
 
 #endif
