@@ -144,6 +144,12 @@ static const jcase CASES[] = {
      "[] [0] [z] False True"},
     {"[{{ [1].append }}]",
      "[]"},
+    {"{% if false %}{{ x | nosuch }}{% endif %}{{ (x | nosuch) if false }}ok",
+     "ok"},
+    {"{{ '%s=%d|%5.1f|%-3s|%%' % ('a', 7, 2.25, 'b') }} {{ '  a b c  '.rsplit(maxsplit=1) }} {{ '  a b c  '.split(maxsplit=1) }} {{ 2.675 | round(2) }}",
+     "a=7|  2.2|b  |% ['  a b', 'c'] ['a', 'b c  '] 2.67"},
+    {"\302\240 {% if true %}x{% endif %}",
+     "x"},
     {"{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}",
      "<|im_start|>system\nSys<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>assistant\n"},
 };
@@ -163,6 +169,9 @@ static const jcase ERRORS[] = {
     {"{% include 'x' %}", "unknown tag 'include'"},
     {"{{ 'x' ", "unexpected end of template"},
     {"{{ [1, 2] | tojson(indent=2) | map('upper') | tojson }}", "generator"},
+    {"{% for a in [] %}{{ a | nosuch }}{% endfor %}", "unknown filter 'nosuch'"},
+    {"{{ '%s %s' % 1 }}", "not enough arguments"},
+    {"{% macro m() %}{% endmacro %}{{ m(1) }}", "takes not more than 0"},
 };
 
 #define NOW 1721989815 /* 2024-07-26 10:30:15 UTC */

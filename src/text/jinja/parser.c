@@ -319,7 +319,48 @@ static jnode *statement(jparser *P) {
     jp_fail(P, "Encountered unknown tag '%.*s'", (int)t->n, t->s);
 }
 
+/* jinja2's own filters and tests (jinja2/filters.py, tests.py; tojson is transformers'): jinja2
+ * refuses any other name when it compiles the template, except inside an if block or a
+ * conditional expression, where it fails only if reached (codegen's soft frames). */
+static const char *const JINJA2_FILTERS[] = {
+    "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e", "escape",
+    "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent", "int", "items", "join",
+    "last", "length", "list", "lower", "map", "max", "min", "pprint", "random", "reject", "rejectattr", "replace",
+    "reverse", "round", "safe", "select", "selectattr", "slice", "sort", "string", "striptags", "sum", "title",
+    "tojson", "trim", "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr", NULL};
+static const char *const JINJA2_TESTS[] = {
+    "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "escaped", "even", "false", "filter", "float",
+    "ge", "greaterthan", "gt", "in", "integer", "iterable", "le", "lessthan", "lower", "lt", "mapping", "ne", "none",
+    "number", "odd", "sameas", "sequence", "string", "test", "true", "undefined", "upper", "==", "!=", "<", "<=",
+    ">", ">=", NULL};
+
+static void check_names(jarena *a, const jnode *n, int soft, int depth) {
+    if (!n || depth > 1000) return;
+    if (!soft && (n->type == JN_FILTER || n->type == JN_TEST)) {
+        int known = 0;
+        for (const char *const *k = n->type == JN_FILTER ? JINJA2_FILTERS : JINJA2_TESTS; *k && !known; k++)
+            known = strcmp(*k, n->name) == 0;
+        if (!known)
+            jfail_at(a->f, STENO_E_UNSUPPORTED, n->line, "unknown %s '%s'", n->type == JN_FILTER ? "filter" : "test",
+                     n->name);
+    }
+    int inner = n->type == JN_IF || n->type == JN_COND ? 1 : soft; /* soft below if and a-if-c-else-b */
+    int own = n->type == JN_FOR || n->type == JN_MACRO || n->type == JN_CALLBLOCK || n->type == JN_FILTERBLOCK ||
+              n->type == JN_WITH || n->type == JN_SETBLOCK;
+    /* a new frame (loop, macro, call, filter and set blocks, with) is not soft again */
+    int a_soft = n->type == JN_FILTERBLOCK || n->type == JN_SETBLOCK ? 0 : inner;
+    check_names(a, n->a, a_soft, depth + 1);
+    check_names(a, n->b, own ? 0 : inner, depth + 1);
+    check_names(a, n->c, own ? 0 : inner, depth + 1);
+    check_names(a, n->body, own ? 0 : inner, depth + 1);
+    for (int i = 0; i < n->nkids; i++) check_names(a, n->kids[i], own ? 0 : inner, depth + 1);
+    for (int i = 0; n->defs && i < n->nnames; i++)
+        check_names(a, n->defs[i], n->type == JN_MACRO || n->type == JN_CALLBLOCK ? 0 : inner, depth + 1);
+}
+
 jnode *jparse(jarena *a, const void *toks, size_t ntoks) {
     jparser P = {.a = a, .t = toks, .n = ntoks};
-    return subparse(&P, NULL);
+    jnode *root = subparse(&P, NULL);
+    check_names(a, root, 0, 0);
+    return root;
 }
