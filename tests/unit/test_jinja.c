@@ -4,7 +4,8 @@
  * raise_exception, strftime_now at 2024-07-26 10:30:15); the expected texts were computed with
  * jinja2 and written in. Then errors (jinja2 raises on each: steno fails with one line naming the
  * line and the construct), the limits against hostile templates (loops, output size, recursion),
- * and concurrent renders of one compiled template. */
+ * and concurrent renders of one compiled template. The finds of fuzz/fuzz_jinja.c are cases here
+ * too (0 ** 66666666666666: integer powers by squaring, not one multiplication per unit). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,8 @@ static const jcase CASES[] = {
      "[] [0] [z] False True"},
     {"[{{ [1].append }}]",
      "[]"},
+    {"{{ 0 ** 66666666666666 }} {{ 1 ** 999999999999 }} {{ (-1) ** 999999999999 }} {{ 2 ** 62 }} {{ 3 ** 5 }}",
+     "0 1 -1 4611686018427387904 243"},
     {"{% if false %}{{ x | nosuch }}{% endif %}{{ (x | nosuch) if false }}ok",
      "ok"},
     {"{{ '%s=%d|%5.1f|%-3s|%%' % ('a', 7, 2.25, 'b') }} {{ '  a b c  '.rsplit(maxsplit=1) }} {{ '  a b c  '.split(maxsplit=1) }} {{ 2.675 | round(2) }}",

@@ -157,9 +157,12 @@ static jv *binop(jinterp *I, const char *op, jv *a, jv *b, int line) {
     case '*':
         if (op[1] == '*') {
             if (ints && b->u.i >= 0) {
-                int64_t x = 1, base = a->u.i;
-                for (int64_t e = b->u.i; e > 0; e--)
-                    if (__builtin_mul_overflow(x, base, &x)) je_fail(I, line, "integer overflow");
+                int64_t x = 1, base = a->u.i; /* by squaring: 0 ** 10**15 must not loop */
+                for (int64_t e = b->u.i; e > 0;) {
+                    if ((e & 1) && __builtin_mul_overflow(x, base, &x)) je_fail(I, line, "integer overflow");
+                    e >>= 1;
+                    if (e && __builtin_mul_overflow(base, base, &base)) je_fail(I, line, "integer overflow");
+                }
                 return jv_int(A, x);
             }
             if (nums) {
