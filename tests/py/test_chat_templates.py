@@ -9,8 +9,9 @@ where jinja2 raises, steno must fail too ("error" equals "error").
 
 Templates: the GGUF test models' own (SmolLM2, Qwen2.5-Coder: tokenizer.chat_template, read here
 from the file; Gemma 3's file has none) and llama.cpp's models/templates/ (scripts/fetch_chat_templates.sh), Qwen2.5 among them.
-Every pair is reported; REQUIRED templates (at least 20 of llama.cpp's) must match on every
-conversation, the others are reported and listed in EXCLUDED with the reason they may differ.
+Every pair is reported; every template must match on every conversation except those listed in
+EXCLUDED with the reason (none today: all 70 of llama-cpp-python 0.3.36's match); REQUIRED names
+the families that must be present and fully equal (at least 20), so a smaller template set fails.
 Needs: python3-jinja2 (scripts/install_deps.sh). Standard library otherwise.
 """
 import calendar
@@ -34,7 +35,7 @@ MODELS = os.environ.get("STENO_MODELS_DIR") or os.path.join(CACHE, "models")
 NOW = datetime.datetime(2024, 7, 26, 10, 30, 15)
 NOW_UNIX = calendar.timegm(NOW.timetuple())
 
-# llama.cpp templates that must match jinja2 on every conversation.
+# llama.cpp templates that must be present and match jinja2 on every conversation.
 REQUIRED = [
     "Qwen-Qwen2.5-7B-Instruct", "Qwen-Qwen3-0.6B", "Qwen-QwQ-32B", "Qwen3-Coder",
     "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct", "meta-llama-Llama-3.3-70B-Instruct",
@@ -44,7 +45,7 @@ REQUIRED = [
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "meetkai-functionary-medium-v3.1", "meetkai-functionary-medium-v3.2",
     "fireworks-ai-llama-3-firefunction-v2", "CohereForAI-c4ai-command-r-plus-tool_use",
 ]
-# llama.cpp templates reported but not required, with the reason.
+# llama.cpp templates reported but not required to match, with the reason (none today).
 EXCLUDED = {}
 
 
@@ -243,7 +244,7 @@ def main():
                 if os.environ.get("STENO_VERBOSE"):
                     print("--- %s / %s\n jinja2: %r\n steno:  %r" % (name, conv, want[:3000], got[:3000]))
         per_template[name] = (ok, bad)
-        status = "PASS" if not bad else ("FAIL" if name in REQUIRED or name.startswith("gguf:") else "note")
+        status = "PASS" if not bad else ("note" if name in EXCLUDED else "FAIL")
         print("%s %s: %d/%d conversations equal%s" % (status, name, ok, len(CONVERSATIONS),
                                                      (" (differ: %s)" % ", ".join(bad)) if bad else ""))
         if status == "FAIL":

@@ -313,7 +313,10 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
             jv *it = items->u.list.v[i];
             jv *k = lower_if_str(I, attr ? attr_get(I, it, attr, line) : it, opt_bool(cs, 0), line);
             int dup = 0;
-            for (size_t j = 0; j < seen->u.list.n && !dup; j++) dup = jv_eq(seen->u.list.v[j], k);
+            for (size_t j = 0; j < seen->u.list.n && !dup; j++) {
+                je_tick(I, line); /* quadratic: bounded like a loop */
+                dup = jv_eq(seen->u.list.v[j], k);
+            }
             if (!dup) {
                 jv_append(A, seen, k);
                 jv_append(A, out, it);

@@ -64,8 +64,12 @@ static jv *from_json(jinterp *I, const cJSON *j, int depth) {
     }
     if (cJSON_IsObject(j)) {
         jv *d = jv_dict(A);
-        for (const cJSON *c = j->child; c; c = c->next)
-            jv_dict_set(A, d, jv_cstr(A, c->string ? c->string : ""), from_json(I, c, depth + 1));
+        /* appended without a search for duplicates (a large object would cost n^2 compares);
+         * a duplicated key keeps its first value where json.loads keeps the last */
+        for (const cJSON *c = j->child; c; c = c->next) {
+            jvec_push(A, &d->u.dict.keys, jv_cstr(A, c->string ? c->string : ""));
+            jvec_push(A, &d->u.dict.vals, from_json(I, c, depth + 1));
+        }
         return d;
     }
     return JV_NONE_V;

@@ -176,8 +176,16 @@ int jv_truthy(const jv *v) {
 int jv_is_num(const jv *v) { return v->kind == JV_BOOL || v->kind == JV_INT || v->kind == JV_FLOAT; }
 double jv_num(const jv *v) { return v->kind == JV_FLOAT ? v->u.f : (double)v->u.i; }
 
-int jv_eq(const jv *a, const jv *b) {
+/* Deeper than this, values compare unequal: a template can nest lists 100 000 deep, and Python
+ * would stop with a RecursionError near 1000 anyway. */
+#define JV_EQ_DEPTH 1000
+
+static int eq_d(const jv *a, const jv *b, int depth);
+int jv_eq(const jv *a, const jv *b) { return eq_d(a, b, 0); }
+
+static int eq_d(const jv *a, const jv *b, int depth) {
     if (a == b) return 1;
+    if (depth > JV_EQ_DEPTH) return 0;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a->kind != JV_FLOAT && b->kind != JV_FLOAT) return a->u.i == b->u.i;
         return jv_num(a) == jv_num(b);
@@ -190,13 +198,13 @@ int jv_eq(const jv *a, const jv *b) {
     case JV_LIST:
         if (a->tuple != b->tuple || a->u.list.n != b->u.list.n) return 0;
         for (size_t i = 0; i < a->u.list.n; i++)
-            if (!jv_eq(a->u.list.v[i], b->u.list.v[i])) return 0;
+            if (!eq_d(a->u.list.v[i], b->u.list.v[i], depth + 1)) return 0;
         return 1;
     case JV_DICT:
         if (a->ns || b->ns || a->u.dict.keys.n != b->u.dict.keys.n) return 0;
         for (size_t i = 0; i < a->u.dict.keys.n; i++) {
             jv *o = jv_dict_getv(b, a->u.dict.keys.v[i]);
-            if (!o || !jv_eq(a->u.dict.vals.v[i], o)) return 0;
+            if (!o || !eq_d(a->u.dict.vals.v[i], o, depth + 1)) return 0;
         }
         return 1;
     case JV_FUNC:
@@ -206,7 +214,11 @@ int jv_eq(const jv *a, const jv *b) {
     }
 }
 
-int jv_cmp(const jv *a, const jv *b, int *cmp) {
+static int cmp_d(const jv *a, const jv *b, int *cmp, int depth);
+int jv_cmp(const jv *a, const jv *b, int *cmp) { return cmp_d(a, b, cmp, 0); }
+
+static int cmp_d(const jv *a, const jv *b, int *cmp, int depth) {
+    if (depth > JV_EQ_DEPTH) return 0;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a->kind != JV_FLOAT && b->kind != JV_FLOAT) *cmp = (a->u.i > b->u.i) - (a->u.i < b->u.i);
         else {
@@ -227,7 +239,7 @@ int jv_cmp(const jv *a, const jv *b, int *cmp) {
         size_t n = a->u.list.n < b->u.list.n ? a->u.list.n : b->u.list.n;
         for (size_t i = 0; i < n; i++) {
             if (jv_eq(a->u.list.v[i], b->u.list.v[i])) continue;
-            return jv_cmp(a->u.list.v[i], b->u.list.v[i], cmp);
+            return cmp_d(a->u.list.v[i], b->u.list.v[i], cmp, depth + 1);
         }
         *cmp = (a->u.list.n > b->u.list.n) - (a->u.list.n < b->u.list.n);
         return 1;
