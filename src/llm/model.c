@@ -15,6 +15,7 @@
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
 #include "kernels/quant/quant.h"
+#include "text/jinja/jinja.h"
 #include "text/llm_vocab.h"
 
 steno_llm_load_params steno_llm_default_load_params(void) {
@@ -80,6 +81,7 @@ void steno_llm_free(steno_llm *m) {
     free(m->path);
     free(m->name);
     free(m->chat_template);
+    steno_jinja_template_free(m->chat_jinja);
     llm_fast_free(m);
     free(m);
 }
@@ -233,6 +235,9 @@ static steno_status load_gguf(steno_llm *m) {
         if (m->chat_template) {
             memcpy(m->chat_template, tmpl->ptr, tmpl->len);
             m->chat_template[tmpl->len] = '\0';
+            /* a template that does not compile does not stop the load: completions still work,
+             * and a chat request gets the error with the template's line */
+            if (steno_jinja_compile(m->chat_template, tmpl->len, &m->chat_jinja) != STENO_OK) steno_clear_error();
         }
     }
 

@@ -63,7 +63,8 @@ static const char *token_text(const steno_vocab *v, int id) {
 }
 
 /* The file's template through the Jinja interpreter (see the header comment). */
-static steno_status render_template(const char *tmpl, const steno_vocab *vocab, const char *name,
+static steno_status render_template(const char *tmpl, const steno_jinja_template *compiled,
+                                    const steno_vocab *vocab, const char *name,
                                     const char *const *roles, const char *const *contents, int n_msgs,
                                     int add_generation_prompt, char **out) {
     cJSON *ctx = cJSON_CreateObject(), *msgs = cJSON_AddArrayToObject(ctx, "messages");
@@ -81,7 +82,8 @@ static steno_status render_template(const char *tmpl, const steno_vocab *vocab, 
         return steno_fail(STENO_E_NOMEM, "chat template: out of memory");
     }
     char *text = NULL;
-    steno_status st = steno_jinja_render(tmpl, strlen(tmpl), ctx, NULL, &text, NULL, 0);
+    steno_status st = compiled ? steno_jinja_render_compiled(compiled, ctx, NULL, &text)
+                               : steno_jinja_render(tmpl, strlen(tmpl), ctx, NULL, &text, NULL, 0);
     cJSON_Delete(ctx);
     if (st != STENO_OK) {
         /* a template the interpreter cannot run is the file's problem, not an unknown family */
@@ -98,10 +100,11 @@ static steno_status render_template(const char *tmpl, const steno_vocab *vocab, 
     return STENO_OK;
 }
 
-steno_status steno_chat_apply(const char *tmpl, const steno_vocab *vocab, const char *name, const char *const *roles,
-                              const char *const *contents, int n_msgs, int add_generation_prompt, char **out) {
+steno_status steno_chat_apply(const char *tmpl, const steno_jinja_template *compiled, const steno_vocab *vocab,
+                              const char *name, const char *const *roles, const char *const *contents, int n_msgs,
+                              int add_generation_prompt, char **out) {
     *out = NULL;
-    if (tmpl) return render_template(tmpl, vocab, name, roles, contents, n_msgs, add_generation_prompt, out);
+    if (tmpl) return render_template(tmpl, compiled, vocab, name, roles, contents, n_msgs, add_generation_prompt, out);
     int chatml = steno_vocab_find(vocab, "<|im_start|>", 12) >= 0;
     int gemma = !chatml && steno_vocab_find(vocab, "<start_of_turn>", 15) >= 0;
     sbuf b = {0};
