@@ -160,12 +160,16 @@ static int lex_tag(lx *L, int block) {
     const char *s = L->s;
     size_t n = L->n;
     int start_line = L->line;
+    char stack[256]; /* open brackets: no end of tag inside them (jinja2's balancing stack) */
+    int depth = 0;
     for (;;) {
         size_t p = L->pos;
         if (p >= n) jfail_at(L->a->f, STENO_E_FORMAT, start_line, "unexpected end of template inside a tag");
         /* the end of the tag first, as jinja2's rule order has it */
         char e = block ? '%' : '}';
-        if (s[p] == '-' && p + 2 < n && s[p + 1] == e && s[p + 2] == '}') {
+        if (depth) {
+            /* inside brackets: operators only, below */
+        } else if (s[p] == '-' && p + 2 < n && s[p + 1] == e && s[p + 2] == '}') {
             push(L, block ? JT_BLOCK_END : JT_VAR_END, L->line);
             size_t q = p + 3;
             q = skip_ws(s, n, q);
@@ -173,12 +177,12 @@ static int lex_tag(lx *L, int block) {
             L->pos = q;
             return q > p + 3 && s[q - 1] == '\n';
         }
-        if (block && s[p] == '+' && p + 2 < n && s[p + 1] == '%' && s[p + 2] == '}') {
+        if (!depth && block && s[p] == '+' && p + 2 < n && s[p + 1] == '%' && s[p + 2] == '}') {
             push(L, JT_BLOCK_END, L->line);
             L->pos = p + 3;
             return 0;
         }
-        if (s[p] == e && p + 1 < n && s[p + 1] == '}') {
+        if (!depth && s[p] == e && p + 1 < n && s[p + 1] == '}') {
             push(L, block ? JT_BLOCK_END : JT_VAR_END, L->line);
             L->pos = p + 2;
             if (block && L->pos < n && s[L->pos] == '\n') {
@@ -244,6 +248,15 @@ static int lex_tag(lx *L, int block) {
         if (done) continue;
         const char *o = strchr(OPS1, s[p]);
         if (o && s[p]) {
+            if (*o == '(' || *o == '[' || *o == '{') {
+                if (depth == (int)sizeof stack) jfail_at(L->a->f, STENO_E_FORMAT, L->line, "brackets nested too deeply");
+                stack[depth++] = *o == '(' ? ')' : *o == '[' ? ']' : '}';
+            } else if (*o == ')' || *o == ']' || *o == '}') {
+                if (!depth) jfail_at(L->a->f, STENO_E_FORMAT, L->line, "unexpected '%c'", *o);
+                if (stack[depth - 1] != *o)
+                    jfail_at(L->a->f, STENO_E_FORMAT, L->line, "unexpected '%c', expected '%c'", *o, stack[depth - 1]);
+                depth--;
+            }
             jtok *t = push(L, JT_OP, L->line);
             t->s = o;
             t->n = 1;
