@@ -216,18 +216,27 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     if (!strcmp(f, "trim")) return call_method(I, str_of(I, v), "strip", jarg(a, 0, "chars"), NULL, NULL, line);
     if (!strcmp(f, "upper") || !strcmp(f, "lower") || !strcmp(f, "capitalize"))
         return call_method(I, str_of(I, v), f, NULL, NULL, NULL, line);
-    if (!strcmp(f, "title")) { /* jinja2: words start after -, whitespace, ( { [ < */
+    if (!strcmp(f, "title")) { /* jinja2: words start after -, whitespace, ( { [ <; word[0].upper() + rest.lower() */
         jv *s = str_of(I, v);
-        char *o = ja_strndup(A, s->u.s.p, s->u.s.n);
-        int start = 1;
-        for (size_t i = 0; i < s->u.s.n; i++) {
-            char c = o[i];
+        jbuf b = {.a = A};
+        size_t w = 0;
+        for (size_t i = 0; i <= s->u.s.n; i++) {
+            char c = i < s->u.s.n ? s->u.s.p[i] : ' ';
             int sep = c == '-' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' ||
                       c == '(' || c == '{' || c == '[' || c == '<';
-            if (!sep) o[i] = start ? (c >= 'a' && c <= 'z' ? (char)(c - 32) : c) : (c >= 'A' && c <= 'Z' ? (char)(c + 32) : c);
-            start = sep;
+            if (!sep) continue;
+            if (i > w) {
+                size_t l;
+                ju_cp(s->u.s.p, s->u.s.n, w, &l);
+                jv *head = call_method(I, jv_strref(A, s->u.s.p + w, l), "upper", NULL, NULL, NULL, line);
+                jv *rest = call_method(I, jv_strref(A, s->u.s.p + w + l, i - w - l), "lower", NULL, NULL, NULL, line);
+                jb_put(&b, head->u.s.p, head->u.s.n);
+                jb_put(&b, rest->u.s.p, rest->u.s.n);
+            }
+            if (i < s->u.s.n) jb_putc(&b, c);
+            w = i + 1;
         }
-        return jv_strref(A, o, s->u.s.n);
+        return jv_strref(A, b.p ? b.p : "", b.n);
     }
     if (!strcmp(f, "replace"))
         return call_method(I, str_of(I, v), "replace", jarg(a, 0, "old"), jarg(a, 1, "new"), jarg(a, 2, "count"), line);

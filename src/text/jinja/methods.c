@@ -72,27 +72,35 @@ static jv *strip(jinterp *I, jv *s, jv *chars, int left, int right) {
     return jv_strref(&I->a, p + b, e - b);
 }
 
-static char up(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 32) : c; }
-static char lo(char c) { return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c; }
 static int alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+/* Python's str.upper/lower/swapcase/capitalize/title over code points ('u', 'l', 's', 'c', 't'). */
 static jv *recase(jinterp *I, jv *s, char mode) {
-    char *o = ja_strndup(&I->a, s->u.s.p, s->u.s.n);
-    int prev_cased = 0;
-    for (size_t i = 0; i < s->u.s.n; i++) {
-        char c = o[i];
+    jbuf b = {.a = &I->a};
+    int prev_cased = 0, first = 1;
+    for (size_t i = 0, l; i < s->u.s.n; i += l) {
+        unsigned c = ju_cp(s->u.s.p, s->u.s.n, i, &l), o;
+        int to_up;
         switch (mode) {
-        case 'u': o[i] = up(c); break;
-        case 'l': o[i] = lo(c); break;
-        case 's': o[i] = alpha(c) ? (c >= 'a' ? up(c) : lo(c)) : c; break;
-        case 'c': o[i] = i == 0 ? up(c) : lo(c); break;
-        case 't': /* Python's str.title: a letter after a cased letter is lowered, else raised */
-            o[i] = prev_cased ? lo(c) : up(c);
-            prev_cased = alpha(c);
-            break;
+        case 'u': to_up = 1; break;
+        case 'l': to_up = 0; break;
+        case 's': to_up = ju_lower(c) != c ? 0 : 1; break;
+        case 'c': to_up = first; break;
+        default: to_up = !prev_cased; break; /* title: a letter after a cased letter is lowered */
         }
+        if (mode == 's' && ju_lower(c) == c && ju_upper(c) == c) to_up = -1;
+        prev_cased = ju_cased(c);
+        first = 0;
+        char enc[8];
+        if (to_up == 1 && c == 0xDF) { /* ß */
+            jb_puts(&b, mode == 'u' || mode == 's' ? "SS" : "Ss");
+            continue;
+        }
+        o = to_up < 0 ? c : to_up ? ju_upper(c) : ju_lower(c);
+        if (o == c) jb_put(&b, s->u.s.p + i, l); /* malformed bytes stay as they are */
+        else jb_put(&b, enc, ju_put(enc, o));
     }
-    return jv_strref(&I->a, o, s->u.s.n);
+    return jv_strref(&I->a, b.p ? b.p : "", b.n);
 }
 
 static jv *need_str(jinterp *I, jv *v, const char *what, int line) {
@@ -353,11 +361,12 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
     }
     if (!strcmp(m, "islower") || !strcmp(m, "isupper")) {
         int cased = 0;
-        for (size_t i = 0; i < s->u.s.n; i++) {
-            char c = s->u.s.p[i];
-            if (!alpha(c)) continue;
+        for (size_t i = 0, l; i < s->u.s.n; i += l) {
+            unsigned c = ju_cp(s->u.s.p, s->u.s.n, i, &l);
+            if (!ju_cased(c)) continue;
             cased = 1;
-            if ((m[2] == 'l') != (c >= 'a')) return JV_FALSE;
+            if (m[2] == 'l' ? ju_lower(c) != c : ju_upper(c) != c && c != 0xDF) return JV_FALSE;
+            if (m[2] == 'u' && c == 0xDF) return JV_FALSE;
         }
         return JV_BOOLV(cased);
     }

@@ -142,6 +142,12 @@ size_t ju_off(const char *s, size_t n, size_t i);
 unsigned ju_cp(const char *s, size_t n, size_t i, size_t *len);
 /* Python's str.isspace() (and re's \s) for one code point. */
 int ju_space(unsigned c);
+/* Letter case (ucase.c): the scripts covered are listed there; ß upper-cases to "SS" in the
+ * callers. ju_put writes cp as UTF-8 into o (4 bytes room) and returns its length. */
+unsigned ju_lower(unsigned c);
+unsigned ju_upper(unsigned c);
+int ju_cased(unsigned c);
+size_t ju_put(char *o, unsigned cp);
 /* Byte length of s[n] without its trailing whitespace (Python's rstrip()). */
 size_t ju_rstrip_len(const char *s, size_t n);
 
