@@ -120,6 +120,13 @@ CONVERSATIONS = {
                              {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "21 C"},
                              {"role": "assistant", "content": "It is 21 C in Paris."},
                              {"role": "user", "content": "Thanks"}], False, TOOLS),
+    "tool_call_string_args": ([{"role": "user", "content": "Add 2 and 3"},
+                               {"role": "assistant", "content": "",
+                                "tool_calls": [{"id": "call_9", "type": "function",
+                                                "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]},
+                               {"role": "tool", "tool_call_id": "call_9", "content": "5"}], True, TOOLS),
+    "reasoning": ([U1, {"role": "assistant", "content": "Hi!", "reasoning_content": "The user greets me."},
+                   U2], True, None),
     "not_alternating": ([{"role": "assistant", "content": "I speak first"}, U1, U2], True, None),
     "braces": ([{"role": "user", "content": "{{ not a template }} {% raw %} <|im_end|> </s>"}], True, None),
 }
