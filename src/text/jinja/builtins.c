@@ -1,6 +1,7 @@
 /* builtins.c — jinja2's tests (jinja2/tests.py: defined, none, string, mapping, sameas, ...) and
  * the globals a chat template can call: jinja2's range (at most 100 000 items, as the sandbox's
  * MAX_RANGE), namespace and dict, and transformers' raise_exception and strftime_now. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -59,14 +60,23 @@ int je_test(jinterp *I, const char *t, jv *v, const jargs *a, int line) {
     if (!strcmp(t, "sequence")) return k == JV_STR || k == JV_LIST || (k == JV_DICT && !v->ns) || k == JV_UNDEF;
     if (!strcmp(t, "callable")) return k == JV_FUNC || k == JV_UNDEF;
     if (!strcmp(t, "escaped")) return 0;
-    if (!strcmp(t, "even") || !strcmp(t, "odd")) {
-        int64_t i = need_int(I, v, t, line);
-        return (i % 2 == 0) == (t[0] == 'e');
-    }
-    if (!strcmp(t, "divisibleby")) {
-        int64_t d = need_int(I, arg1(I, t, a, line), t, line), i = need_int(I, v, t, line);
-        if (d == 0) je_fail(I, line, "integer modulo by zero");
-        return d == -1 || i % d == 0;
+    if (!strcmp(t, "even") || !strcmp(t, "odd") || !strcmp(t, "divisibleby")) { /* value % n, as Python */
+        jv *d = t[0] == 'd' ? arg1(I, t, a, line) : NULL;
+        if (v->kind == JV_UNDEF) je_undefined(I, line, v);
+        if (!jv_is_num(v) || (d && !jv_is_num(d)))
+            je_fail(I, line, "unsupported operand type(s) for %%: '%s' and '%s'", jv_type_name(v), d ? jv_type_name(d) : "int");
+        if (v->kind != JV_FLOAT && (!d || d->kind != JV_FLOAT)) {
+            int64_t m = d ? d->u.i : 2;
+            if (m == 0) je_fail(I, line, "integer modulo by zero");
+            int64_t r = m == -1 ? 0 : v->u.i % m;
+            if (r != 0 && ((r < 0) != (m < 0))) r += m;
+            return t[0] == 'o' ? r == 1 : r == 0;
+        }
+        double x = jv_num(v), m = d ? jv_num(d) : 2.0;
+        if (m == 0) je_fail(I, line, "float modulo");
+        double r = fmod(x, m);
+        if (r != 0 && ((r < 0) != (m < 0))) r += m;
+        return t[0] == 'o' ? r == 1.0 : r == 0.0;
     }
     if (!strcmp(t, "eq") || !strcmp(t, "equalto") || !strcmp(t, "==")) return jv_eq(v, arg1(I, t, a, line));
     if (!strcmp(t, "ne") || !strcmp(t, "!=")) return !jv_eq(v, arg1(I, t, a, line));

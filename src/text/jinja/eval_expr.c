@@ -98,7 +98,7 @@ static jv *percent_format(jinterp *I, jv *fmt, jv *args, int line) {
         if (left)
             for (size_t k = len; k < (size_t)width; k++) jb_putc(&b, ' ');
     }
-    if (ai < an && args->kind == JV_LIST && args->tuple) je_fail(I, line, "not all arguments converted during string formatting");
+    if (ai < an && args->kind != JV_DICT) je_fail(I, line, "not all arguments converted during string formatting");
     return jv_strref(&I->a, b.p ? b.p : "", b.n);
 }
 
@@ -339,7 +339,9 @@ static jv *slice(jinterp *I, jv *obj, jv *start, jv *stop, jv *step, int line) {
     for (int k = 0; k < 3; k++)
         if (parts[k] && parts[k]->kind != JV_NONE && !is_int(parts[k]))
             je_fail(I, line, "slice indices must be integers or None");
-    if (obj->kind != JV_LIST && obj->kind != JV_STR) return undef_msg(I, "'%s object' is not sliceable%s", jv_type_name(obj), "");
+    /* jinja2 compiles a slice to Python's own obj[a:b:c], not to getitem: no Undefined on a miss */
+    if (obj->kind != JV_LIST && obj->kind != JV_STR) je_fail(I, line, "'%s' object is not subscriptable", jv_type_name(obj));
+    if (obj->gen) je_fail(I, line, "'generator' object is not subscriptable");
     int64_t n = obj->kind == JV_LIST ? (int64_t)obj->u.list.n : (int64_t)ju_len(obj->u.s.p, obj->u.s.n);
     int64_t st = step && step->kind != JV_NONE ? step->u.i : 1;
     if (st == 0) je_fail(I, line, "slice step cannot be zero");

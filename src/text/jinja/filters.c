@@ -180,7 +180,8 @@ static jv *indent(jinterp *I, jv *s, const jargs *a, int line) {
     return jv_strref(&I->a, o.p ? o.p : "", o.n);
 }
 
-static jv *to_number(jinterp *I, jv *v, jv *def, int want_float) {
+static jv *to_number(jinterp *I, jv *v, jv *def, int want_float, int line) {
+    if (v->kind == JV_UNDEF) je_undefined(I, line, v); /* int(Undefined) raises, no default */
     if (v->kind == JV_INT || v->kind == JV_BOOL) return want_float ? jv_float(&I->a, (double)v->u.i) : jv_int(&I->a, v->u.i);
     if (v->kind == JV_FLOAT) return want_float ? v : jv_int(&I->a, (int64_t)v->u.f);
     if (v->kind == JV_STR) {
@@ -363,11 +364,11 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     if (!strcmp(f, "tojson")) return tojson(I, v, a, line);
     if (!strcmp(f, "int")) {
         jv *def = jarg(a, 0, "default");
-        return to_number(I, v, def ? def : jv_int(A, 0), 0);
+        return to_number(I, v, def ? def : jv_int(A, 0), 0, line);
     }
     if (!strcmp(f, "float")) {
         jv *def = jarg(a, 0, "default");
-        return to_number(I, v, def ? def : jv_float(A, 0.0), 1);
+        return to_number(I, v, def ? def : jv_float(A, 0.0), 1, line);
     }
     if (!strcmp(f, "abs")) {
         if (v->kind == JV_FLOAT) return jv_float(A, fabs(v->u.f));
@@ -394,7 +395,10 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
         if (!strncmp(m, "ceil", 4)) return jv_float(A, ceil(x * scale) / scale);
         je_fail(I, line, "method must be common, ceil or floor");
     }
-    if (!strcmp(f, "indent")) return indent(I, str_of(I, v), a, line);
+    if (!strcmp(f, "indent")) { /* jinja2 appends "\n" to the value itself: a str only */
+        if (v->kind != JV_STR) je_fail(I, line, "%s: expected a string, got '%s'", f, jv_type_name(v));
+    }
+    if (!strcmp(f, "indent")) return indent(I, v, a, line);
     if (!strcmp(f, "center")) {
         jv *w = jarg(a, 0, "width");
         return call_method(I, str_of(I, v), "center", w ? w : jv_int(A, 80), NULL, NULL, line);
