@@ -32,7 +32,7 @@ static _Noreturn void type_error(jinterp *I, int line, const char *op, const jv 
 static int is_int(const jv *v) { return v->kind == JV_INT || v->kind == JV_BOOL; }
 
 static jv *repeat(jinterp *I, const jv *seq, int64_t times, int line) {
-    if (times < 0) times = 0;
+    if (times < 0 || (seq->kind == JV_STR ? seq->u.s.n : seq->u.list.n) == 0) times = 0; /* [] * 10**17: no loop */
     size_t unit = seq->kind == JV_STR ? seq->u.s.n : seq->u.list.n * sizeof(jv *);
     if (unit && (uint64_t)times > I->o.max_memory / unit) je_fail(I, line, "repetition too large");
     if (seq->kind == JV_STR) {
