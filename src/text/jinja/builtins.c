@@ -88,9 +88,7 @@ int je_test(jinterp *I, const char *t, jv *v, const jargs *a, int line) {
         jv *seq = arg1(I, t, a, line);
         if (seq->kind == JV_STR) {
             if (v->kind != JV_STR) je_fail(I, line, "'in <string>' requires string as left operand");
-            for (size_t i = 0; i + v->u.s.n <= seq->u.s.n; i++)
-                if (memcmp(seq->u.s.p + i, v->u.s.p, v->u.s.n) == 0) return 1;
-            return 0;
+            return v->u.s.n == 0 || memmem(seq->u.s.p, seq->u.s.n, v->u.s.p, v->u.s.n) != NULL;
         }
         if (seq->kind == JV_DICT) return jv_dict_getv(seq, v) != NULL;
         jv *items = je_iter(I, seq, line);

@@ -216,9 +216,7 @@ static int contains(jinterp *I, jv *item, jv *c, int line) {
         if (item->kind == JV_UNDEF) je_undefined(I, line, item);
         if (item->kind != JV_STR) je_fail(I, line, "'in <string>' requires string as left operand, not %s", jv_type_name(item));
         if (item->u.s.n == 0) return 1;
-        for (size_t i = 0; i + item->u.s.n <= c->u.s.n; i++)
-            if (memcmp(c->u.s.p + i, item->u.s.p, item->u.s.n) == 0) return 1;
-        return 0;
+        return memmem(c->u.s.p, c->u.s.n, item->u.s.p, item->u.s.n) != NULL; /* linear (two-way) */
     case JV_LIST:
         for (size_t i = 0; i < c->u.list.n; i++)
             if (jv_eq(c->u.list.v[i], item)) return 1;

@@ -108,16 +108,19 @@ static jv *need_str(jinterp *I, jv *v, const char *what, int line) {
     return v;
 }
 
-static const char *find(const char *h, size_t hn, const char *nd, size_t nn, int last) {
+static char *reversed(jarena *a, const char *s, size_t n) {
+    char *r = ja_alloc(a, n + 1);
+    for (size_t i = 0; i < n; i++) r[i] = s[n - 1 - i];
+    return r;
+}
+
+/* The first (or last) occurrence of nd in h: glibc's memmem is linear (two-way), so a hostile
+ * template cannot make a search cost |h| x |nd|; the last one is the first in the reversed bytes. */
+static const char *find(jarena *a, const char *h, size_t hn, const char *nd, size_t nn, int last) {
     if (nn > hn) return NULL;
-    if (last) {
-        for (size_t i = hn - nn + 1; i-- > 0;)
-            if (memcmp(h + i, nd, nn) == 0) return h + i;
-        return NULL;
-    }
-    for (size_t i = 0; i + nn <= hn; i++)
-        if (memcmp(h + i, nd, nn) == 0) return h + i;
-    return NULL;
+    if (!last) return memmem(h, hn, nd, nn);
+    const char *rh = reversed(a, h, hn), *r = memmem(rh, hn, reversed(a, nd, nn), nn);
+    return r ? h + (hn - (size_t)(r - rh) - nn) : NULL;
 }
 
 static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, int line) {
@@ -130,7 +133,7 @@ static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, i
         if (!from_right) {
             size_t b = 0;
             const char *f;
-            while (maxsplit != 0 && (f = find(p + b, n - b, sep->u.s.p, sep->u.s.n, 0))) {
+            while (maxsplit != 0 && (f = find(&I->a, p + b, n - b, sep->u.s.p, sep->u.s.n, 0))) {
                 jv_append(&I->a, out, jv_strref(&I->a, p + b, (size_t)(f - (p + b))));
                 b = (size_t)(f - p) + sep->u.s.n;
                 maxsplit--;
@@ -138,16 +141,17 @@ static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, i
             jv_append(&I->a, out, jv_strref(&I->a, p + b, n - b));
             return out;
         }
-        size_t e = n;
+        /* from the right: split the reversed bytes from the left, then reverse back (linear) */
+        const char *rp = reversed(&I->a, p, n), *rs = reversed(&I->a, sep->u.s.p, sep->u.s.n), *f;
         jv *rev = jv_list(&I->a, 0);
-        const char *f;
-        while (maxsplit != 0 && (f = find(p, e, sep->u.s.p, sep->u.s.n, 1))) {
-            size_t at = (size_t)(f - p) + sep->u.s.n;
-            jv_append(&I->a, rev, jv_strref(&I->a, p + at, e - at));
-            e = (size_t)(f - p);
+        size_t b = 0;
+        while (maxsplit != 0 && (f = memmem(rp + b, n - b, rs, sep->u.s.n))) {
+            size_t at = (size_t)(f - rp); /* [b, at) reversed is a part */
+            jv_append(&I->a, rev, jv_strref(&I->a, p + (n - at), at - b));
+            b = at + sep->u.s.n;
             maxsplit--;
         }
-        jv_append(&I->a, rev, jv_strref(&I->a, p, e));
+        jv_append(&I->a, rev, jv_strref(&I->a, p, n - b));
         for (size_t i = rev->u.list.n; i-- > 0;) jv_append(&I->a, out, rev->u.list.v[i]);
         return out;
     }
@@ -290,7 +294,7 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
             return jv_strref(A, b.p ? b.p : "", b.n);
         }
         const char *f;
-        while (left != 0 && (f = find(s->u.s.p + i, s->u.s.n - i, old->u.s.p, old->u.s.n, 0))) {
+        while (left != 0 && (f = find(A, s->u.s.p + i, s->u.s.n - i, old->u.s.p, old->u.s.n, 0))) {
             jb_put(&b, s->u.s.p + i, (size_t)(f - s->u.s.p) - i);
             jb_put(&b, new->u.s.p, new->u.s.n);
             i = (size_t)(f - s->u.s.p) + old->u.s.n;
@@ -301,7 +305,7 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
     }
     if (!strcmp(m, "find") || !strcmp(m, "rfind") || !strcmp(m, "index") || !strcmp(m, "rindex")) {
         jv *sub = need_str(I, x, m, line);
-        const char *f = find(s->u.s.p, s->u.s.n, sub->u.s.p, sub->u.s.n, m[0] == 'r');
+        const char *f = find(A, s->u.s.p, s->u.s.n, sub->u.s.p, sub->u.s.n, m[0] == 'r');
         if (!f && m[m[0] == 'r'] == 'i') je_fail(I, line, "substring not found");
         return jv_int(A, f ? (int64_t)ju_len(s->u.s.p, (size_t)(f - s->u.s.p)) : -1);
     }
@@ -309,9 +313,9 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
         jv *sub = need_str(I, x, m, line);
         if (sub->u.s.n == 0) return jv_int(A, (int64_t)ju_len(s->u.s.p, s->u.s.n) + 1);
         int64_t c = 0;
-        for (size_t i = 0; i + sub->u.s.n <= s->u.s.n;)
-            if (memcmp(s->u.s.p + i, sub->u.s.p, sub->u.s.n) == 0) c++, i += sub->u.s.n;
-            else i++;
+        const char *f;
+        for (size_t i = 0; (f = find(A, s->u.s.p + i, s->u.s.n - i, sub->u.s.p, sub->u.s.n, 0)); c++)
+            i = (size_t)(f - s->u.s.p) + sub->u.s.n;
         return jv_int(A, c);
     }
     if (!strcmp(m, "format")) return format(I, s, a, line);
@@ -387,7 +391,7 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
     if (!strcmp(m, "partition") || !strcmp(m, "rpartition")) {
         jv *sep = need_str(I, x, m, line);
         if (sep->u.s.n == 0) je_fail(I, line, "empty separator");
-        const char *f = find(s->u.s.p, s->u.s.n, sep->u.s.p, sep->u.s.n, m[0] == 'r');
+        const char *f = find(A, s->u.s.p, s->u.s.n, sep->u.s.p, sep->u.s.n, m[0] == 'r');
         jv *t = jv_list(A, 3), *e = jv_strref(A, "", 0);
         t->tuple = 1;
         if (!f) {
