@@ -43,15 +43,12 @@ jv *je_method_get(jinterp *I, jv *obj, const char *name) {
     return NULL;
 }
 
-#define cp_at ju_cp
-#define py_space ju_space
-
 /* Does code point c occur in chars (a str), or is it whitespace when chars is NULL? */
 static int strip_hit(unsigned c, const jv *chars) {
-    if (!chars) return py_space(c);
+    if (!chars) return ju_space(c);
     for (size_t i = 0; i < chars->u.s.n;) {
         size_t l;
-        if (cp_at(chars->u.s.p, chars->u.s.n, i, &l) == c) return 1;
+        if (ju_cp(chars->u.s.p, chars->u.s.n, i, &l) == c) return 1;
         i += l;
     }
     return 0;
@@ -61,12 +58,12 @@ static jv *strip(jinterp *I, jv *s, jv *chars, int left, int right) {
     const char *p = s->u.s.p;
     size_t b = 0, e = s->u.s.n, l;
     if (left)
-        while (b < e && strip_hit(cp_at(p, e, b, &l), chars)) b += l;
+        while (b < e && strip_hit(ju_cp(p, e, b, &l), chars)) b += l;
     if (right)
         while (e > b) {
             size_t k = e - 1;
             while (k > b && ((unsigned char)p[k] & 0xC0) == 0x80) k--;
-            if (!strip_hit(cp_at(p, e, k, &l), chars)) break;
+            if (!strip_hit(ju_cp(p, e, k, &l), chars)) break;
             e = k;
         }
     return jv_strref(&I->a, p + b, e - b);
@@ -160,14 +157,14 @@ static jv *split(jinterp *I, jv *s, jv *sep, int64_t maxsplit, int from_right, i
     size_t i = 0, l;
     if (!from_right) {
         while (i < n) {
-            while (i < n && py_space(cp_at(p, n, i, &l))) i += l;
+            while (i < n && ju_space(ju_cp(p, n, i, &l))) i += l;
             if (i >= n) break;
             if (maxsplit == 0) { /* the rest as it is, trailing whitespace included */
                 jv_append(&I->a, parts, jv_strref(&I->a, p + i, n - i));
                 break;
             }
             size_t b = i;
-            while (i < n && !py_space(cp_at(p, n, i, &l))) i += l;
+            while (i < n && !ju_space(ju_cp(p, n, i, &l))) i += l;
             jv_append(&I->a, parts, jv_strref(&I->a, p + b, i - b));
             maxsplit--;
         }
@@ -338,7 +335,7 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
         const char *p = s->u.s.p;
         size_t n = s->u.s.n, b = 0, i = 0, l;
         while (i < n) {
-            unsigned c = cp_at(p, n, i, &l);
+            unsigned c = ju_cp(p, n, i, &l);
             int brk = c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || (c >= 0x1C && c <= 0x1E) || c == 0x85 ||
                       c == 0x2028 || c == 0x2029;
             if (!brk) {
@@ -360,7 +357,7 @@ static jv *str_method(jinterp *I, jv *s, const char *m, const jargs *a, int line
         size_t l;
         if (s->u.s.n == 0) return JV_FALSE;
         for (size_t i = 0; i < s->u.s.n; i += l)
-            if (!py_space(cp_at(s->u.s.p, s->u.s.n, i, &l))) return JV_FALSE;
+            if (!ju_space(ju_cp(s->u.s.p, s->u.s.n, i, &l))) return JV_FALSE;
         return JV_TRUE;
     }
     if (!strcmp(m, "islower") || !strcmp(m, "isupper")) {
