@@ -34,6 +34,13 @@ _Noreturn void je_undefined(jinterp *I, int line, const jv *u) {
     je_fail(I, line, "undefined value");
 }
 
+void je_check_poison(jinterp *I, const jv *v) {
+    if (v->kind != JV_LIST || !v->poison) return;
+    snprintf(I->f->msg, sizeof I->f->msg, "%s", v->poison);
+    I->f->st = STENO_E_FORMAT;
+    longjmp(I->f->jb, 1);
+}
+
 void je_tick(jinterp *I, int line) {
     if (++I->iters > I->o.max_iterations)
         je_fail(I, line, "more than %lld loop iterations and calls", (long long)I->o.max_iterations);

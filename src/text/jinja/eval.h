@@ -38,6 +38,8 @@ _Noreturn void je_fail(jinterp *I, int line, const char *fmt, ...) __attribute__
 _Noreturn void je_unsupported(jinterp *I, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /** jinja2's UndefinedError for an undefined value used where it may not be. */
 _Noreturn void je_undefined(jinterp *I, int line, const jv *u);
+/** Raises the error a lazy generator kept (jv.poison) when something consumes it. */
+void je_check_poison(jinterp *I, const jv *v);
 void je_tick(jinterp *I, int line); /* one loop iteration or call against max_iterations */
 
 jv *je_expr(jinterp *I, const jnode *n, jframe *F);

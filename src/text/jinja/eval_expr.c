@@ -218,10 +218,14 @@ static int contains(jinterp *I, jv *item, jv *c, int line) {
         if (item->u.s.n == 0) return 1;
         return memmem(c->u.s.p, c->u.s.n, item->u.s.p, item->u.s.n) != NULL; /* linear (two-way) */
     case JV_LIST:
+        je_check_poison(I, c);
         for (size_t i = 0; i < c->u.list.n; i++)
             if (jv_eq(c->u.list.v[i], item)) return 1;
         return 0;
-    case JV_DICT: return jv_dict_getv(c, item) != NULL;
+    case JV_DICT:
+        if ((item->kind == JV_LIST && !item->tuple && !item->gen) || (item->kind == JV_DICT && !item->ns))
+            je_fail(I, line, "unhashable type: '%s'", jv_type_name(item));
+        return jv_dict_getv(c, item) != NULL;
     case JV_UNDEF: return 0;
     default: je_fail(I, line, "argument of type '%s' is not iterable", jv_type_name(c));
     }
@@ -242,6 +246,7 @@ static int compare(jinterp *I, const char *op, jv *a, jv *b, int line) {
 }
 
 jv *je_iter(jinterp *I, jv *v, int line) {
+    je_check_poison(I, v);
     switch (v->kind) {
     case JV_LIST: return v;
     case JV_UNDEF: return jv_list(&I->a, 0);

@@ -203,7 +203,46 @@ static jv *to_number(jinterp *I, jv *v, jv *def, int want_float, int line) {
     return def;
 }
 
+static jv *filter_now(jinterp *I, const char *f, jv *v, const jargs *a, int line);
+
+/* jinja2's map, select, reject, selectattr, rejectattr, unique and items are generators: their
+ * result is always true and has no length, and an error inside them is raised only when the
+ * result is consumed. Here they run at once; an error is kept in the result (jv.poison) and
+ * raised by whatever iterates it (je_iter). Limits (memory, output, iterations) are not deferred. */
+static int is_generator_filter(const char *f) {
+    static const char *const G[] = {"map", "select", "reject", "selectattr", "rejectattr", "unique", "items", NULL};
+    for (const char *const *g = G; *g; g++)
+        if (!strcmp(*g, f)) return 1;
+    return 0;
+}
+
 jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
+    if (!is_generator_filter(f)) return filter_now(I, f, v, a, line);
+    jmp_buf saved;
+    memcpy(saved, I->f->jb, sizeof saved);
+    size_t mem_before = I->a.total;
+    jv *volatile out = NULL;
+    if (setjmp(I->f->jb) == 0) out = filter_now(I, f, v, a, line);
+    memcpy(I->f->jb, saved, sizeof saved);
+    if (!out) {
+        int limit = I->f->st == STENO_E_NOMEM || I->iters > I->o.max_iterations ||
+                    (I->a.limit && I->a.total + 65536 > I->a.limit && I->a.total > mem_before);
+        if (limit) longjmp(I->f->jb, 1);
+        jv *g = jv_list(&I->a, 0);
+        g->gen = 1;
+        g->poison = ja_strndup(&I->a, I->f->msg, strlen(I->f->msg));
+        return g;
+    }
+    if (out->kind == JV_LIST && out->gen == 0) { /* a fresh list: mark it a generator */
+        jv *g = jv_list(&I->a, 0);
+        *g = *out;
+        g->gen = 1;
+        out = g;
+    }
+    return out;
+}
+
+static jv *filter_now(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
     jarena *A = &I->a;
     jv *x0 = jarg(a, 0, NULL);
     if (!strcmp(f, "safe")) {
@@ -310,10 +349,9 @@ jv *je_filter(jinterp *I, const char *f, jv *v, const jargs *a, int line) {
             for (size_t i = chars->u.list.n; i-- > 0;) jb_put(&b, chars->u.list.v[i]->u.s.p, chars->u.list.v[i]->u.s.n);
             return jv_strref(A, b.p ? b.p : "", b.n);
         }
-        if (v->gen) je_fail(I, line, "'generator' object is not reversible");
         jv *items = je_iter(I, v, line), *l = jv_list(A, items->u.list.n);
         for (size_t i = items->u.list.n; i-- > 0;) jv_append(A, l, items->u.list.v[i]);
-        l->gen = 1; /* reversed(): an iterator */
+        l->gen = !v->gen; /* reversed() of a sequence is an iterator; of a generator, list() reversed */
         return l;
     }
     if (!strcmp(f, "unique")) {

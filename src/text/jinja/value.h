@@ -62,6 +62,8 @@ struct jv {
     uint8_t safe;  /* JV_STR: markupsafe's Markup (from |safe, |e): str + Markup escapes the str */
     uint8_t gen;   /* JV_LIST: a generator (map, select, ... give one): always true, no len(),
                     * not JSON serializable, no [i] — as jinja2's filters behave */
+    const char *poison; /* JV_LIST gen: the error its filter met, raised only when it is consumed
+                         * (a jinja2 generator fails lazily); NULL when none */
     union {
         int64_t i; /* JV_BOOL (0/1) and JV_INT */
         double f;
