@@ -451,12 +451,14 @@ typedef struct steno_chat_msg {
     const char *content; /* UTF-8 */
 } steno_chat_msg;
 
-/** Formats a conversation with the model's chat template (ChatML for SmolLM2-style
- *  tokenizer.chat_template, Gemma's turn format for Gemma 3), ending with the assistant's
- *  opening when add_generation_prompt. *out is malloc'd. Tokenize it with add_special = 1 and
- *  parse_special = 1: BOS comes from the tokenizer where the model wants one (llama.cpp's
- *  llama_chat_apply_template does the same).
- *  Errors: STENO_E_UNSUPPORTED (no known template), STENO_E_NOMEM. */
+/** Formats a conversation with the model's chat template: the file's tokenizer.chat_template
+ *  rendered by steno's Jinja interpreter (byte-exact with Python's jinja2 as transformers runs
+ *  it; docs/LLM.md "Chat templates"), or, for a file without one, ChatML or Gemma's turn format
+ *  recognised from the vocabulary. Ends with the assistant's opening when add_generation_prompt.
+ *  *out is malloc'd. Tokenize it with add_special = 1 and parse_special = 1: BOS comes from the
+ *  tokenizer where the model wants one (a BOS the template writes is dropped then, as llama.cpp
+ *  does). Errors: STENO_E_FORMAT (the template fails; the message names its line),
+ *  STENO_E_UNSUPPORTED (no template and no known format), STENO_E_NOMEM. */
 steno_status steno_llm_chat_format(const steno_llm *m, const steno_chat_msg *msgs, int n_msgs,
                                    int add_generation_prompt, char **out);
 

@@ -277,7 +277,36 @@ def whisper_mlx():
     return {"safetensors": split(cfg, b"\0" + safetensors(tens)), "npz": split(cfg, b"\1" + npz(tens))}
 
 
-SEEDS = {"fuzz_ws": ws, "fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
+def jinja():
+    """Chat templates (ChatML with a default system prompt, Llama 3 with tools, Gemma turns, a macro
+    and namespace one) each with a context after a NUL byte."""
+    ctx = json.dumps({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"},
+                                   {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}],
+                      "add_generation_prompt": True, "bos_token": "<s>", "eos_token": "</s>",
+                      "tools": [{"type": "function", "function": {"name": "f", "parameters": {"a": 1.5}}}]}).encode()
+    chatml = (b"{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+              b"{{ '<|im_start|>system\\nYou are helpful.<|im_end|>\\n' }}{% endif %}"
+              b"{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
+              b"{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    llama3 = (b"{{- bos_token }}{%- if tools is defined and tools is not none %}{{- tools | tojson(indent=4) }}"
+              b"{%- endif %}{%- for m in messages | selectattr('role', 'ne', 'tool') %}"
+              b"{{- '<|start_header_id|>' + m.role + '<|end_header_id|>\\n\\n' + m.content | trim + '<|eot_id|>' }}"
+              b"{%- endfor %}{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}")
+    gemma = (b"{{ bos_token }}{% set ns = namespace(sys='') %}{% for m in messages %}"
+             b"{% if m['role'] == 'system' %}{% set ns.sys = m['content'] ~ '\\n\\n' %}{% continue %}{% endif %}"
+             b"{% set role = 'model' if m['role'] == 'assistant' else m['role'] %}"
+             b"{{ '<start_of_turn>' + role + '\\n' + (ns.sys if loop.index0 == 1 else '') + m['content'] | trim }}"
+             b"<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+    macro = (b"{% macro render(x, sep=', ') -%}{%- if x is mapping -%}{{ x | dictsort | map('join', '=') | join(sep) }}"
+             b"{%- elif x is iterable and x is not string -%}[{{ x | join(sep) }}]{%- else -%}{{ x }}{%- endif -%}"
+             b"{%- endmacro %}{% for m in messages[::-1] if m.content %}{{ loop.index }}:{{ render(m) }}|"
+             b"{{ m.content[1:] ~ (m.content * 2) | upper | replace('H', 'h') }}{% else %}none{% endfor %}"
+             b"{{ '%d' if 1 }}{{ [1, 2.5, none, true, 'x'] }}{{ {'a': (1,)} }}{{ range(3) | sum }}{{ 7 // 2 ** 2 % 5 }}")
+    return {"chatml": chatml + b"\0" + ctx, "llama3_tools": llama3 + b"\0" + ctx, "gemma_ns": gemma + b"\0" + ctx,
+            "macro_filters": macro + b"\0" + ctx, "no_context": chatml}
+
+
+SEEDS = {"fuzz_jinja": jinja, "fuzz_ws": ws, "fuzz_audio": audio, "fuzz_config": config, "fuzz_tokenizer": tokenizer,
          "fuzz_llama2c": llama2c, "fuzz_stop_text": stop_text, "fuzz_text_request": text_request,
          "fuzz_whisper_ggml": whisper_ggml, "fuzz_whisper_hf": whisper_hf, "fuzz_whisper_mlx": whisper_mlx}
 

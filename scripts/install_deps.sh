@@ -10,6 +10,7 @@ packages=(
   libmicrohttpd-dev libssl-dev                                      # steno serve (HTTP; SHA-256 of prompt-cache files)
   libcurl4-openssl-dev                                              # steno pull (HTTPS downloads)
   python3 unzip ca-certificates                                     # tests, model fetch
+  python3-jinja2                                                    # tests/py/test_chat_templates.py (the reference renderer)
   ffmpeg                                                            # test inputs (an M4A with its index at the end)
   asterisk-core-sounds-en-wav                                       # a real English recording (demo)
   clang                                                             # fuzz target

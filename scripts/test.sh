@@ -12,6 +12,7 @@ bash scripts/fetch_model.sh tiny.en
 bash scripts/fetch_model.sh base   # multilingual: tests/py/test_multilingual.py
 bash scripts/fetch_llm_models.sh
 bash scripts/fetch_vad.sh   # Silero VAD: tests/py/test_vad.py
+bash scripts/fetch_chat_templates.sh   # llama.cpp's chat templates: tests/py/test_chat_templates.py
 server_python=$(bash scripts/server_venv.sh)   # openai, selenium, prometheus-client (pinned, PyPI)
 jobs=$(nproc)
 

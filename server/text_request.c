@@ -131,7 +131,7 @@ static int read_prompt_chat(const text_limits *L, cJSON *body, text_req *t, api_
     free(text);
     if (!ok) BAD("messages", "%s", why);
     if (st == STENO_E_UNSUPPORTED) /* the library's message names the file; the client knows the id */
-        BAD("messages", "model '%s' has no chat template steno knows (ChatML or Gemma turns); use /v1/completions",
+        BAD("messages", "model '%s' has no chat template (tokenizer.chat_template) and no chat format steno knows; use /v1/completions",
             L->llm_id);
     if (st != STENO_OK) BAD("messages", "%s", steno_errmsg());
     return 0;

@@ -21,7 +21,7 @@ steno_status steno_llm_chat_format(const steno_llm *m, const steno_chat_msg *msg
         roles[i] = msgs[i].role ? msgs[i].role : "user";
         contents[i] = msgs[i].content ? msgs[i].content : "";
     }
-    steno_status st = steno_chat_apply(m->chat_template, m->vocab, m->path, roles, contents, n_msgs,
+    steno_status st = steno_chat_apply(m->chat_template, m->chat_jinja, m->vocab, m->path, roles, contents, n_msgs,
                                        add_generation_prompt, out);
     free(roles);
     free(contents);

@@ -12,6 +12,7 @@
 #include "formats/gguf.h"
 #include "kernels/quant/quant.h"
 #include "llm/arch.h"
+#include "text/jinja/jinja.h"
 #include "text/llm_vocab.h"
 
 #define TRY(x)                                                                                     \
@@ -397,7 +398,11 @@ steno_status llm_load_gguf(steno_llm *m) {
     const gguf_str *name = gguf_get_str(m->gguf, "general.name");
     if (name) m->name = dup_str(name);
     const gguf_str *tmpl = gguf_get_str(m->gguf, "tokenizer.chat_template");
-    if (tmpl) m->chat_template = dup_str(tmpl);
+    if (tmpl && (m->chat_template = dup_str(tmpl)) != NULL) {
+        /* a template that does not compile does not stop the load: completions still work, and a
+         * chat request gets the error with the template's line */
+        if (steno_jinja_compile(m->chat_template, tmpl->len, &m->chat_jinja) != STENO_OK) steno_clear_error();
+    }
     const int nt = gguf_n_tensors(m->gguf);
     g.used = calloc((size_t)(nt > 0 ? nt : 1), 1);
     if (!g.used) return steno_fail(STENO_E_NOMEM, "%s: out of memory", m->path);

@@ -17,6 +17,7 @@
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
 #include "kernels/quant/quant.h"
+#include "text/jinja/jinja.h"
 #include "text/llm_vocab.h"
 
 steno_llm_load_params steno_llm_default_load_params(void) {
@@ -85,6 +86,7 @@ void steno_llm_free(steno_llm *m) {
     free(m->name);
     free(m->chat_template);
     free(m->arch_name);
+    steno_jinja_template_free(m->chat_jinja);
     llm_fast_free(m);
     free(m);
 }

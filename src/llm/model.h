@@ -104,6 +104,9 @@ struct steno_llm {
     struct llama2c_file *l2c;
     struct steno_vocab *vocab;
     char *path, *name, *chat_template, *arch_name;
+    /* chat_template compiled once at load and rendered by every request (text/jinja/jinja.h); NULL
+     * when there is none or it does not compile (steno_chat_apply then reports the error) */
+    struct steno_jinja_template *chat_jinja;
     size_t weight_bytes;
     struct llm_fast *fast; /* the x8 copies of the fast path (llm_fast_prepare), or NULL */
 };

@@ -1,19 +1,29 @@
-/* chat_template.c — chat templates without a Jinja engine: the two families steno's models use,
- * recognised from tokenizer.chat_template (or the vocabulary when the file has no template):
+/* chat_template.c — a conversation as the model's prompt text.
+ *
+ * When the file has a template (tokenizer.chat_template), it is rendered by steno's Jinja
+ * interpreter (text/jinja/jinja.h, byte-exact with Python's jinja2 as transformers runs it) with
+ * the variables llama.cpp passes (common/chat.cpp, common_chat_templates_init and apply):
+ * messages [{role, content}], add_generation_prompt, bos_token and eos_token (the texts of the
+ * vocabulary's BOS/EOS tokens, "" when absent). Then, as llama.cpp does, a leading BOS text is
+ * dropped when the tokenizer adds BOS itself, and a trailing EOS text when it adds EOS, so that
+ * tokenizing with add_special does not double them.
+ *
+ * Only when the file has no template are the two families steno knew before recognised from the
+ * vocabulary's special tokens and written by hand:
  *   ChatML (SmolLM2, Qwen, ...): "<|im_start|>{role}\n{content}<|im_end|>\n" per message, then
- *     "<|im_start|>assistant\n". A default system message written in the template for
- *     conversations without one (SmolLM2's "You are a helpful AI assistant named SmolLM, trained by
- *     Hugging Face") is taken from the template text.
+ *     "<|im_start|>assistant\n".
  *   Gemma (Gemma 2/3): "<start_of_turn>{user|model}\n{trimmed content}<end_of_turn>\n", a system
  *     message merged into the first user turn followed by "\n\n", then "<start_of_turn>model\n"
  *     (llama.cpp src/llama-chat.cpp LLM_CHAT_TEMPLATE_GEMMA; the Hugging Face template also
  *     writes <bos>, which here comes from the tokenizer's add_bos).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "text/chat_template.h"
+#include "text/jinja/jinja.h"
 #include "text/llm_vocab.h"
 
 typedef struct {
@@ -48,50 +58,57 @@ static void put_trimmed(sbuf *b, const char *s) {
     put(b, s, (size_t)(e - s));
 }
 
-/* The default system prompt of a ChatML template: the literal after '<|im_start|>system\n' in the
- * branch taken when the first message is not a system message. Returns a malloc'd string or NULL. */
-static char *chatml_default_system(const char *tmpl) {
-    if (!tmpl || !strstr(tmpl, "!= 'system'")) return NULL;
-    /* the template text may hold the Jinja escape (backslash, n) or a real newline byte there */
-    const char *k = "'<|im_start|>system\\n", *k2 = "'<|im_start|>system\n";
-    const char *s = strstr(tmpl, k), *s2 = strstr(tmpl, k2);
-    if (s) s += strlen(k);
-    else if (s2) s = s2 + strlen(k2);
-    else return NULL;
-    const char *e = strstr(s, "<|im_end|>");
-    if (!e) return NULL;
-    char *out = malloc((size_t)(e - s) + 1);
-    if (!out) return NULL;
-    size_t o = 0;
-    for (const char *c = s; c < e; c++) {
-        if (c[0] == '\\' && c + 1 < e && c[1] == 'n') {
-            out[o++] = '\n';
-            c++;
-        } else {
-            out[o++] = *c;
-        }
-    }
-    out[o] = '\0';
-    return out;
+static const char *token_text(const steno_vocab *v, int id) {
+    return v && id >= 0 && id < v->n && v->text[id] ? v->text[id] : "";
 }
 
-steno_status steno_chat_apply(const char *tmpl, const steno_vocab *vocab, const char *name, const char *const *roles,
-                              const char *const *contents, int n_msgs, int add_generation_prompt, char **out) {
+/* The file's template through the Jinja interpreter (see the header comment). */
+static steno_status render_template(const char *tmpl, const steno_jinja_template *compiled,
+                                    const steno_vocab *vocab, const char *name,
+                                    const char *const *roles, const char *const *contents, int n_msgs,
+                                    int add_generation_prompt, char **out) {
+    cJSON *ctx = cJSON_CreateObject(), *msgs = cJSON_AddArrayToObject(ctx, "messages");
+    const char *bos = token_text(vocab, vocab ? vocab->bos : -1), *eos = token_text(vocab, vocab ? vocab->eos : -1);
+    int ok = ctx && msgs;
+    for (int i = 0; ok && i < n_msgs; i++) {
+        cJSON *m = cJSON_CreateObject();
+        ok = m && cJSON_AddItemToArray(msgs, m) && cJSON_AddStringToObject(m, "role", roles[i]) &&
+             cJSON_AddStringToObject(m, "content", contents[i] ? contents[i] : "");
+    }
+    ok = ok && cJSON_AddBoolToObject(ctx, "add_generation_prompt", add_generation_prompt != 0) &&
+         cJSON_AddStringToObject(ctx, "bos_token", bos) && cJSON_AddStringToObject(ctx, "eos_token", eos);
+    if (!ok) {
+        cJSON_Delete(ctx);
+        return steno_fail(STENO_E_NOMEM, "chat template: out of memory");
+    }
+    char *text = NULL;
+    steno_status st = compiled ? steno_jinja_render_compiled(compiled, ctx, NULL, &text)
+                               : steno_jinja_render(tmpl, strlen(tmpl), ctx, NULL, &text, NULL, 0);
+    cJSON_Delete(ctx);
+    if (st != STENO_OK) {
+        /* a template the interpreter cannot run is the file's problem, not an unknown family */
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s", steno_errmsg()); /* steno_fail rewrites that buffer */
+        return steno_fail(st == STENO_E_NOMEM ? st : STENO_E_FORMAT, "%s: %s", name, msg);
+    }
+    size_t n = strlen(text), bl = strlen(bos), el = strlen(eos), skip = 0;
+    if (vocab && vocab->add_bos && bl && n >= bl && memcmp(text, bos, bl) == 0) skip = bl;
+    if (vocab && vocab->add_eos && el && n - skip >= el && memcmp(text + n - el, eos, el) == 0) n -= el;
+    memmove(text, text + skip, n - skip);
+    text[n - skip] = '\0';
+    *out = text;
+    return STENO_OK;
+}
+
+steno_status steno_chat_apply(const char *tmpl, const steno_jinja_template *compiled, const steno_vocab *vocab,
+                              const char *name, const char *const *roles, const char *const *contents, int n_msgs,
+                              int add_generation_prompt, char **out) {
     *out = NULL;
-    int chatml = tmpl ? strstr(tmpl, "<|im_start|>") != NULL : steno_vocab_find(vocab, "<|im_start|>", 12) >= 0;
-    int gemma = !chatml && ((tmpl && strstr(tmpl, "<start_of_turn>")) ||
-                            (!tmpl && steno_vocab_find(vocab, "<start_of_turn>", 15) >= 0));
+    if (tmpl) return render_template(tmpl, compiled, vocab, name, roles, contents, n_msgs, add_generation_prompt, out);
+    int chatml = steno_vocab_find(vocab, "<|im_start|>", 12) >= 0;
+    int gemma = !chatml && steno_vocab_find(vocab, "<start_of_turn>", 15) >= 0;
     sbuf b = {0};
     if (chatml) {
-        if (n_msgs == 0 || strcmp(roles[0], "system") != 0) {
-            char *def = chatml_default_system(tmpl);
-            if (def) {
-                puts_(&b, "<|im_start|>system\n");
-                puts_(&b, def);
-                puts_(&b, "<|im_end|>\n");
-                free(def);
-            }
-        }
         for (int i = 0; i < n_msgs; i++) {
             puts_(&b, "<|im_start|>");
             puts_(&b, roles[i]);
@@ -123,7 +140,10 @@ steno_status steno_chat_apply(const char *tmpl, const steno_vocab *vocab, const 
         free(sys.p);
         if (add_generation_prompt) puts_(&b, "<start_of_turn>model\n");
     } else {
-        return steno_fail(STENO_E_UNSUPPORTED, "%s: no chat template steno knows (ChatML or Gemma turns)", name);
+        return steno_fail(STENO_E_UNSUPPORTED,
+                          "%s: no chat template (tokenizer.chat_template) and no chat format steno knows "
+                          "(ChatML or Gemma turns)",
+                          name);
     }
     if (b.oom || !b.p) {
         if (!b.oom && !b.p) {
