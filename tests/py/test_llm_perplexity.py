@@ -4,10 +4,10 @@ tests/fixtures/llm/devils_dictionary.txt in one context, every token after the f
 all before it), from tools/llm_ref/perplexity_ref.py, committed as
 tests/fixtures/llm/qwen2.5-coder-0.5b_perplexity.json. Bar: within 0.5 % (the models issue's).
 Under ASan+UBSan (STENO_SANITIZE=1) the first 128 predictions are scored against llama.cpp's figure for
-them (said in the output): the whole text takes minutes sanitized. That figure comes from llama.cpp
-built for AVX2, whose arithmetic steno's reproduces (equal to 6 digits when it was made); the whole
-text's from a native AVX-512/AMX build (0.2 % apart), both recorded in the fixture. Over 128 tokens
-the two llama.cpp builds themselves differ by 0.63 %.
+them (said in the output): the whole text takes minutes sanitized. The figures come from llama.cpp
+built for AVX2, whose arithmetic steno's reproduces (both equal to 6 digits when they were made:
+58.425257 and 51.149484); a native AVX-512/AMX build of the same llama.cpp gives 58.54193 for the
+whole text (0.20 % apart, recorded in the fixture) and differs by 0.63 % over the first 128.
 The model comes from scripts/fetch_llm_models.sh; a missing model is a FAILURE.
 """
 import json
