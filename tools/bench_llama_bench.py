@@ -55,7 +55,7 @@ def text(n_words, seed):
 
 def run_steno(steno, model, threads, args):
     cmd = [steno, "generate", "-m", model, "-t", str(threads), "--temp", "0"] + args
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     m = LINE.search(r.stderr)
     if r.returncode != 0 or not m:
         sys.exit(f"bench_llama_bench: {' '.join(cmd)} failed: {r.stderr.strip()[-400:]}")
@@ -64,7 +64,7 @@ def run_steno(steno, model, threads, args):
 
 def run_llama(bench, model, threads, args):
     cmd = [bench, "-m", model, "-t", str(threads), "-r", "1", "-o", "json"] + args
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         sys.exit(f"bench_llama_bench: {' '.join(cmd)} failed: {r.stderr.strip()[-400:]}")
     out = {}
